@@ -1,0 +1,139 @@
+//! Evaluates one case of case format v1 against the reference, as
+//! `oracle/capture.py` does against PyTorch: fresh uid counter and spec
+//! env per case, vars in order, then the case body.
+
+use std::rc::Rc;
+
+use serde_json::{Map, Value as Json};
+
+use super::result::{enc, Outcome, ResultLine};
+use super::wire::{Case, CaseBody, Expr, SpecCtor, VarDecl};
+use crate::pyval::{Dict, PyResult, Raise, Value};
+use crate::spec::{
+    apply_op, jsonable_or_self, DictSpec, IntVar, ObjectSpec, ParamsSpec, SeqSpec, ShapesSpec,
+    ShapesSpecArgs, TensorSpec, UidCounter, VarArgs,
+};
+
+/// Evaluate a case; never panics, whatever the case holds.
+pub fn eval_case(case: &Case) -> ResultLine {
+    let outcome = match eval_body(case) {
+        Ok(ok) => Outcome::Ok(ok),
+        Err(Raise::Exception(e)) => Outcome::Error(e),
+        Err(Raise::Unsupported(why)) => Outcome::Unsupported(why),
+    };
+    ResultLine {
+        id: case.id.clone(),
+        outcome,
+    }
+}
+
+/// The state a case evaluates in (PyTorch's globals, reset per case).
+pub struct Env {
+    pub vars: Vec<Value>,
+}
+
+impl Env {
+    /// Construct `vars` in order with a fresh uid counter.
+    pub fn new(decls: &[VarDecl]) -> PyResult<Env> {
+        let mut uids = UidCounter::default();
+        let mut env = Env {
+            vars: Vec::with_capacity(decls.len()),
+        };
+        for d in decls {
+            let field = |f: &Option<Expr>| f.as_ref().map(|e| env.eval(e)).transpose();
+            let args = VarArgs {
+                name: field(&d.name)?,
+                min: field(&d.min)?,
+                max: field(&d.max)?,
+                optimization_hint: field(&d.optimization_hint)?,
+            };
+            let var = IntVar::construct(d.kind, args, &mut uids)?;
+            env.vars.push(Value::object(var));
+        }
+        Ok(env)
+    }
+
+    /// `eval(VALUE)`.
+    pub fn eval(&self, e: &Expr) -> PyResult<Value> {
+        Ok(match e {
+            Expr::None => Value::None,
+            Expr::Bool(b) => Value::Bool(*b),
+            Expr::Int(i) => Value::Int(i.clone()),
+            Expr::Float(f) => Value::Float(*f),
+            Expr::Str(s) => Value::str(s),
+            Expr::List(items) => Value::List(Rc::new(self.eval_all(items)?)),
+            Expr::Tuple(items) => Value::Tuple(Rc::new(self.eval_all(items)?)),
+            Expr::Dict(pairs) => {
+                let mut d = Dict::new();
+                for (k, v) in pairs {
+                    let k = self.eval(k)?;
+                    let v = self.eval(v)?;
+                    d.insert(k, v)?;
+                }
+                Value::Dict(Rc::new(d))
+            }
+            Expr::Slice(parts) => {
+                let [a, b, c] = parts.as_ref();
+                Value::Slice(Rc::new([self.eval(a)?, self.eval(b)?, self.eval(c)?]))
+            }
+            Expr::Var(i) => self.vars[*i].clone(),
+            Expr::Op(op, args) => apply_op(*op, &self.eval_all(args)?)?,
+            Expr::Spec(ctor, arg) => {
+                let arg = self.eval(arg)?;
+                match ctor {
+                    SpecCtor::TensorSpec => Value::object(TensorSpec::construct(&arg)?),
+                    SpecCtor::ObjectSpec => Value::object(ObjectSpec::construct(&arg)?),
+                    SpecCtor::DictSpec => Value::object(DictSpec::construct(&arg)?),
+                    SpecCtor::SeqSpec => Value::object(SeqSpec::construct(&arg)?),
+                    SpecCtor::ParamsSpec => Value::object(ParamsSpec::construct(&arg)?),
+                }
+            }
+            Expr::ShapesSpec {
+                params,
+                assumptions,
+                globals,
+            } => {
+                let opt = |e: &Option<Box<Expr>>| e.as_ref().map(|e| self.eval(e)).transpose();
+                let args = ShapesSpecArgs {
+                    params: opt(params)?,
+                    assumptions: opt(assumptions)?,
+                    globals: opt(globals)?,
+                };
+                Value::object(ShapesSpec::construct(args)?)
+            }
+            Expr::Source(_) => {
+                return Err(Raise::unsupported(
+                    "dynamo sources are not modelled yet (issue #3)",
+                ))
+            }
+        })
+    }
+
+    fn eval_all(&self, items: &[Expr]) -> PyResult<Vec<Value>> {
+        items.iter().map(|e| self.eval(e)).collect()
+    }
+}
+
+fn eval_body(case: &Case) -> PyResult<Json> {
+    let env = Env::new(&case.vars)?;
+    match &case.body {
+        CaseBody::Build { value } => {
+            let v = env.eval(value)?;
+            repr_and_jsonable(&v)
+        }
+        CaseBody::Lookup { .. } | CaseBody::SourceName { .. } => Err(Raise::unsupported(format!(
+            "case kind `{}` is not supported yet (issue #3)",
+            case.body.kind()
+        ))),
+    }
+}
+
+/// `{"repr": repr(v), "jsonable": enc(v.to_jsonable() if hasattr(...) else v)}`.
+pub fn repr_and_jsonable(v: &Value) -> PyResult<Json> {
+    let repr = v.repr()?;
+    let jsonable = enc(&jsonable_or_self(v)?)?;
+    let mut m = Map::new();
+    m.insert("repr".into(), Json::String(repr));
+    m.insert("jsonable".into(), jsonable);
+    Ok(Json::Object(m))
+}

@@ -1,0 +1,273 @@
+//! The conformance check: every corpus case evaluated by the reference and
+//! compared with PyTorch's golden, with the allow-list of known divergences.
+//! Used by `torchspec check` and by `tests/conformance.rs`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::case::file::{read_cases, read_results};
+use crate::case::{eval_case, Outcome, ResultLine};
+use crate::diff::{render_divergence, results_agree};
+use crate::error::{Error, Result};
+
+/// The goldens this reference targets.
+pub const GOLDENS: &str = "corpus/goldens/torch-2.15.0";
+pub const CASES: &str = "corpus/cases";
+pub const ALLOW_LIST: &str = "corpus/allow-list.jsonl";
+
+/// How one case compared.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    Agree,
+    /// The unified diff from PyTorch's result to ours.
+    Diverge(String),
+    Unsupported(String),
+    MissingGolden,
+}
+
+/// One case's verdict and what the allow-list says of it.
+#[derive(Clone, Debug)]
+pub struct CaseReport {
+    pub id: String,
+    pub kind: &'static str,
+    pub category: String,
+    pub file: PathBuf,
+    pub line: usize,
+    pub verdict: Verdict,
+    /// The allow-list's reason, when the case is on it.
+    pub allowed: Option<String>,
+}
+
+impl CaseReport {
+    /// Why this case fails the check, if it does.
+    pub fn failure(&self) -> Option<String> {
+        let loc = format!("{}:{}: `{}`", self.file.display(), self.line, self.id);
+        match (&self.verdict, &self.allowed) {
+            (Verdict::Agree, Some(_)) => Some(format!(
+                "{loc} now agrees with PyTorch: delete its entry from {ALLOW_LIST} (the list only shrinks)"
+            )),
+            (Verdict::Agree, None) | (Verdict::Diverge(_) | Verdict::Unsupported(_), Some(_)) => None,
+            (Verdict::Diverge(diff), None) => Some(format!("{loc} diverges from PyTorch:\n{diff}")),
+            (Verdict::Unsupported(why), None) => Some(format!(
+                "{loc} is unsupported by the reference ({why}); implement it or allow-list it with a reason in {ALLOW_LIST}"
+            )),
+            (Verdict::MissingGolden, _) => Some(format!(
+                "{loc} has no golden: run `oracle/regen-goldens.sh` (needs PyTorch, see README)"
+            )),
+        }
+    }
+}
+
+/// The whole corpus, compared.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub cases: Vec<CaseReport>,
+    /// Allow-list ids that name no corpus case.
+    pub unknown_allowed: Vec<String>,
+}
+
+/// `corpus/allow-list.jsonl`: `{"id": ..., "reason": ...}` per line.
+pub fn read_allow_list(path: &Path) -> Result<HashMap<String, String>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let mut out = HashMap::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let err = |m: &str| Error::new(m.to_string()).on_line(i + 1).in_file(path);
+        let json: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| err(&format!("invalid JSON: {e}")))?;
+        let id = json
+            .get("id")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| err("missing string `id`"))?;
+        let reason = json
+            .get("reason")
+            .and_then(|v| v.as_str())
+            .filter(|r| !r.trim().is_empty());
+        let reason = reason.ok_or_else(|| err("every entry needs a non-empty `reason`"))?;
+        if out.insert(id.to_string(), reason.to_string()).is_some() {
+            return Err(err(&format!("duplicate id `{id}`")));
+        }
+    }
+    Ok(out)
+}
+
+/// The case files of the corpus, sorted.
+pub fn case_files(root: &Path) -> Result<Vec<PathBuf>> {
+    let dir = root.join(CASES);
+    let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Evaluate and compare every corpus case under `root`.
+pub fn run(root: &Path) -> Result<Report> {
+    let allow = read_allow_list(&root.join(ALLOW_LIST))?;
+    let mut report = Report::default();
+    let mut seen = HashSet::new();
+    for file in case_files(root)? {
+        let category = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let golden_path = root
+            .join(GOLDENS)
+            .join(file.file_name().expect("a file name"));
+        let goldens: HashMap<String, ResultLine> = if golden_path.exists() {
+            read_results(&golden_path)?
+                .into_iter()
+                .map(|r| (r.id.clone(), r))
+                .collect()
+        } else {
+            HashMap::new()
+        };
+        let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+        for (line, case) in read_cases(&file)? {
+            if !seen.insert(case.id.clone()) {
+                return Err(Error::new(format!(
+                    "duplicate case id `{}` across corpus files",
+                    case.id
+                ))
+                .on_line(line)
+                .in_file(&rel));
+            }
+            let ours = eval_case(&case);
+            let verdict = match goldens.get(&case.id) {
+                None => Verdict::MissingGolden,
+                Some(_) if matches!(ours.outcome, Outcome::Unsupported(_)) => match &ours.outcome {
+                    Outcome::Unsupported(why) => Verdict::Unsupported(why.clone()),
+                    _ => unreachable!(),
+                },
+                Some(g) if results_agree(g, &ours) => Verdict::Agree,
+                Some(g) => Verdict::Diverge(render_divergence(g, &ours)),
+            };
+            report.cases.push(CaseReport {
+                allowed: allow.get(&case.id).cloned(),
+                id: case.id,
+                kind: case.body.kind(),
+                category: category.clone(),
+                file: rel.clone(),
+                line,
+                verdict,
+            });
+        }
+    }
+    report.unknown_allowed = allow
+        .keys()
+        .filter(|id| !seen.contains(*id))
+        .cloned()
+        .collect();
+    report.unknown_allowed.sort();
+    Ok(report)
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    cases: usize,
+    agree: usize,
+    diverge: usize,
+    unsupported: usize,
+    missing: usize,
+    allowed: usize,
+}
+
+impl Report {
+    /// Every failure of the check, in corpus order.
+    pub fn failures(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.cases.iter().filter_map(CaseReport::failure).collect();
+        for id in &self.unknown_allowed {
+            out.push(format!(
+                "{ALLOW_LIST} names `{id}`, which is in no case file: delete the entry"
+            ));
+        }
+        out
+    }
+
+    /// The conformance table: one row per case kind and category.
+    pub fn table(&self) -> String {
+        let mut rows: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
+        let mut total = Counts::default();
+        for c in &self.cases {
+            for counts in [
+                rows.entry((c.kind, c.category.as_str())).or_default(),
+                &mut total,
+            ] {
+                counts.cases += 1;
+                match c.verdict {
+                    Verdict::Agree => counts.agree += 1,
+                    Verdict::Diverge(_) => counts.diverge += 1,
+                    Verdict::Unsupported(_) => counts.unsupported += 1,
+                    Verdict::MissingGolden => counts.missing += 1,
+                }
+                if c.allowed.is_some() {
+                    counts.allowed += 1;
+                }
+            }
+        }
+        let mut out = String::new();
+        let header = [
+            "kind",
+            "category",
+            "cases",
+            "agreeing",
+            "diverging",
+            "unsupported",
+            "no golden",
+            "allow-listed",
+            "agree %",
+        ];
+        let line = |out: &mut String, cells: [&str; 9]| {
+            let _ = writeln!(
+                out,
+                "{:<12} {:<26} {:>7} {:>9} {:>9} {:>11} {:>9} {:>12} {:>8}",
+                cells[0],
+                cells[1],
+                cells[2],
+                cells[3],
+                cells[4],
+                cells[5],
+                cells[6],
+                cells[7],
+                cells[8]
+            );
+        };
+        line(&mut out, header);
+        let row = |out: &mut String, kind: &str, cat: &str, c: &Counts| {
+            let pct = if c.cases == 0 {
+                0.0
+            } else {
+                100.0 * c.agree as f64 / c.cases as f64
+            };
+            line(
+                out,
+                [
+                    kind,
+                    cat,
+                    &c.cases.to_string(),
+                    &c.agree.to_string(),
+                    &c.diverge.to_string(),
+                    &c.unsupported.to_string(),
+                    &c.missing.to_string(),
+                    &c.allowed.to_string(),
+                    &format!("{pct:.1}"),
+                ],
+            );
+        };
+        for ((kind, cat), c) in &rows {
+            row(&mut out, kind, cat, c);
+        }
+        row(&mut out, "all", "", &total);
+        out
+    }
+}

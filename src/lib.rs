@@ -1,0 +1,13 @@
+//! torchspec: a reference implementation of PyTorch 2.15.0's dynamic-shape
+//! specs (`torch.fx.experimental.dynamic_spec`), checked case by case
+//! against goldens captured from real PyTorch. See ARCHITECTURE.md.
+
+pub mod case;
+pub mod conformance;
+pub mod diff;
+pub mod error;
+pub mod pyval;
+pub mod spec;
+pub mod testing;
+
+pub use error::{Error, Result};

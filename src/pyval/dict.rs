@@ -1,0 +1,98 @@
+//! Mirrors CPython's `dict`: insertion order, and key equality by `==`, so a
+//! later equal key (`True` after `1`) replaces the value but keeps the first
+//! key object.
+
+use super::{PyResult, Value};
+
+#[derive(Clone, Debug, Default)]
+pub struct Dict {
+    entries: Vec<(Value, Value)>,
+}
+
+impl Dict {
+    pub fn new() -> Dict {
+        Dict::default()
+    }
+
+    /// `d[key] = value`: raises for an unhashable key.
+    pub fn insert(&mut self, key: Value, value: Value) -> PyResult<()> {
+        key.check_hashable()?;
+        match self.position(&key) {
+            Some(i) => self.entries[i].1 = value,
+            None => self.entries.push((key, value)),
+        }
+        Ok(())
+    }
+
+    /// Build from pairs whose keys are known to be hashable `str`s.
+    pub fn from_str_pairs(pairs: impl IntoIterator<Item = (String, Value)>) -> Dict {
+        let mut d = Dict::new();
+        for (k, v) in pairs {
+            // Infallible: str keys always hash.
+            let _ = d.insert(Value::str(&k), v);
+        }
+        d
+    }
+
+    fn position(&self, key: &Value) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|(k, _)| k.is(key) || k.key_eq(key))
+    }
+
+    /// `d.get(key)` for a key already known to be hashable.
+    pub fn get(&self, key: &Value) -> Option<&Value> {
+        self.position(key).map(|i| &self.entries[i].1)
+    }
+
+    /// `key in d` (raises for an unhashable key, as Python does).
+    pub fn contains(&self, key: &Value) -> PyResult<bool> {
+        key.check_hashable()?;
+        Ok(self.position(key).is_some())
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Value> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Value, &Value)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// `dict(x)`: copy a dict, or build one from an iterable of pairs, with
+    /// CPython's messages for an element that is not a pair.
+    pub fn from_value(x: &Value) -> PyResult<Dict> {
+        if let Value::Dict(d) = x {
+            return Ok(d.as_ref().clone());
+        }
+        let mut d = Dict::new();
+        for (i, item) in x.iterate()?.into_iter().enumerate() {
+            let pair = item.iterate().map_err(|_| {
+                super::Raise::type_error(format!(
+                    "cannot convert dictionary update sequence element #{i} to a sequence"
+                ))
+            })?;
+            if pair.len() != 2 {
+                return Err(super::Raise::value_error(format!(
+                    "dictionary update sequence element #{i} has length {}; 2 is required",
+                    pair.len()
+                )));
+            }
+            let mut it = pair.into_iter();
+            let (k, v) = (
+                it.next().unwrap_or(Value::None),
+                it.next().unwrap_or(Value::None),
+            );
+            d.insert(k, v)?;
+        }
+        Ok(d)
+    }
+}
