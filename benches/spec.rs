@@ -1,1 +1,31 @@
-fn main() {}
+//! Criterion benchmarks of `repr` and `to_jsonable` on the specs in
+//! `benches/inputs.jsonl`; `oracle/timing.py` times the same inputs in
+//! PyTorch and `oracle/bench-ratio.sh` prints the ratio.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::hint::black_box;
+
+use torchspec::case::eval::Env;
+use torchspec::case::file::parse_cases;
+use torchspec::case::CaseBody;
+use torchspec::spec::jsonable_or_self;
+
+fn bench(c: &mut Criterion) {
+    let cases = parse_cases(include_str!("inputs.jsonl")).expect("bench inputs parse");
+    for (_, case) in &cases {
+        let CaseBody::Build { value } = &case.body else {
+            continue;
+        };
+        let env = Env::new(&case.vars).expect("bench vars construct");
+        let v = env.eval(value).expect("bench value builds");
+        c.bench_function(&format!("repr/{}", case.id), |b| {
+            b.iter(|| black_box(&v).repr().expect("repr"))
+        });
+        c.bench_function(&format!("to_jsonable/{}", case.id), |b| {
+            b.iter(|| jsonable_or_self(black_box(&v)).expect("to_jsonable"))
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

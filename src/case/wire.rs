@@ -277,7 +277,17 @@ fn parse_var(json: &Json, path: &str) -> Result<VarDecl> {
             "optimization_hint" => &mut decl.optimization_hint,
             other => return Err(Error::at(path, format!("unknown var field `{other}`"))),
         };
-        *slot = Some(scalar(v, &p)?);
+        // The contract allows integers, strings and null here, nothing else.
+        *slot = Some(match v {
+            Json::Null | Json::String(_) => scalar(v, &p)?,
+            Json::Number(n) if !is_float_text(&n.to_string()) => scalar(v, &p)?,
+            _ => {
+                return Err(Error::at(
+                    &p,
+                    "a var field must be an integer, a string or null",
+                ))
+            }
+        });
     }
     Ok(decl)
 }
@@ -298,11 +308,15 @@ fn scalar(json: &Json, path: &str) -> Result<Expr> {
     })
 }
 
+fn is_float_text(text: &str) -> bool {
+    text.contains(['.', 'e', 'E'])
+}
+
 /// A JSON number as Python's `json` module reads it: digits alone are an
 /// int (of any size), anything with `.`, `e` or `E` is a float.
 fn number(n: &Number, path: &str) -> Result<Expr> {
     let text = n.to_string();
-    if text.contains(['.', 'e', 'E']) {
+    if is_float_text(&text) {
         // `1e400` reads as `inf`, as in Python.
         let f: f64 = text
             .parse()

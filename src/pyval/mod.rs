@@ -15,7 +15,7 @@ use num_bigint::BigInt;
 use num_traits::{ToPrimitive, Zero};
 
 pub use dict::Dict;
-pub use repr::{float_repr, splitlines, str_repr};
+pub use repr::{float_repr, splitlines, str_repr, write_indented_lines};
 
 /// A Python value. Containers are reference-counted so that copying a value
 /// is cheap; objects compare by identity like Python objects do.
@@ -176,6 +176,17 @@ impl Value {
         match self {
             Value::Str(s) => Ok(s.to_string()),
             _ => self.repr(),
+        }
+    }
+
+    /// `str(x)`, appended to `out`.
+    pub fn write_str(&self, out: &mut String) -> PyResult<()> {
+        match self {
+            Value::Str(s) => {
+                out.push_str(s);
+                Ok(())
+            }
+            _ => self.write_repr(out),
         }
     }
 

@@ -220,6 +220,23 @@ fn sequence_arith(op: Op, a: &Value, b: &Value) -> PyResult<Value> {
             };
             repeat(seq, &n)
         }
+        // printf-style formatting; only the case without conversions is modelled.
+        Op::Mod => match a {
+            Value::Str(s) if s.contains('%') => Err(Raise::unsupported(
+                "printf-style `str % args` with conversions",
+            )),
+            Value::Str(_) => match b {
+                // An empty tuple, or anything with `__getitem__` that is not a
+                // tuple or str (taken as a mapping), leaves the text as it is.
+                Value::Tuple(t) if t.is_empty() => Ok(a.clone()),
+                Value::Dict(_) | Value::List(_) => Ok(a.clone()),
+                Value::Object(o) if o.type_name() == "TensorSpec" => Ok(a.clone()),
+                _ => Err(Raise::type_error(
+                    "not all arguments converted during string formatting",
+                )),
+            },
+            _ => Err(unsupported_operands(op, a, b)),
+        },
         Op::Or => match (a, b) {
             (Value::Dict(x), Value::Dict(y)) => {
                 let mut d = x.as_ref().clone();

@@ -4,6 +4,8 @@
 
 use std::fmt::Write;
 
+use num_traits::ToPrimitive;
+
 use super::printable_table::NON_PRINTABLE;
 use super::{PyResult, Value};
 
@@ -80,7 +82,14 @@ fn write_int(out: &mut String, i: &num_bigint::BigInt) -> PyResult<()> {
         out.push_str(&s);
         return Ok(());
     }
-    let _ = write!(out, "{i}");
+    match i.to_i64() {
+        Some(small) => {
+            let _ = write!(out, "{small}");
+        }
+        None => {
+            let _ = write!(out, "{i}");
+        }
+    }
     Ok(())
 }
 
@@ -190,6 +199,34 @@ pub fn is_printable(c: char) -> bool {
         .is_err()
 }
 
+/// `for line in text.splitlines(): out += "\n" + prefix + line`, the
+/// indentation step of every nested repr. Text whose only line boundary is
+/// `\n` (the usual case) takes a fast path; its result is the same.
+pub fn write_indented_lines(out: &mut String, text: &str, prefix: &str) {
+    // Branch-free so that it vectorizes: any control byte but `\n`, or any
+    // non-ASCII byte, may be a boundary `splitlines` knows.
+    let exotic = text.bytes().fold(false, |acc, b| {
+        acc | ((b < 0x20) & (b != b'\n')) | (b >= 0x80)
+    });
+    if exotic {
+        for line in splitlines(text) {
+            out.push('\n');
+            out.push_str(prefix);
+            out.push_str(line);
+        }
+        return;
+    }
+    if text.is_empty() {
+        return;
+    }
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    for line in body.split('\n') {
+        out.push('\n');
+        out.push_str(prefix);
+        out.push_str(line);
+    }
+}
+
 /// `str.splitlines()`: splits on every line boundary Python knows (`\n`,
 /// `\r`, `\r\n`, `\x0b`, `\x0c`, `\x1c`-`\x1e`, `\x85`, `\u2028`, `\u2029`)
 /// and drops a final empty piece.
@@ -262,6 +299,27 @@ mod tests {
         assert_eq!(str_repr("a'b"), "\"a'b\"");
         assert_eq!(str_repr("a'b\""), "'a\\'b\"'");
         assert_eq!(str_repr("é\u{200b}\u{85}\n"), "'é\\u200b\\x85\\n'");
+    }
+
+    #[test]
+    fn indented_lines_match_splitlines() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\n\nb",
+            "a\n\n",
+            "x\ry\n",
+            "é\nü",
+            "a\u{2028}b\n",
+            "\x0bq",
+        ] {
+            let mut fast = String::new();
+            write_indented_lines(&mut fast, text, "  ");
+            let slow: String = splitlines(text).map(|l| format!("\n  {l}")).collect();
+            assert_eq!(fast, slow, "{text:?}");
+        }
     }
 
     #[test]

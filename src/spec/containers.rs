@@ -3,28 +3,32 @@
 //! `__repr__` nesting rules and `to_jsonable`.
 
 use std::any::Any;
+use std::fmt::Write;
 use std::rc::Rc;
 
 use super::{jsonable_or_self, INDENT};
-use crate::pyval::{no_attribute, splitlines, str_repr, Dict, PyObject, PyResult, Raise, Value};
+use crate::pyval::{
+    no_attribute, str_repr, write_indented_lines, Dict, PyObject, PyResult, Raise, Value,
+};
+
+const INDENT2: &str = "    ";
 
 /// One `{_INDENT}{header}: {repr}` entry of a container repr. A child whose
 /// repr has a `\n` goes on its own lines, split with `str.splitlines` (which
 /// also splits on `\r`, `\x0b`, `\u2028`, ...) and indented two levels; any
 /// other child stays on the header line verbatim.
-fn write_entry(out: &mut String, header: &str, child: &Value) -> PyResult<()> {
+fn write_entry(
+    out: &mut String,
+    header: impl FnOnce(&mut String) -> PyResult<()>,
+    child: &Value,
+) -> PyResult<()> {
     let child_repr = child.repr()?;
     out.push('\n');
     out.push_str(INDENT);
-    out.push_str(header);
+    header(out)?;
     if child_repr.contains('\n') {
         out.push(':');
-        for line in splitlines(&child_repr) {
-            out.push('\n');
-            out.push_str(INDENT);
-            out.push_str(INDENT);
-            out.push_str(line);
-        }
+        write_indented_lines(out, &child_repr, INDENT2);
     } else {
         out.push_str(": ");
         out.push_str(&child_repr);
@@ -94,8 +98,7 @@ impl PyObject for TensorSpec {
         for (i, d) in self.dims.iter().enumerate() {
             out.push('\n');
             out.push_str(INDENT);
-            out.push_str(&i.to_string());
-            out.push_str(": ");
+            let _ = write!(out, "{i}: ");
             d.write_repr(out)?;
         }
         Ok(())
@@ -136,7 +139,14 @@ impl PyObject for ObjectSpec {
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
         out.push_str("object_spec:");
         for (name, spec) in self.fields.iter() {
-            write_entry(out, &format!(".{}", name.py_str()?), spec)?;
+            write_entry(
+                out,
+                |out| {
+                    out.push('.');
+                    name.write_str(out)
+                },
+                spec,
+            )?;
         }
         Ok(())
     }
@@ -204,7 +214,16 @@ impl PyObject for DictSpec {
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
         out.push_str("dict_spec:");
         for (key, spec) in self.entries.iter() {
-            write_entry(out, &format!("[{}]", key.repr()?), spec)?;
+            write_entry(
+                out,
+                |out| {
+                    out.push('[');
+                    key.write_repr(out)?;
+                    out.push(']');
+                    Ok(())
+                },
+                spec,
+            )?;
         }
         Ok(())
     }
@@ -253,7 +272,14 @@ impl PyObject for SeqSpec {
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
         out.push_str("seq_spec:");
         for (i, spec) in self.entries.iter().enumerate() {
-            write_entry(out, &format!("[{i}]"), spec)?;
+            write_entry(
+                out,
+                |out| {
+                    let _ = write!(out, "[{i}]");
+                    Ok(())
+                },
+                spec,
+            )?;
         }
         Ok(())
     }
@@ -327,12 +353,10 @@ impl ParamsSpec {
 /// `_indent_lines`: `"\n".join(prefix + line for line in text.splitlines())`.
 fn indent_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
-    for (i, line) in splitlines(text).enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(INDENT);
-        out.push_str(line);
+    write_indented_lines(&mut out, text, INDENT);
+    // The helper starts every line with `\n`; `_indent_lines` joins them.
+    if out.starts_with('\n') {
+        out.remove(0);
     }
     out
 }
@@ -473,13 +497,7 @@ impl PyObject for ShapesSpec {
             out.push('\n');
             out.push_str(INDENT);
             out.push_str("params:");
-            let param_repr = params.repr()?;
-            for line in splitlines(&param_repr) {
-                out.push('\n');
-                out.push_str(INDENT);
-                out.push_str(INDENT);
-                out.push_str(line);
-            }
+            write_indented_lines(out, &params.repr()?, INDENT2);
         }
         if !self.assumptions.is_empty() {
             out.push('\n');

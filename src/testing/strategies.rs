@@ -51,24 +51,29 @@ fn float() -> impl Strategy<Value = f64> {
 }
 
 fn var_decl() -> impl Strategy<Value = VarDecl> {
-    let bound = || {
-        prop_oneof![
-            6 => Just(None),
-            6 => (0i64..64).prop_map(|i| Some(Expr::Int(i.into()))),
-            1 => (-64i64..0).prop_map(|i| Some(Expr::Int(i.into()))),
-            1 => big_int().prop_map(|i| Some(Expr::Int(i))),
-            1 => Just(Some(Expr::None)),
-            1 => Just(Some(Expr::Str("x".into()))),
-        ]
-    };
+    // Mostly valid ranges (max >= min); a few of each constructor error.
+    let range = prop_oneof![
+        30 => Just((None, None)),
+        20 => (0i64..64).prop_map(|lo| (Some(Expr::Int(lo.into())), None)),
+        15 => (0i64..64).prop_map(|hi| (None, Some(Expr::Int(hi.into())))),
+        20 => (0i64..32, 0i64..64).prop_map(|(lo, d)| (Some(Expr::Int(lo.into())), Some(Expr::Int((lo + d).into())))),
+        2 => (-64i64..0).prop_map(|lo| (Some(Expr::Int(lo.into())), None)),
+        2 => (big_int(), big_int()).prop_map(|(a, b)| {
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            (Some(Expr::Int(lo)), Some(Expr::Int(hi)))
+        }),
+        1 => (1i64..64).prop_map(|d| (Some(Expr::Int(d.into())), Some(Expr::Int(0.into())))),
+        1 => Just((Some(Expr::None), None)),
+        1 => Just((Some(Expr::Str("x".into())), None)),
+        1 => Just((Some(Expr::Int(1.into())), Some(Expr::Str("y".into())))),
+    ];
     (
         prop_oneof![Just(VarKind::IntVar), Just(VarKind::ShapeVar)],
         prop::option::weighted(0.9, name().prop_map(Expr::Str)),
-        bound(),
-        bound(),
+        range,
         prop::option::weighted(0.2, (0i64..100).prop_map(|i| Expr::Int(i.into()))),
     )
-        .prop_map(|(kind, name, min, max, optimization_hint)| VarDecl {
+        .prop_map(|(kind, name, (min, max), optimization_hint)| VarDecl {
             kind,
             name,
             min,

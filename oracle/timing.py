@@ -1,0 +1,45 @@
+"""Times in real PyTorch what benches/spec.rs times in the reference:
+``repr(v)`` and ``v.to_jsonable()`` for each case of benches/inputs.jsonl.
+
+Usage: .oracle/bin/python oracle/timing.py benches/inputs.jsonl > timings.json
+Prints {"repr/ID": ns, "to_jsonable/ID": ns, ...}: the best of several
+timeit repeats, per call, in nanoseconds (criterion's mean is compared
+against it by oracle/bench-ratio.sh).
+"""
+
+import json
+import os
+import sys
+import timeit
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import capture  # noqa: E402  (the oracle's own case evaluator)
+
+
+def per_call_ns(fn, number):
+    best = min(timeit.repeat(fn, number=number, repeat=7))
+    return best / number * 1e9
+
+
+def main(path):
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # torch import chatter stays off the result
+    capture.import_torch()
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            case = json.loads(line)
+            capture.reset_spec_state()
+            vars_ = capture.make_vars(case.get("vars", []))
+            if case["kind"] == "build":
+                v = capture.eval_value(case["value"], vars_)
+                out[f"repr/{case['id']}"] = per_call_ns(lambda: repr(v), 2000)
+                out[f"to_jsonable/{case['id']}"] = per_call_ns(lambda: v.to_jsonable(), 2000)
+    sys.stdout = real_stdout
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
