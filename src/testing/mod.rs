@@ -4,6 +4,7 @@
 //! replayed.
 
 pub mod fuzz;
+pub mod lookup;
 pub mod strategies;
 
 use proptest::strategy::{Strategy, ValueTree};
