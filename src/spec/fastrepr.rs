@@ -87,7 +87,7 @@ fn newline(out: &mut String, pad: usize) {
 fn check_plain(out: &str, start: usize) -> Result<(), Fast> {
     let bad = out.as_bytes()[start..]
         .iter()
-        .fold(false, |acc, &b| acc | (b < 0x20) | (b >= 0x80));
+        .fold(false, |acc, &b| acc | !(0x20..0x80).contains(&b));
     if bad {
         Err(Fast::Bail)
     } else {
