@@ -15,6 +15,7 @@ use num_bigint::BigInt;
 use num_traits::{ToPrimitive, Zero};
 
 pub use dict::Dict;
+pub(crate) use repr::in_ranges;
 pub use repr::{float_repr, splitlines, str_repr, write_indented_lines};
 
 /// A Python value. Containers are reference-counted so that copying a value

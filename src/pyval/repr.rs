@@ -185,8 +185,14 @@ fn str_repr_into(out: &mut String, s: &str) {
 
 /// `str.isprintable()` for one character, per CPython 3.11's Unicode 14 tables.
 pub fn is_printable(c: char) -> bool {
+    !in_ranges(&NON_PRINTABLE, c)
+}
+
+/// Whether `c` falls in one of the sorted, inclusive code point ranges
+/// (the generated tables of CPython's character properties).
+pub(crate) fn in_ranges(table: &[(u32, u32)], c: char) -> bool {
     let cp = c as u32;
-    NON_PRINTABLE
+    table
         .binary_search_by(|&(lo, hi)| {
             if hi < cp {
                 std::cmp::Ordering::Less
@@ -196,7 +202,7 @@ pub fn is_printable(c: char) -> bool {
                 std::cmp::Ordering::Equal
             }
         })
-        .is_err()
+        .is_ok()
 }
 
 /// `for line in text.splitlines(): out += "\n" + prefix + line`, the

@@ -10,7 +10,7 @@ use std::any::Any;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use crate::pyval::{str_repr, PyObject, PyResult, Raise, Value};
+use crate::pyval::{in_ranges, str_repr, PyObject, PyResult, Raise, Value};
 
 /// The source classes of the case format, by their PyTorch names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -629,21 +629,6 @@ pub fn is_identifier(s: &str) -> bool {
     };
     in_table(&identifier_table::START, first)
         && chars.all(|c| in_table(&identifier_table::CONTINUE, c))
-}
-
-fn in_table(table: &[(u32, u32)], c: char) -> bool {
-    let cp = c as u32;
-    table
-        .binary_search_by(|&(lo, hi)| {
-            if hi < cp {
-                std::cmp::Ordering::Less
-            } else if lo > cp {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
 }
 
 impl PyObject for Source {
