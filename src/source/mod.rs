@@ -627,8 +627,8 @@ pub fn is_identifier(s: &str) -> bool {
     let Some(first) = chars.next() else {
         return false;
     };
-    in_table(&identifier_table::START, first)
-        && chars.all(|c| in_table(&identifier_table::CONTINUE, c))
+    in_ranges(&identifier_table::START, first)
+        && chars.all(|c| in_ranges(&identifier_table::CONTINUE, c))
 }
 
 impl PyObject for Source {
