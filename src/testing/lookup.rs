@@ -174,7 +174,7 @@ fn key_expr(k: &Key) -> Expr {
 }
 
 /// Deeper trees are cut to `None` (fuzzer input can nest arbitrarily).
-const MAX_DEPTH: usize = 24;
+const MAX_DEPTH: usize = 16;
 
 impl Tree {
     /// Var indices below `nvars`, no duplicate keys (a later duplicate
@@ -572,14 +572,55 @@ pub struct LookupInput {
 }
 
 impl LookupInput {
+    /// The case, with fuzzer-sized parts cut to what a chain and a tree
+    /// need (a few siblings and wrappers, a bounded walk and tree), so a
+    /// case line stays within the 128 levels of JSON nesting the reader takes.
     pub fn case(&self) -> Case {
-        let others: Vec<Tree> = self.others.iter().take(3).cloned().collect();
+        let others: Vec<Tree> = self
+            .others
+            .iter()
+            .take(3)
+            .map(|t| t.pruned(&mut 16))
+            .collect();
+        let mut plan = self.plan.clone();
+        plan.steps.truncate(12);
+        plan.wrappers.truncate(4);
+        plan.collapse.truncate(12);
+        plan.getitems.truncate(12);
+        let name: String = self.name.chars().take(16).collect();
         lookup_from(
             self.nvars as usize,
-            &self.target,
+            &self.target.pruned(&mut 48),
             &others,
-            &self.plan,
-            &self.name,
+            &plan,
+            &name,
         )
+    }
+}
+
+impl Tree {
+    /// At most `budget` nodes, in preorder; the rest become `None`.
+    fn pruned(&self, budget: &mut usize) -> Tree {
+        if *budget == 0 {
+            return Tree::None;
+        }
+        *budget -= 1;
+        match self {
+            Tree::Object(fields) => Tree::Object(
+                fields
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.pruned(budget)))
+                    .collect(),
+            ),
+            Tree::Dict(entries) => Tree::Dict(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.pruned(budget)))
+                    .collect(),
+            ),
+            Tree::Seq(items) => Tree::Seq(items.iter().map(|v| v.pruned(budget)).collect()),
+            Tree::Tensor(dims) => Tree::Tensor(dims.iter().take(8).copied().collect()),
+            other => other.clone(),
+        }
     }
 }
