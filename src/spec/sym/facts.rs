@@ -1,0 +1,497 @@
+//! Mirrors the sympy assumptions the spec ShapeEnv's operations consult
+//! (sympy/core/{add,mul,power}.py `_eval_is_*`, the class attributes of
+//! torch/utils/_sympy/functions.py), and torch's `bound_sympy`
+//! (torch/utils/_sympy/value_ranges.py) as far as `%` needs it: the lower
+//! bound of an expression from the registered var ranges.
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{Signed, Zero};
+
+use super::expr::{Ex, Func, Node, Num};
+
+/// Fuzzy facts (`None`: sympy cannot tell).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Facts {
+    pub pos: Option<bool>,
+    pub neg: Option<bool>,
+    pub zero: Option<bool>,
+    pub real: Option<bool>,
+    pub integer: Option<bool>,
+}
+
+impl Facts {
+    /// `is_extended_nonnegative`.
+    pub fn nonneg(&self) -> Option<bool> {
+        match (self.neg, self.real) {
+            (Some(true), _) => Some(false),
+            (Some(false), Some(true)) => Some(true),
+            _ => {
+                if self.pos == Some(true) || self.zero == Some(true) {
+                    Some(true)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+    /// `is_extended_nonpositive`.
+    pub fn nonpos(&self) -> Option<bool> {
+        match (self.pos, self.real) {
+            (Some(true), _) => Some(false),
+            (Some(false), Some(true)) => Some(true),
+            _ => {
+                if self.neg == Some(true) || self.zero == Some(true) {
+                    Some(true)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    fn number(n: &Num) -> Facts {
+        let (pos, neg, zero) = match n {
+            Num::Int(i) => (i.is_positive(), i.is_negative(), i.is_zero()),
+            Num::Float(f) => (*f > 0.0, *f < 0.0, *f == 0.0),
+            Num::IntOo(neg) => (!neg, *neg, false),
+        };
+        Facts {
+            pos: Some(pos),
+            neg: Some(neg),
+            zero: Some(zero),
+            real: Some(!matches!(n, Num::IntOo(_))),
+            integer: Some(matches!(n, Num::Int(_))),
+        }
+    }
+
+    /// Facts of something known non-negative and integer (torch `Mod`).
+    fn nonneg_integer() -> Facts {
+        Facts {
+            pos: None,
+            neg: Some(false),
+            zero: None,
+            real: Some(true),
+            integer: Some(true),
+        }
+    }
+
+    fn real_only(integer: bool) -> Facts {
+        Facts {
+            real: Some(true),
+            integer: if integer { Some(true) } else { None },
+            ..Facts::default()
+        }
+    }
+}
+
+fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+    let mut all = Some(true);
+    for v in it {
+        match v {
+            Some(false) => return Some(false),
+            None => all = None,
+            Some(true) => {}
+        }
+    }
+    all
+}
+
+/// The assumptions sympy derives for `e`.
+pub fn facts(e: &Ex) -> Facts {
+    match &**e {
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => {
+            Facts::number(&Num::of(e).expect("a number"))
+        }
+        // `sympy.Symbol(name)` without assumptions knows nothing.
+        Node::Sym(_) => Facts::default(),
+        Node::Add(args) => add_facts(args),
+        Node::Mul(args) => mul_facts(args),
+        Node::Pow(b, x) => {
+            let fb = facts(b);
+            let even = x.as_int().is_some_and(|i| i.is_even());
+            Facts {
+                pos: if fb.pos == Some(true) {
+                    Some(true)
+                } else {
+                    None
+                },
+                neg: if fb.real == Some(true) && even {
+                    Some(false)
+                } else if fb.neg == Some(true) && !even {
+                    Some(true)
+                } else if fb.pos == Some(true) {
+                    Some(false)
+                } else {
+                    None
+                },
+                zero: fb.zero,
+                real: fb.real,
+                integer: fb.integer,
+            }
+        }
+        Node::Fn(f, args) => match f {
+            // `Mod.is_nonnegative = True`, `is_integer = True`.
+            Func::Mod => Facts::nonneg_integer(),
+            // `PythonMod`: non-negative for a positive divisor, non-positive
+            // for a negative one.
+            Func::PythonMod => {
+                let fq = facts(&args[1]);
+                let mut f = Facts::real_only(true);
+                if fq.pos == Some(true) {
+                    f.neg = Some(false);
+                } else if fq.neg == Some(true) {
+                    f.pos = Some(false);
+                }
+                f
+            }
+            // `FloorDiv._eval_is_nonnegative`: both integer and non-negative.
+            Func::FloorDiv => {
+                let (p, q) = (facts(&args[0]), facts(&args[1]));
+                let mut f = Facts::real_only(true);
+                if p.integer == Some(true)
+                    && q.integer == Some(true)
+                    && p.nonneg() == Some(true)
+                    && q.nonneg() == Some(true)
+                {
+                    f.neg = Some(false);
+                }
+                f
+            }
+            Func::IntTrueDiv | Func::FloatTrueDiv | Func::ToFloat => Facts::real_only(false),
+            Func::BitwiseAnd | Func::BitwiseOr => Facts::default(),
+        },
+        _ => Facts::default(),
+    }
+}
+
+/// `Add._eval_is_extended_positive` / `_negative` and `_eval_is_zero`,
+/// reduced to argument signs.
+fn add_facts(args: &[Ex]) -> Facts {
+    let fs: Vec<Facts> = args.iter().map(facts).collect();
+    let real = fuzzy_all(fs.iter().map(|f| f.real));
+    let integer = fuzzy_all(fs.iter().map(|f| f.integer));
+    let sign = |want_pos: bool| -> Option<bool> {
+        let (mut strict, mut weak, mut opposite) = (false, false, false);
+        for f in fs.iter().filter(|f| f.zero != Some(true)) {
+            let (s, w, o) = if want_pos {
+                (f.pos, f.nonneg(), f.nonpos())
+            } else {
+                (f.neg, f.nonpos(), f.nonneg())
+            };
+            if s == Some(true) {
+                strict = true;
+            } else if w == Some(true) {
+                weak = true;
+            } else if o == Some(true) {
+                opposite = true;
+            } else {
+                return None;
+            }
+        }
+        if !opposite && strict {
+            Some(true)
+        } else if !strict && !weak {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let pos = sign(true);
+    let neg = sign(false);
+    let zero = if pos == Some(true) || neg == Some(true) {
+        Some(false)
+    } else {
+        None
+    };
+    Facts {
+        pos,
+        neg,
+        zero,
+        real,
+        integer,
+    }
+}
+
+/// `Mul._eval_pos_neg` and friends, reduced to argument signs.
+fn mul_facts(args: &[Ex]) -> Facts {
+    let fs: Vec<Facts> = args.iter().map(facts).collect();
+    let real = fuzzy_all(fs.iter().map(|f| f.real));
+    let integer = fuzzy_all(fs.iter().map(|f| f.integer));
+    let mut negs = 0;
+    let mut known = true;
+    let mut weak = false;
+    for f in &fs {
+        if f.pos == Some(true) {
+        } else if f.neg == Some(true) {
+            negs += 1;
+        } else if f.nonpos() == Some(true) {
+            negs += 1;
+            weak = true;
+        } else if f.nonneg() == Some(true) {
+            weak = true;
+        } else {
+            known = false;
+        }
+    }
+    let zero = if fs.iter().all(|f| f.zero == Some(false)) {
+        Some(false)
+    } else {
+        None
+    };
+    let (pos, neg) = if !known {
+        (None, None)
+    } else if weak {
+        if negs % 2 == 0 {
+            (None, Some(false))
+        } else {
+            (Some(false), None)
+        }
+    } else if negs % 2 == 0 {
+        (Some(true), Some(false))
+    } else {
+        (Some(false), Some(true))
+    };
+    Facts {
+        pos,
+        neg,
+        zero,
+        real,
+        integer,
+    }
+}
+
+/// `expr.is_even` (`Some(false)`: odd).
+pub fn is_even(e: &Ex) -> Option<bool> {
+    match &**e {
+        Node::Int(i) => Some(i.is_even()),
+        Node::Mul(args) => {
+            if facts(e).integer != Some(true) {
+                return None;
+            }
+            let mut all_odd = true;
+            for a in args {
+                match is_even(a) {
+                    Some(true) => return Some(true),
+                    Some(false) => {}
+                    None => all_odd = false,
+                }
+            }
+            if all_odd {
+                Some(false)
+            } else {
+                None
+            }
+        }
+        Node::Add(args) => {
+            let mut even = true;
+            for a in args {
+                even ^= !is_even(a)?;
+            }
+            Some(even)
+        }
+        Node::Pow(b, _) => is_even(b),
+        _ => None,
+    }
+}
+
+pub fn free_symbols(e: &Ex, out: &mut Vec<String>) {
+    match &**e {
+        Node::Sym(s) if !out.contains(&s.name) => out.push(s.name.clone()),
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
+            a.iter().for_each(|x| free_symbols(x, out))
+        }
+        Node::Pow(a, b) | Node::Rel(_, a, b) => {
+            free_symbols(a, out);
+            free_symbols(b, out);
+        }
+        Node::Not(a) => free_symbols(a, out),
+        _ => {}
+    }
+}
+
+/// `expr.could_extract_minus_sign()`: a negative number, a product with a
+/// negative coefficient, or a sum whose (printed) first term is negative.
+pub fn could_extract_minus_sign(e: &Ex) -> bool {
+    match &**e {
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => {
+            Num::of(e).is_some_and(|n| n.is_negative())
+        }
+        Node::Mul(args) => Num::of(&args[0]).is_some_and(|n| n.is_negative()),
+        Node::Add(args) => {
+            // Expr.could_extract_minus_sign for Add: `-self` has fewer
+            // negative terms, ties broken by sort order.
+            let negs = args.iter().filter(|a| could_extract_minus_sign(a)).count();
+            let pos = args.len() - negs;
+            if negs != pos {
+                return negs > pos;
+            }
+            let Ok(n) = super::expr::neg(e) else {
+                return false;
+            };
+            super::order::compare(e, &n) == std::cmp::Ordering::Greater
+        }
+        _ => false,
+    }
+}
+
+/// An extended integer bound.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Ext {
+    NegInf,
+    Fin(BigInt),
+    PosInf,
+}
+
+fn ext_add(a: &Ext, b: &Ext) -> Option<Ext> {
+    Some(match (a, b) {
+        (Ext::Fin(x), Ext::Fin(y)) => Ext::Fin(x + y),
+        (Ext::NegInf, Ext::PosInf) | (Ext::PosInf, Ext::NegInf) => return None,
+        (Ext::NegInf, _) | (_, Ext::NegInf) => Ext::NegInf,
+        _ => Ext::PosInf,
+    })
+}
+
+fn ext_mul(a: &Ext, b: &Ext) -> Ext {
+    let sign = |x: &Ext| match x {
+        Ext::NegInf => -1,
+        Ext::PosInf => 1,
+        Ext::Fin(i) => {
+            if i.is_zero() {
+                0
+            } else if i.is_negative() {
+                -1
+            } else {
+                1
+            }
+        }
+    };
+    match (a, b) {
+        (Ext::Fin(x), Ext::Fin(y)) => Ext::Fin(x * y),
+        // `safe_mul`: 0 * oo is 0.
+        _ => match sign(a) * sign(b) {
+            0 => Ext::Fin(BigInt::zero()),
+            s if s > 0 => Ext::PosInf,
+            _ => Ext::NegInf,
+        },
+    }
+}
+
+/// `bound_sympy(expr)`: the value range of an integer expression from the
+/// symbols' registered ranges (`None`: unknown, i.e. unbounded).
+pub fn bounds(e: &Ex) -> (Ext, Ext) {
+    let unknown = (Ext::NegInf, Ext::PosInf);
+    match &**e {
+        Node::Int(i) => (Ext::Fin(i.clone()), Ext::Fin(i.clone())),
+        Node::IntOo { neg: true } => (Ext::NegInf, Ext::NegInf),
+        Node::IntOo { neg: false } => (Ext::PosInf, Ext::PosInf),
+        Node::Sym(s) => (
+            s.lower.clone().map_or(Ext::NegInf, Ext::Fin),
+            s.upper.clone().map_or(Ext::PosInf, Ext::Fin),
+        ),
+        Node::Add(args) => {
+            let mut lo = Ext::Fin(BigInt::zero());
+            let mut hi = Ext::Fin(BigInt::zero());
+            for a in args {
+                let (l, h) = bounds(a);
+                match (ext_add(&lo, &l), ext_add(&hi, &h)) {
+                    (Some(l), Some(h)) => {
+                        lo = l;
+                        hi = h;
+                    }
+                    _ => return unknown,
+                }
+            }
+            (lo, hi)
+        }
+        Node::Mul(args) => {
+            let mut acc = (Ext::Fin(BigInt::from(1)), Ext::Fin(BigInt::from(1)));
+            for a in args {
+                let b = bounds(a);
+                let c = [
+                    ext_mul(&acc.0, &b.0),
+                    ext_mul(&acc.0, &b.1),
+                    ext_mul(&acc.1, &b.0),
+                    ext_mul(&acc.1, &b.1),
+                ];
+                acc = (
+                    c.iter().min().cloned().expect("4"),
+                    c.iter().max().cloned().expect("4"),
+                );
+            }
+            acc
+        }
+        Node::Pow(b, x) => {
+            let Some(n) = x.as_int() else { return unknown };
+            let (lo, hi) = bounds(b);
+            if n.is_even() {
+                // x**even is at least 0, and at least min(|lo|, |hi|)**n when
+                // the range does not contain 0.
+                match (&lo, &hi) {
+                    (Ext::Fin(l), _) if l.is_positive() => (pow_ext(&lo, n), pow_ext(&hi, n)),
+                    (_, Ext::Fin(h)) if h.is_negative() => (pow_ext(&hi, n), pow_ext(&lo, n)),
+                    _ => (Ext::Fin(BigInt::zero()), Ext::PosInf),
+                }
+            } else {
+                (pow_ext(&lo, n), pow_ext(&hi, n))
+            }
+        }
+        Node::Fn(Func::Mod | Func::PythonMod, args) => {
+            let (ql, qh) = bounds(&args[1]);
+            match (ql, qh) {
+                (Ext::Fin(q), Ext::Fin(q2)) if q == q2 && q.is_positive() => {
+                    (Ext::Fin(BigInt::zero()), Ext::Fin(q - 1))
+                }
+                _ => unknown,
+            }
+        }
+        Node::Fn(Func::FloorDiv, args) => {
+            let (bl, bh) = bounds(&args[0]);
+            match bounds(&args[1]) {
+                (Ext::Fin(q), Ext::Fin(q2)) if q == q2 && q.is_positive() => {
+                    let f = |x: Ext| match x {
+                        Ext::Fin(v) => Ext::Fin(v.div_floor(&q)),
+                        o => o,
+                    };
+                    (f(bl), f(bh))
+                }
+                _ => unknown,
+            }
+        }
+        _ => unknown,
+    }
+}
+
+fn pow_ext(x: &Ext, n: &BigInt) -> Ext {
+    match x {
+        Ext::Fin(v) => match num_traits::ToPrimitive::to_usize(n) {
+            Some(k) if (v.bits() as usize).saturating_mul(k) < 1 << 16 => {
+                Ext::Fin(num_traits::pow(v.clone(), k))
+            }
+            _ => {
+                if v.is_negative() && n.is_odd() {
+                    Ext::NegInf
+                } else {
+                    Ext::PosInf
+                }
+            }
+        },
+        Ext::PosInf => Ext::PosInf,
+        Ext::NegInf => {
+            if n.is_odd() {
+                Ext::NegInf
+            } else {
+                Ext::PosInf
+            }
+        }
+    }
+}
+
+/// The `%` choice in `SymNode.mod`: `expr.is_nonnegative or
+/// bound_sympy(expr).lower >= 0`.
+pub fn known_nonneg(e: &Ex) -> bool {
+    if facts(e).nonneg() == Some(true) {
+        return true;
+    }
+    matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative())
+}
