@@ -300,7 +300,7 @@ impl Num {
                 .as_number()
                 .and_then(|x| x.num_cmp(&crate::pyval::Value::Float(*b).as_number()?)),
             (Num::Float(a), Num::Int(b)) => Num::Int(b.clone())
-                .cmp(&Num::Float(*a))
+                .num_cmp(&Num::Float(*a))
                 .map(|o| o.reverse()),
             (Num::Float(a), Num::Float(b)) => a.partial_cmp(b),
         }

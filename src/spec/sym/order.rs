@@ -51,7 +51,7 @@ impl Ord for Key {
                 .num_cmp(b)
                 .unwrap_or(Ordering::Equal),
             (Key::N(a), Key::I(b)) => a
-                .cmp(&Num::Int(BigInt::from(*b)))
+                .num_cmp(&Num::Int(BigInt::from(*b)))
                 .unwrap_or(Ordering::Equal),
             _ => self.rank().cmp(&o.rank()),
         }
