@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use torchspec::case::eval_case;
 use torchspec::case::file::read_cases;
 use torchspec::conformance;
-use torchspec::testing::{sample, strategies};
+use torchspec::testing::{derived, sample, strategies};
 
 #[derive(Parser)]
 #[command(
@@ -100,6 +100,12 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                     seed,
                     count,
                     &format!("gen-build-s{seed}"),
+                ),
+                "derived" => sample(
+                    derived::derived_case(),
+                    seed,
+                    count,
+                    &format!("derived-gen-s{seed}"),
                 ),
                 other => {
                     return Err(torchspec::Error::new(format!(

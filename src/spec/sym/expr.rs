@@ -673,13 +673,23 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         }
     }
     let (g, syms) = simple_floordiv_gcd(base, divisor);
-    if matches!(**divisor, Node::Add(_))
-        && g.is_one()
-        && syms.is_empty()
-        && !divisor_is_trivial(base, divisor)
-    {
-        // torch falls back to sympy.gcd (a polynomial gcd) here.
-        return Err(Raise::unsupported("FloorDiv by a sum (sympy.gcd)"));
+    if matches!(**divisor, Node::Add(_)) && g.is_one() && syms.is_empty() {
+        // torch falls back to sympy.gcd (a polynomial gcd) here. Modelled:
+        // the base an integer multiple of the divisor, or the divisor a
+        // factor of the base; otherwise taken as 1 (see `poly_gcd_is_one`).
+        if let Some(k) = integer_multiple(base, divisor)? {
+            return floordiv(&k, &int(1));
+        }
+        if let Node::Mul(args) = &**base {
+            if let Some(i) = args.iter().position(|a| a == divisor) {
+                let mut rest = args.clone();
+                rest.remove(i);
+                return floordiv(&mul(&rest)?, &int(1));
+            }
+        }
+        if !poly_gcd_is_one(base, divisor) {
+            return Err(Raise::unsupported("FloorDiv by a sum (sympy.gcd)"));
+        }
     }
     if !(g.is_zero() || g.is_one() && syms.is_empty()) {
         let mut b = div_int_exact(base, &g)?;
@@ -693,14 +703,54 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     Ok(func(Func::FloorDiv, vec![base.clone(), divisor.clone()]))
 }
 
-/// Cases where `sympy.gcd(base, divisor)` is 1 for certain: the base shares
-/// no symbol with the divisor.
-fn divisor_is_trivial(base: &Ex, divisor: &Ex) -> bool {
+/// Whether `sympy.gcd(base, divisor)` is surely 1 when the cheap checks
+/// found nothing: a base that is a number or shares no symbol with the
+/// divisor, or a divisor linear in its symbols that does not divide.
+fn poly_gcd_is_one(base: &Ex, divisor: &Ex) -> bool {
     let mut bs = Vec::new();
     let mut ds = Vec::new();
     super::facts::free_symbols(base, &mut bs);
     super::facts::free_symbols(divisor, &mut ds);
-    !bs.iter().any(|s| ds.contains(s)) && !base.is_number()
+    if base.is_number() || !bs.iter().any(|s| ds.contains(s)) {
+        return true;
+    }
+    // A divisor like `a + 4` (all terms of degree <= 1 in plain symbols,
+    // content 1) is irreducible; it divides the base only as a factor,
+    // which the caller checked for a product. A sum base could still be a
+    // multiple (`a*b + 4*b`), so only accept a base with no sum structure
+    // sharing the divisor's symbols in every term.
+    let linear = add_args(divisor).iter().all(|t| {
+        let (_, rest) = as_coeff_mul(t);
+        rest.is_int_value(1) || matches!(*rest, Node::Sym(_))
+    });
+    if !linear {
+        return false;
+    }
+    let terms = add_args(base);
+    terms.iter().any(|t| {
+        let mut ts = Vec::new();
+        super::facts::free_symbols(t, &mut ts);
+        !ts.iter().any(|s| ds.contains(s))
+    }) || terms.len() == 1
+}
+
+/// `Some(k)` when `base == k*divisor` for an integer `k`.
+fn integer_multiple(base: &Ex, divisor: &Ex) -> PyResult<Option<Ex>> {
+    let (bt, dt) = (add_args(base), add_args(divisor));
+    if bt.len() != dt.len() {
+        return Ok(None);
+    }
+    let (c0, _) = as_coeff_mul(&bt[0]);
+    let (d0, _) = as_coeff_mul(&dt[0]);
+    if let (Num::Int(c0), Num::Int(d0)) = (c0, d0) {
+        if !d0.is_zero() && (&c0 % &d0).is_zero() {
+            let k = int(&c0 / &d0);
+            if mul(&[k.clone(), divisor.clone()])? == *base {
+                return Ok(Some(k));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// `r = p / q; r.is_integer` and `r.is_positive`, for the cases sympy
@@ -985,7 +1035,7 @@ fn canonical(e: &Ex) -> PyResult<Ex> {
                 op = op.reversed();
             }
         }
-    } else if l.is_number() || super::order::compare(&l, &r) == std::cmp::Ordering::Greater {
+    } else if l.is_number() || super::order::ordered_cmp(&l, &r) == std::cmp::Ordering::Greater {
         std::mem::swap(&mut l, &mut r);
         op = op.reversed();
     }
@@ -994,7 +1044,7 @@ fn canonical(e: &Ex) -> PyResult<Ex> {
     }
     if !r.is_number() && super::facts::could_extract_minus_sign(&r) {
         let nr = neg(&r)?;
-        if super::order::compare(&l, &nr) == std::cmp::Ordering::Greater {
+        if super::order::ordered_cmp(&l, &nr) == std::cmp::Ordering::Greater {
             return Ok(Rc::new(Node::Rel(op, nr, neg(&l)?)));
         }
     }
@@ -1024,7 +1074,7 @@ fn lattice(is_and: bool, args: &[Ex]) -> PyResult<Ex> {
             uniq.push(a);
         }
     }
-    super::order::sort_canonical(&mut uniq);
+    super::order::sort_ordered(&mut uniq);
     // And/Or._new_args_filter: drop relationals equal after `canonical`;
     // a relational with its negation short-circuits.
     let mut rels: Vec<Ex> = Vec::new();

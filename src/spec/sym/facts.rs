@@ -436,27 +436,44 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
                 (pow_ext(&lo, n), pow_ext(&hi, n))
             }
         }
-        Node::Fn(Func::Mod | Func::PythonMod, args) => {
-            let (ql, qh) = bounds(&args[1]);
-            match (ql, qh) {
-                (Ext::Fin(q), Ext::Fin(q2)) if q == q2 && q.is_positive() => {
-                    (Ext::Fin(BigInt::zero()), Ext::Fin(q - 1))
-                }
-                _ => unknown,
+        // ValueRangeAnalysis.mod (C semantics) and SymPyValueRangeAnalysis
+        // .python_mod.
+        Node::Fn(Func::Mod, args) => vr_mod(bounds(&args[0]), bounds(&args[1])),
+        Node::Fn(Func::PythonMod, args) => {
+            let (x, y) = (bounds(&args[0]), bounds(&args[1]));
+            let zero = Ext::Fin(BigInt::zero());
+            if x.0 >= zero && y.0 >= zero {
+                return vr_mod(x, y);
             }
+            let lower = if y.0 < zero {
+                ext_add(&y.0, &Ext::Fin(BigInt::from(1))).unwrap_or(Ext::NegInf)
+            } else {
+                zero.clone()
+            };
+            let upper = if y.1 > zero {
+                ext_add(&y.1, &Ext::Fin(BigInt::from(-1))).unwrap_or(Ext::PosInf)
+            } else {
+                zero
+            };
+            (lower, upper)
         }
-        Node::Fn(Func::FloorDiv, args) => {
-            let (bl, bh) = bounds(&args[0]);
-            match bounds(&args[1]) {
-                (Ext::Fin(q), Ext::Fin(q2)) if q == q2 && q.is_positive() => {
-                    let f = |x: Ext| match x {
-                        Ext::Fin(v) => Ext::Fin(v.div_floor(&q)),
-                        o => o,
-                    };
-                    (f(bl), f(bh))
+        Node::Fn(Func::FloorDiv, args) => vr_floordiv(bounds(&args[0]), bounds(&args[1])),
+        // ValueRangeAnalysis.bitwise_and: a finite negative lower bound
+        // rounds down to a power of two; anything else (even -int_oo) is 0.
+        Node::Fn(Func::BitwiseAnd, args) => {
+            let (a, b) = (bounds(&args[0]), bounds(&args[1]));
+            let lower = match std::cmp::min(&a.0, &b.0) {
+                Ext::Fin(l) if l.is_negative() => {
+                    let m: BigInt = -l - 1;
+                    Ext::Fin(-(BigInt::from(1) << m.bits() as usize))
                 }
-                _ => unknown,
-            }
+                _ => Ext::Fin(BigInt::zero()),
+            };
+            (lower, std::cmp::max(a.1, b.1))
+        }
+        Node::Fn(Func::BitwiseOr, args) => {
+            let (a, b) = (bounds(&args[0]), bounds(&args[1]));
+            (std::cmp::min(a.0, b.0), Ext::PosInf)
         }
         _ => unknown,
     }
@@ -494,4 +511,126 @@ pub fn known_nonneg(e: &Ex) -> bool {
         return true;
     }
     matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative())
+}
+
+fn contains_zero(r: &(Ext, Ext)) -> bool {
+    let z = Ext::Fin(BigInt::zero());
+    r.0 <= z && z <= r.1
+}
+
+/// `ValueRangeAnalysis.mod` (C semantics).
+fn vr_mod(x: (Ext, Ext), y: (Ext, Ext)) -> (Ext, Ext) {
+    if contains_zero(&y) {
+        return (Ext::NegInf, Ext::PosInf);
+    }
+    let fin = |v: BigInt| Ext::Fin(v);
+    if y.0 == y.1 {
+        let Ext::Fin(yv) = &y.0 else {
+            return (Ext::NegInf, Ext::PosInf);
+        };
+        let yv = yv.abs();
+        // c_div: truncating division; infinities stay infinite.
+        let c_div = |a: &Ext| match a {
+            Ext::Fin(v) => Ext::Fin(v / &yv),
+            o => o.clone(),
+        };
+        let c_mod = |a: &Ext| match a {
+            Ext::Fin(v) => {
+                let r = v.abs() % &yv;
+                Ext::Fin(if v.is_negative() { -r } else { r })
+            }
+            o => o.clone(),
+        };
+        if c_div(&x.0) == c_div(&x.1) {
+            return (c_mod(&x.0), c_mod(&x.1));
+        }
+        let zero = Ext::Fin(BigInt::zero());
+        let one = BigInt::from(1);
+        if x.1 < zero {
+            return (fin(-&yv + &one), zero);
+        }
+        if x.0 > zero {
+            return (zero, fin(&yv - &one));
+        }
+        let lower = std::cmp::max(fin(-&yv + &one), x.0);
+        let upper = std::cmp::min(fin(&yv - &one), x.1);
+        return (lower, upper);
+    }
+    // Too difficult: +-(max |y| - 1).
+    let abs_upper = std::cmp::max(
+        match &y.0 {
+            Ext::Fin(v) => Ext::Fin(v.abs()),
+            _ => Ext::PosInf,
+        },
+        match &y.1 {
+            Ext::Fin(v) => Ext::Fin(v.abs()),
+            _ => Ext::PosInf,
+        },
+    );
+    match abs_upper {
+        Ext::Fin(u) => {
+            let u = u - 1;
+            (Ext::Fin(-&u), Ext::Fin(u))
+        }
+        _ => (Ext::NegInf, Ext::PosInf),
+    }
+}
+
+/// `FloorDiv(x, y)` of two bounds, as `ValueRangeAnalysis.floordiv` forms
+/// its corner products.
+fn floordiv_ext(x: &Ext, y: &Ext) -> Ext {
+    match (x, y) {
+        (Ext::Fin(a), Ext::Fin(b)) => Ext::Fin(a.div_floor(b)),
+        // number / infinity: float division gives (+-)0.0, floored to 0 (or
+        // -1 for a negative numerator over +inf, since -0.x floors to -1 only
+        // when non-zero: float(a)/inf is -0.0 -> floor 0).
+        (Ext::Fin(_), _) => Ext::Fin(BigInt::zero()),
+        (_, Ext::Fin(b)) => {
+            let neg = matches!(x, Ext::NegInf) != b.is_negative();
+            if neg {
+                Ext::NegInf
+            } else {
+                Ext::PosInf
+            }
+        }
+        // inf / inf is nan: sign(x)*sign(y)*int_oo.
+        _ => {
+            let neg = matches!(x, Ext::NegInf) != matches!(y, Ext::NegInf);
+            if neg {
+                Ext::NegInf
+            } else {
+                Ext::PosInf
+            }
+        }
+    }
+}
+
+/// `ValueRangeAnalysis.floordiv`.
+fn vr_floordiv(a: (Ext, Ext), b: (Ext, Ext)) -> (Ext, Ext) {
+    let zero = Ext::Fin(BigInt::zero());
+    if contains_zero(&b) {
+        if b.0 >= zero && a.0 >= zero {
+            return (zero, Ext::PosInf);
+        }
+        if b.1 <= zero && a.1 <= zero {
+            return (zero, Ext::PosInf);
+        }
+        if b.1 <= zero && a.0 >= zero {
+            return (Ext::NegInf, zero);
+        }
+        if b.0 >= zero && a.1 <= zero {
+            return (Ext::NegInf, zero);
+        }
+        return (Ext::NegInf, Ext::PosInf);
+    }
+    let c = [
+        floordiv_ext(&a.0, &b.0),
+        floordiv_ext(&a.0, &b.1),
+        floordiv_ext(&a.1, &b.0),
+        floordiv_ext(&a.1, &b.1),
+    ];
+    (
+        c.iter().min().cloned().expect("4"),
+        c.iter().max().cloned().expect("4"),
+    )
 }

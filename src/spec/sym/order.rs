@@ -148,9 +148,35 @@ pub fn sort_key(e: &Ex) -> Key {
     }
 }
 
-/// Total order used for canonical argument order and `ordered(...)`.
+/// Total order by `default_sort_key`.
 pub fn compare(a: &Ex, b: &Ex) -> Ordering {
     sort_key(a).cmp(&sort_key(b))
+}
+
+/// `_node_count(e)` (sympy/core/sorting.py), doubled: a Float counts 1/2.
+pub fn node_count2(e: &Ex) -> u64 {
+    let kids: u64 = match &**e {
+        Node::Float(_) => return 1,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
+            a.iter().map(node_count2).sum()
+        }
+        Node::Pow(a, b) | Node::Rel(_, a, b) => node_count2(a) + node_count2(b),
+        Node::Not(a) => node_count2(a),
+        _ => 0,
+    };
+    2 + kids
+}
+
+/// The order of `sympy.ordered(seq)`: by node count, then `default_sort_key`.
+pub fn ordered_cmp(a: &Ex, b: &Ex) -> Ordering {
+    node_count2(a)
+        .cmp(&node_count2(b))
+        .then_with(|| compare(a, b))
+}
+
+/// Sort like `sympy.ordered` (And/Or keep their args in this order).
+pub fn sort_ordered(v: &mut [Ex]) {
+    v.sort_by(ordered_cmp);
 }
 
 /// Sort args into a canonical order (used for structural equality and for

@@ -235,11 +235,8 @@ impl Printer {
 /// trailing zeros stripped except at the top level (`full_prec="auto"`).
 pub fn float_str(f: f64, strip: bool) -> String {
     if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
+        // mpmath has no negative zero.
+        return "0.0".into();
     }
     if f.is_infinite() {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
