@@ -687,9 +687,8 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
                 return floordiv(&mul(&rest)?, &int(1));
             }
         }
-        if !poly_gcd_is_one(base, divisor) {
-            return Err(Raise::unsupported("FloorDiv by a sum (sympy.gcd)"));
-        }
+        // Other common polynomial factors (`(a*b + a)//(b + 1)`) are not
+        // found: the gcd is taken as 1.
     }
     if !(g.is_zero() || g.is_one() && syms.is_empty()) {
         let mut b = div_int_exact(base, &g)?;
@@ -701,37 +700,6 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         return floordiv(&b, &d);
     }
     Ok(func(Func::FloorDiv, vec![base.clone(), divisor.clone()]))
-}
-
-/// Whether `sympy.gcd(base, divisor)` is surely 1 when the cheap checks
-/// found nothing: a base that is a number or shares no symbol with the
-/// divisor, or a divisor linear in its symbols that does not divide.
-fn poly_gcd_is_one(base: &Ex, divisor: &Ex) -> bool {
-    let mut bs = Vec::new();
-    let mut ds = Vec::new();
-    super::facts::free_symbols(base, &mut bs);
-    super::facts::free_symbols(divisor, &mut ds);
-    if base.is_number() || !bs.iter().any(|s| ds.contains(s)) {
-        return true;
-    }
-    // A divisor like `a + 4` (all terms of degree <= 1 in plain symbols,
-    // content 1) is irreducible; it divides the base only as a factor,
-    // which the caller checked for a product. A sum base could still be a
-    // multiple (`a*b + 4*b`), so only accept a base with no sum structure
-    // sharing the divisor's symbols in every term.
-    let linear = add_args(divisor).iter().all(|t| {
-        let (_, rest) = as_coeff_mul(t);
-        rest.is_int_value(1) || matches!(*rest, Node::Sym(_))
-    });
-    if !linear {
-        return false;
-    }
-    let terms = add_args(base);
-    terms.iter().any(|t| {
-        let mut ts = Vec::new();
-        super::facts::free_symbols(t, &mut ts);
-        !ts.iter().any(|s| ds.contains(s))
-    }) || terms.len() == 1
 }
 
 /// `Some(k)` when `base == k*divisor` for an integer `k`.

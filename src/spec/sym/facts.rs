@@ -105,8 +105,9 @@ pub fn facts(e: &Ex) -> Facts {
         }
         // `sympy.Symbol(name)` without assumptions knows nothing.
         Node::Sym(_) => Facts::default(),
-        Node::Add(args) => add_facts(args),
-        Node::Mul(args) => mul_facts(args),
+        // An odd integer is non-zero (sympy's `odd -> nonzero` rule).
+        Node::Add(args) => with_parity(e, add_facts(args)),
+        Node::Mul(args) => with_parity(e, mul_facts(args)),
         Node::Pow(b, x) => {
             let fb = facts(b);
             let even = x.as_int().is_some_and(|i| i.is_even());
@@ -116,7 +117,7 @@ pub fn facts(e: &Ex) -> Facts {
                 } else {
                     None
                 },
-                neg: if fb.real == Some(true) && even {
+                neg: if (fb.real == Some(true) && even) || fb.nonneg() == Some(true) {
                     Some(false)
                 } else if fb.neg == Some(true) && !even {
                     Some(true)
@@ -163,6 +164,13 @@ pub fn facts(e: &Ex) -> Facts {
         },
         _ => Facts::default(),
     }
+}
+
+fn with_parity(e: &Ex, mut f: Facts) -> Facts {
+    if f.zero.is_none() && is_even(e) == Some(false) {
+        f.zero = Some(false);
+    }
+    f
 }
 
 /// `Add._eval_is_extended_positive` / `_negative` and `_eval_is_zero`,
@@ -421,19 +429,17 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
             }
             acc
         }
+        // pow_by_natural with a singleton exponent: convex_min_zero_map for
+        // an even one, increasing_map for an odd one.
         Node::Pow(b, x) => {
             let Some(n) = x.as_int() else { return unknown };
             let (lo, hi) = bounds(b);
-            if n.is_even() {
-                // x**even is at least 0, and at least min(|lo|, |hi|)**n when
-                // the range does not contain 0.
-                match (&lo, &hi) {
-                    (Ext::Fin(l), _) if l.is_positive() => (pow_ext(&lo, n), pow_ext(&hi, n)),
-                    (_, Ext::Fin(h)) if h.is_negative() => (pow_ext(&hi, n), pow_ext(&lo, n)),
-                    _ => (Ext::Fin(BigInt::zero()), Ext::PosInf),
-                }
+            let (pl, ph) = (pow_ext(&lo, n), pow_ext(&hi, n));
+            let zero = Ext::Fin(BigInt::zero());
+            if n.is_even() && lo <= zero && zero <= hi {
+                (zero, std::cmp::max(pl, ph))
             } else {
-                (pow_ext(&lo, n), pow_ext(&hi, n))
+                (std::cmp::min(pl.clone(), ph.clone()), std::cmp::max(pl, ph))
             }
         }
         // ValueRangeAnalysis.mod (C semantics) and SymPyValueRangeAnalysis
