@@ -107,6 +107,16 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                     count,
                     &format!("derived-gen-s{seed}"),
                 ),
+                other if other.starts_with("derived-") => {
+                    let family = &other["derived-".len()..];
+                    let strategy = derived::family_case(family).ok_or_else(|| {
+                        torchspec::Error::new(format!(
+                            "no derived family `{family}` (one of {})",
+                            derived::FAMILIES.join(", ")
+                        ))
+                    })?;
+                    sample(strategy, seed, count, &format!("derived-gen-{family}-s{seed}"))
+                }
                 other => {
                     return Err(torchspec::Error::new(format!(
                         "no generator for kind `{other}` yet"

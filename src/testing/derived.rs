@@ -117,7 +117,79 @@ pub fn bool_expr(nvars: usize) -> BoxedStrategy<Expr> {
     .boxed()
 }
 
-/// A derived-expression `build` case.
+/// The op families `gen --kind derived-FAMILY` draws from, by the
+/// outermost operation: `arith` (+ - * ** neg), `div` (// % /), `cmp`
+/// (comparisons), `logic` (& | sym_not), `spec` (inside TensorSpec dims and
+/// ShapesSpec assumptions).
+pub const FAMILIES: [&str; 5] = ["arith", "div", "cmp", "logic", "spec"];
+
+/// A case whose outermost operation is of `family` (see [`FAMILIES`]).
+pub fn family_case(family: &str) -> Option<BoxedStrategy<Case>> {
+    let family = family.to_string();
+    if !FAMILIES.contains(&family.as_str()) {
+        return None;
+    }
+    Some(
+        (1usize..=3)
+            .prop_flat_map(move |n| {
+                let vars: Vec<_> = (0..n).map(var_decl).collect();
+                let value: BoxedStrategy<Expr> = match family.as_str() {
+                    "arith" => prop_oneof![
+                        3 => (prop::sample::select(vec![Op::Add, Op::Sub, Op::Mul]), int_expr(n, 3), int_expr(n, 3))
+                            .prop_map(|(op, a, b)| Expr::Op(op, vec![a, b])),
+                        1 => (int_expr(n, 3), prop::sample::select(vec![0i64, 1, 2, 3, -1]))
+                            .prop_map(|(a, k)| Expr::Op(Op::Pow, vec![a, int(k)])),
+                        1 => int_expr(n, 3).prop_map(|a| Expr::Op(Op::Neg, vec![a])),
+                    ]
+                    .boxed(),
+                    "div" => (
+                        prop::sample::select(vec![Op::FloorDiv, Op::Mod, Op::TrueDiv]),
+                        int_expr(n, 3),
+                        prop_oneof![2 => divisor(n).boxed(), 1 => int_expr(n, 2)],
+                        any::<bool>(),
+                    )
+                        .prop_map(|(op, a, b, flip)| {
+                            Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
+                        })
+                        .boxed(),
+                    "cmp" => (
+                        prop::sample::select(vec![Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge]),
+                        int_expr(n, 3),
+                        prop_oneof![int_expr(n, 2), constant().boxed()],
+                        any::<bool>(),
+                    )
+                        .prop_map(|(op, a, b, flip)| {
+                            Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
+                        })
+                        .boxed(),
+                    "logic" => bool_expr(n)
+                        .prop_filter("a logic op outermost", |e| {
+                            matches!(e, Expr::Op(Op::And | Op::Or | Op::Not, _))
+                        })
+                        .boxed(),
+                    _ => prop_oneof![
+                        prop::collection::vec(prop_oneof![3 => int_expr(n, 3), 1 => Just(Expr::None)], 1..3)
+                            .prop_map(|d| Expr::Spec(SpecCtor::TensorSpec, Box::new(Expr::List(d)))),
+                        prop::collection::vec(bool_expr(n), 1..3).prop_map(|a| Expr::ShapesSpec {
+                            params: None,
+                            assumptions: Some(Box::new(Expr::List(a))),
+                            globals: None,
+                        }),
+                    ]
+                    .boxed(),
+                };
+                (vars, value)
+            })
+            .prop_map(|(vars, value)| Case {
+                id: String::new(),
+                vars,
+                body: CaseBody::Build { value },
+            })
+            .boxed(),
+    )
+}
+
+/// A derived-expression `build` case of any family.
 pub fn derived_case() -> impl Strategy<Value = Case> {
     (1usize..=3)
         .prop_flat_map(|n| {
