@@ -274,7 +274,7 @@ pub fn is_even(e: &Ex) -> Option<bool> {
     match &**e {
         Node::Int(i) => Some(i.is_even()),
         Node::Mul(args) => {
-            if facts(e).integer != Some(true) {
+            if fuzzy_all(args.iter().map(|a| facts(a).integer)) != Some(true) {
                 return None;
             }
             let mut all_odd = true;
