@@ -1,4 +1,4 @@
-//! Criterion benchmarks of `repr` and `to_jsonable` on the specs in
+//! Criterion benchmarks of `repr`, `to_jsonable` and lookups on the cases in
 //! `benches/inputs.jsonl`; `oracle/timing.py` times the same inputs in
 //! PyTorch and `oracle/bench-ratio.sh` prints the ratio.
 
@@ -8,7 +8,8 @@ use std::hint::black_box;
 use torchspec::case::eval::Env;
 use torchspec::case::file::parse_cases;
 use torchspec::case::CaseBody;
-use torchspec::spec::jsonable_or_self;
+use torchspec::source::lookup::lookup_spec_from_dynamo_source;
+use torchspec::spec::{jsonable_or_self, ShapesSpec};
 
 fn bench(c: &mut Criterion) {
     let cases = parse_cases(include_str!("inputs.jsonl")).expect("bench inputs parse");

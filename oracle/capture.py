@@ -521,8 +521,10 @@ def evaluate(case: dict[str, Any]) -> str:
             if kind == "build":
                 v = eval_value(case["value"], vars_)
             else:
-                spec = eval_value(case["spec"], vars_)
+                # lookup_spec_from_dynamo_source(eval(source), eval(spec)):
+                # arguments evaluate left to right, so the source first.
                 source = eval_source(case["source"], vars_)
+                spec = eval_value(case["spec"], vars_)
                 v = lookup_spec_from_dynamo_source(source, spec)
             ok = {"repr": repr(v), "jsonable": enc(to_jsonable(v))}
         # Serialise inside the try: e.g. an int past CPython's 4300-digit

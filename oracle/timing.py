@@ -1,5 +1,6 @@
 """Times in real PyTorch what benches/spec.rs times in the reference:
-``repr(v)`` and ``v.to_jsonable()`` for each case of benches/inputs.jsonl.
+``repr(v)`` and ``v.to_jsonable()`` for each build case of benches/inputs.jsonl,
+``lookup_spec_from_dynamo_source(source, spec)`` for each lookup case.
 
 Usage: .oracle/bin/python oracle/timing.py benches/inputs.jsonl > timings.json
 Prints {"repr/ID": ns, "to_jsonable/ID": ns, ...}: the best of several
@@ -33,6 +34,11 @@ def main(path):
             case = json.loads(line)
             capture.reset_spec_state()
             vars_ = capture.make_vars(case.get("vars", []))
+            if case["kind"] == "lookup":
+                source = capture.eval_source(case["source"], vars_)
+                spec = capture.eval_value(case["spec"], vars_)
+                lookup = capture.lookup_spec_from_dynamo_source
+                out[f"lookup/{case['id']}"] = per_call_ns(lambda: lookup(source, spec), 5000)
             if case["kind"] == "build":
                 v = capture.eval_value(case["value"], vars_)
                 out[f"repr/{case['id']}"] = per_call_ns(lambda: repr(v), 2000)

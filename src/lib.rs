@@ -7,6 +7,7 @@ pub mod conformance;
 pub mod diff;
 pub mod error;
 pub mod pyval;
+pub mod source;
 pub mod spec;
 pub mod testing;
 

@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use torchspec::case::eval_case;
 use torchspec::case::file::read_cases;
 use torchspec::conformance;
-use torchspec::testing::{derived, sample, strategies};
+use torchspec::testing::{derived, lookup, sample, strategies};
 
 #[derive(Parser)]
 #[command(
@@ -117,6 +117,18 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                     })?;
                     sample(strategy, seed, count, &format!("derived-gen-{family}-s{seed}"))
                 }
+                "lookup" => sample(
+                    lookup::lookup_case(),
+                    seed,
+                    count,
+                    &format!("gen-lookup-s{seed}"),
+                ),
+                "source_name" => sample(
+                    lookup::source_name_case(),
+                    seed,
+                    count,
+                    &format!("gen-source-name-s{seed}"),
+                ),
                 other => {
                     return Err(torchspec::Error::new(format!(
                         "no generator for kind `{other}` yet"

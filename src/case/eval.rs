@@ -7,8 +7,10 @@ use std::rc::Rc;
 use serde_json::{Map, Value as Json};
 
 use super::result::{enc, Outcome, ResultLine};
-use super::wire::{Case, CaseBody, Expr, SpecCtor, VarDecl};
+use super::wire::{Case, CaseBody, Expr, SourceExpr, SourceField, SpecCtor, VarDecl};
 use crate::pyval::{Dict, PyResult, Raise, Value};
+use crate::source::lookup::lookup_spec_from_dynamo_source;
+use crate::source::{DictIndex, Source, SourceClass};
 use crate::spec::{
     apply_op, jsonable_or_self, DictSpec, IntVar, ObjectSpec, ParamsSpec, SeqSpec, ShapesSpec,
     ShapesSpecArgs, TensorSpec, UidCounter, VarArgs,
@@ -101,16 +103,77 @@ impl Env {
                 };
                 Value::object(ShapesSpec::construct(args)?)
             }
-            Expr::Source(_) => {
-                return Err(Raise::unsupported(
-                    "dynamo sources are not modelled yet (issue #3)",
-                ))
-            }
         })
     }
 
     fn eval_all(&self, items: &[Expr]) -> PyResult<Vec<Value>> {
         items.iter().map(|e| self.eval(e)).collect()
+    }
+
+    /// Construct a SOURCE: fields in dataclass order (base first), then the
+    /// class's `__post_init__`.
+    pub fn source(&self, e: &SourceExpr) -> PyResult<Rc<Source>> {
+        let mut base = None;
+        let mut index = None;
+        let (mut strs, mut bools) = (Vec::new(), Vec::new());
+        for (name, field) in &e.fields {
+            match field {
+                SourceField::Source(s) if *name == "base" => base = Some(self.source(s)?),
+                SourceField::Source(s) => index = Some(Index::Source(self.source(s)?)),
+                SourceField::Value(v) => index = Some(Index::Value(self.eval(v)?)),
+                SourceField::Int(i) => index = Some(Index::Value(Value::Int(i.clone()))),
+                SourceField::Str(s) => strs.push((*name, s.clone())),
+                SourceField::Bool(b) => bools.push((*name, *b)),
+            }
+        }
+        let string = |n: &str| strs.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone());
+        let flag = |n: &str| bools.iter().find(|(k, _)| *k == n).is_some_and(|(_, v)| *v);
+        let base = || base.clone().expect("the parser requires `base`");
+        let class = e.class;
+        let source = match class {
+            SourceClass::LocalSource => Source::local(
+                string("local_name").unwrap_or_default(),
+                flag("is_input"),
+                flag("is_varargs"),
+                flag("is_varkw"),
+                flag("is_derefed_cell_contents"),
+            ),
+            SourceClass::GlobalSource => Source::global(string("global_name").unwrap_or_default()),
+            SourceClass::GradSource => Source::attr(
+                class,
+                base(),
+                string("member").unwrap_or_else(|| "grad".into()),
+                None,
+            )?,
+            c if c.is_attr() => Source::attr(
+                c,
+                base(),
+                string("member").unwrap_or_default(),
+                string("freevar_name"),
+            )?,
+            SourceClass::DictGetItemSource | SourceClass::DictSubclassGetItemSource => {
+                let index = match index.expect("the parser requires `index`") {
+                    Index::Source(s) if s.class == SourceClass::ConstDictKeySource => {
+                        DictIndex::ConstDictKey(s)
+                    }
+                    Index::Source(s) => DictIndex::OtherSource(s),
+                    Index::Value(v) => DictIndex::Literal(v),
+                };
+                Source::dict_getitem(class, base(), index)?
+            }
+            c if c.is_getitem() => match index.expect("the parser requires `index`") {
+                Index::Value(v) => Source::getitem(c, base(), v, flag("index_is_slice")),
+                Index::Source(_) => {
+                    unreachable!("the parser keeps sources out of GetItemSource.index")
+                }
+            },
+            SourceClass::ConstDictKeySource => match index.expect("the parser requires `index`") {
+                Index::Value(v) => Source::const_dict_key(base(), v),
+                Index::Source(_) => unreachable!("ConstDictKeySource.index is an int"),
+            },
+            _ => Source::wrapper(class, base()),
+        };
+        Ok(Rc::new(source))
     }
 }
 
@@ -121,11 +184,26 @@ fn eval_body(case: &Case) -> PyResult<Json> {
             let v = env.eval(value)?;
             repr_and_jsonable(&v)
         }
-        CaseBody::Lookup { .. } | CaseBody::SourceName { .. } => Err(Raise::unsupported(format!(
-            "case kind `{}` is not supported yet (issue #3)",
-            case.body.kind()
-        ))),
+        CaseBody::Lookup { spec, source } => {
+            // `lookup_spec_from_dynamo_source(eval(source), eval(spec))`:
+            // arguments evaluate left to right.
+            let source = env.source(source)?;
+            let spec = env.eval(spec)?;
+            let leaf = lookup_spec_from_dynamo_source(&source, spec.downcast::<ShapesSpec>())?;
+            repr_and_jsonable(&leaf)
+        }
+        CaseBody::SourceName { source } => {
+            let name = env.source(source)?.name()?;
+            let mut m = Map::new();
+            m.insert("name".into(), Json::String(name));
+            Ok(Json::Object(m))
+        }
     }
+}
+
+enum Index {
+    Source(Rc<Source>),
+    Value(Value),
 }
 
 /// `{"repr": repr(v), "jsonable": enc(v.to_jsonable() if hasattr(...) else v)}`.

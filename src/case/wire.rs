@@ -7,6 +7,7 @@ use serde_json::{Map, Number, Value as Json};
 
 use crate::error::{Error, Result};
 use crate::pyval::ops::Op;
+use crate::source::{FieldKind, SourceClass};
 use crate::spec::VarKind;
 
 /// One case line.
@@ -94,50 +95,29 @@ pub enum Expr {
         assumptions: Option<Box<Expr>>,
         globals: Option<Box<Expr>>,
     },
-    Source(Box<SourceExpr>),
 }
 
-/// The source classes of the case format.
-pub const SOURCE_CLASSES: [&str; 18] = [
-    "LocalSource",
-    "GlobalSource",
-    "AttrSource",
-    "ParamBufferSource",
-    "UnspecializedParamBufferSource",
-    "CellContentsSource",
-    "GradSource",
-    "NNModuleSource",
-    "UnspecializedNNModuleSource",
-    "UnspecializedBuiltinNNModuleSource",
-    "FSDPNNModuleSource",
-    "TypeSource",
-    "DictGetItemSource",
-    "DictSubclassGetItemSource",
-    "GetItemSource",
-    "ListGetItemSource",
-    "TupleIteratorGetItemSource",
-    "ConstDictKeySource",
-];
-
-fn is_source_class(name: &str) -> bool {
-    SOURCE_CLASSES.contains(&name)
-}
-
-/// A SOURCE: a dynamo `Source` constructor call, fields in the order given.
+/// A SOURCE: a dynamo `Source` constructor call, its fields in dataclass
+/// order (the order they are evaluated in).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SourceExpr {
-    pub class: String,
-    pub fields: Vec<(String, SourceField)>,
+    pub class: SourceClass,
+    pub fields: Vec<(&'static str, SourceField)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum SourceField {
-    /// `base`: another source.
-    Base(SourceExpr),
-    /// `index`: a VALUE (which may itself be a SOURCE).
-    Index(Expr),
-    /// Any other field: a JSON scalar (name, member, flags).
-    Plain(Expr),
+    Source(SourceExpr),
+    Value(Expr),
+    Str(String),
+    Bool(bool),
+    Int(BigInt),
+}
+
+impl SourceExpr {
+    pub fn get(&self, name: &str) -> Option<&SourceField> {
+        self.fields.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
 }
 
 /// Python's `json.loads` refuses ints longer than this
@@ -186,7 +166,21 @@ impl Case {
             "lookup" => (
                 &["spec", "source"],
                 CaseBody::Lookup {
-                    spec: p.expr(field(obj, "spec", "$")?, "$.spec")?,
+                    spec: {
+                        let spec = field(obj, "spec", "$")?;
+                        // `lookup_spec_from_dynamo_source` takes a ShapesSpec or None.
+                        let ok = spec.is_null()
+                            || spec
+                                .as_object()
+                                .is_some_and(|o| o.len() == 1 && o.contains_key("ShapesSpec"));
+                        if !ok {
+                            return Err(Error::at(
+                                "$.spec",
+                                "must be null or a `{\"ShapesSpec\": {...}}` object",
+                            ));
+                        }
+                        p.expr(spec, "$.spec")?
+                    },
                     source: p.source_root(field(obj, "source", "$")?, "$.source")?,
                 },
             ),
@@ -443,8 +437,11 @@ impl Parser {
             name => {
                 if let Some(ctor) = SpecCtor::ALL.iter().find(|c| c.name() == name) {
                     Expr::Spec(*ctor, Box::new(self.expr(arg, &sub)?))
-                } else if is_source_class(name) {
-                    Expr::Source(Box::new(self.source(name, arg, &sub)?))
+                } else if SourceClass::from_name(name).is_some() {
+                    return Err(Error::at(
+                        path,
+                        format!("a SOURCE (`{name}`) cannot stand where a VALUE is expected"),
+                    ));
                 } else {
                     return Err(Error::at(path, format!("unknown VALUE form `{name}`")));
                 }
@@ -483,32 +480,64 @@ impl Parser {
                 "a SOURCE must be an object with one key, its class name",
             )
         })?;
-        let (class, arg) = obj.iter().next().expect("one key");
-        if !is_source_class(class) {
-            return Err(Error::at(path, format!("unknown source class `{class}`")));
-        }
-        self.source(class, arg, &format!("{path}.{class}"))
-    }
-
-    fn source(&self, class: &str, arg: &Json, path: &str) -> Result<SourceExpr> {
-        let obj = arg
+        let (name, arg) = obj.iter().next().expect("one key");
+        let class = SourceClass::from_name(name)
+            .ok_or_else(|| Error::at(path, format!("unknown source class `{name}`")))?;
+        let path = format!("{path}.{name}");
+        let given = arg
             .as_object()
-            .ok_or_else(|| Error::at(path, "source fields must be an object"))?;
-        let mut fields = Vec::with_capacity(obj.len());
-        for (key, v) in obj {
-            let p = format!("{path}.{key}");
-            let f = match key.as_str() {
-                "base" => SourceField::Base(self.source_root(v, &p)?),
-                "index" => SourceField::Index(self.expr(v, &p)?),
-                _ => SourceField::Plain(scalar(v, &p)?),
-            };
-            fields.push((key.clone(), f));
+            .ok_or_else(|| Error::at(&path, "source fields must be an object"))?;
+        let table = class.fields();
+        if let Some(k) = given.keys().find(|k| !table.iter().any(|(f, _, _)| f == k)) {
+            return Err(Error::at(
+                &path,
+                format!("unknown field `{k}` for `{name}`"),
+            ));
         }
-        Ok(SourceExpr {
-            class: class.to_string(),
-            fields,
-        })
+        let mut fields = Vec::with_capacity(given.len());
+        for &(field, kind, required) in table {
+            let Some(v) = given.get(field) else {
+                if required {
+                    return Err(Error::at(&path, format!("missing field `{field}`")));
+                }
+                continue;
+            };
+            let p = format!("{path}.{field}");
+            let value = match kind {
+                FieldKind::Source => SourceField::Source(self.source_root(v, &p)?),
+                FieldKind::SourceOrValue if is_source_object(v) => {
+                    SourceField::Source(self.source_root(v, &p)?)
+                }
+                FieldKind::SourceOrValue | FieldKind::Value => {
+                    SourceField::Value(self.expr(v, &p)?)
+                }
+                FieldKind::Str => SourceField::Str(
+                    v.as_str()
+                        .ok_or_else(|| Error::at(&p, "must be a string"))?
+                        .into(),
+                ),
+                FieldKind::Bool => SourceField::Bool(
+                    v.as_bool()
+                        .ok_or_else(|| Error::at(&p, "must be a boolean"))?,
+                ),
+                FieldKind::Int => match v {
+                    Json::Number(n) => match number(n, &p)? {
+                        Expr::Int(i) => SourceField::Int(i),
+                        _ => return Err(Error::at(&p, "must be an integer")),
+                    },
+                    _ => return Err(Error::at(&p, "must be an integer")),
+                },
+            };
+            fields.push((field, value));
+        }
+        Ok(SourceExpr { class, fields })
     }
+}
+
+/// A one-key object naming a source class.
+fn is_source_object(json: &Json) -> bool {
+    json.as_object()
+        .is_some_and(|o| o.len() == 1 && o.keys().all(|k| SourceClass::from_name(k).is_some()))
 }
 
 impl VarDecl {
@@ -596,7 +625,6 @@ impl Expr {
                 }
                 one("ShapesSpec", Json::Object(m))
             }
-            Expr::Source(s) => s.to_json(),
         }
     }
 }
@@ -606,11 +634,14 @@ impl SourceExpr {
         let mut m = Map::new();
         for (k, f) in &self.fields {
             let v = match f {
-                SourceField::Base(s) => s.to_json(),
-                SourceField::Index(e) | SourceField::Plain(e) => e.to_json(),
+                SourceField::Source(s) => s.to_json(),
+                SourceField::Value(e) => e.to_json(),
+                SourceField::Str(s) => Json::String(s.clone()),
+                SourceField::Bool(b) => Json::Bool(*b),
+                SourceField::Int(i) => json_number(&i.to_string()),
             };
-            m.insert(k.clone(), v);
+            m.insert((*k).to_string(), v);
         }
-        one(&self.class, Json::Object(m))
+        one(self.class.name(), Json::Object(m))
     }
 }

@@ -70,7 +70,8 @@ impl Raise {
     }
 }
 
-/// The protocol an opaque object offers the value model. Every method
+/// The protocol an opaque object offers the value model.
+#[allow(clippy::len_without_is_empty)] // mirrors `__len__`, which has no `is_empty` Every method
 /// mirrors one Python dunder; `None` means the type does not define it.
 pub trait PyObject: fmt::Debug + Any {
     /// `type(x).__name__`.

@@ -249,7 +249,7 @@ fn value_ranges(min: &Value, max: &Value) -> PyResult<()> {
     let ok = match (&lower, &upper) {
         (Bound::Bool(_), Bound::Bool(_)) | (Bound::Bool(_), _) | (_, Bound::Bool(_)) => {
             match (&lower, &upper) {
-                (Bound::Bool(l), Bound::Bool(u)) => !(*l && !*u),
+                (Bound::Bool(l), Bound::Bool(u)) => !*l || *u,
                 (Bound::Bool(_), _) => {
                     return Err(Raise::new(
                         "AssertionError",

@@ -1,7 +1,10 @@
 //! The bodies of the fuzz targets in `fuzz/fuzz_targets/`, kept here so that
 //! `cargo test` replays the committed fuzz corpora on stable.
 
-use crate::case::{eval_case, Case};
+use super::lookup::{with_wrapper, LookupInput};
+use crate::case::wire::CaseBody;
+use crate::case::{eval_case, Case, Outcome};
+use crate::diff::json_eq;
 
 /// `case_line`: any bytes as one case line. Parsing either fails with a
 /// positioned error or gives a case; evaluating a case always gives a
@@ -20,4 +23,46 @@ pub fn case_line(data: &[u8]) {
             );
         }
     }
+}
+
+/// `lookup`: bytes → spec tree + source chain → lookup. Never panics; the
+/// case survives its own wire round trip; and an `NNModuleSource` wrapper
+/// inserted anywhere (but under the `_parameters` collapse) changes nothing.
+pub fn lookup(data: &[u8]) {
+    let mut u = arbitrary::Unstructured::new(data);
+    let Ok(input) = u.arbitrary::<LookupInput>() else {
+        return;
+    };
+    let case = input.case();
+    let reparsed = Case::parse(&case.to_json().to_string()).expect("a generated case parses");
+    assert_eq!(reparsed, case, "wire round trip");
+    check_wrapper_invariance(&case, input.wrap_depth as usize);
+}
+
+/// Evaluate `case` and the same case with a wrapper inserted `depth` bases
+/// down; both must give the same result.
+pub fn check_wrapper_invariance(case: &Case, depth: usize) {
+    let CaseBody::Lookup { spec, source } = &case.body else {
+        return;
+    };
+    let plain = eval_case(case);
+    let Some(wrapped_source) = with_wrapper(source, depth) else {
+        return;
+    };
+    let wrapped = eval_case(&Case {
+        body: CaseBody::Lookup {
+            spec: spec.clone(),
+            source: wrapped_source,
+        },
+        ..case.clone()
+    });
+    let same = match (&plain.outcome, &wrapped.outcome) {
+        (Outcome::Ok(a), Outcome::Ok(b)) => json_eq(a, b),
+        (a, b) => a == b,
+    };
+    assert!(
+        same,
+        "a wrapper changed the lookup: {plain:?} vs {wrapped:?} for {}",
+        case.to_json()
+    );
 }

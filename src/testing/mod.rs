@@ -5,6 +5,7 @@
 
 pub mod derived;
 pub mod fuzz;
+pub mod lookup;
 pub mod strategies;
 
 use proptest::strategy::{Strategy, ValueTree};

@@ -96,7 +96,7 @@ fn deep_nesting_is_an_error_not_a_crash() {
         "[".repeat(100_000),
         "]".repeat(100_000)
     );
-    let err = parse_cases(&deep).err().expect("too deep to parse");
+    let err = parse_cases(&deep).expect_err("too deep to parse");
     assert!(
         err.to_string()
             .starts_with("line 1: invalid JSON: recursion limit exceeded"),

@@ -2,5 +2,6 @@
 
 mod errors;
 mod fuzz_corpus;
+mod lookup_props;
 mod properties;
 mod snapshots;
