@@ -115,7 +115,12 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                             derived::FAMILIES.join(", ")
                         ))
                     })?;
-                    sample(strategy, seed, count, &format!("derived-gen-{family}-s{seed}"))
+                    sample(
+                        strategy,
+                        seed,
+                        count,
+                        &format!("derived-gen-{family}-s{seed}"),
+                    )
                 }
                 "lookup" => sample(
                     lookup::lookup_case(),
