@@ -14,7 +14,7 @@ import json, os, sys
 torch = json.load(open(sys.argv[1]))
 print(f"{'benchmark':<32} {'pytorch':>14} {'torchspec':>14} {'ratio':>8}")
 for name, t_ns in torch.items():
-    est = os.path.join("target", "criterion", *name.split("/"), "new", "estimates.json")
+    est = os.path.join("target", "criterion", name.replace("/", "_"), "new", "estimates.json")
     if not os.path.exists(est):
         print(f"{name:<32} {t_ns:>12.0f}ns {'(missing)':>14}")
         continue
