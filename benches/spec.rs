@@ -14,10 +14,22 @@ use torchspec::spec::{jsonable_or_self, ShapesSpec};
 fn bench(c: &mut Criterion) {
     let cases = parse_cases(include_str!("inputs.jsonl")).expect("bench inputs parse");
     for (_, case) in &cases {
+        let env = Env::new(&case.vars).expect("bench vars construct");
+        if let CaseBody::Lookup { spec, source } = &case.body {
+            let source = env.source(source).expect("bench source constructs");
+            let spec = env.eval(spec).expect("bench spec builds");
+            let shapes = spec.downcast::<ShapesSpec>();
+            c.bench_function(&format!("lookup/{}", case.id), |b| {
+                b.iter(|| {
+                    lookup_spec_from_dynamo_source(black_box(&source), black_box(shapes))
+                        .expect("lookup")
+                })
+            });
+            continue;
+        }
         let CaseBody::Build { value } = &case.body else {
             continue;
         };
-        let env = Env::new(&case.vars).expect("bench vars construct");
         let v = env.eval(value).expect("bench value builds");
         c.bench_function(&format!("repr/{}", case.id), |b| {
             b.iter(|| black_box(&v).repr().expect("repr"))

@@ -125,6 +125,43 @@ impl SourceExpr {
 const MAX_INT_DIGITS: usize = 4300;
 
 impl Case {
+    /// Whether any operator in the case has a var among its operands: the
+    /// case builds a derived SymInt/SymBool.
+    pub fn uses_derived(&self) -> bool {
+        fn has_var(e: &Expr) -> bool {
+            match e {
+                Expr::Var(_) => true,
+                _ => children(e).iter().any(|c| has_var(c)),
+            }
+        }
+        fn derived(e: &Expr) -> bool {
+            match e {
+                Expr::Op(_, args) if args.iter().any(has_var) => true,
+                _ => children(e).iter().any(|c| derived(c)),
+            }
+        }
+        fn source_exprs(s: &SourceExpr) -> Vec<&Expr> {
+            s.fields
+                .iter()
+                .flat_map(|(_, f)| match f {
+                    SourceField::Source(s) => source_exprs(s),
+                    SourceField::Value(e) => vec![e],
+                    _ => vec![],
+                })
+                .collect()
+        }
+        let roots: Vec<&Expr> = match &self.body {
+            CaseBody::Build { value } => vec![value],
+            CaseBody::Lookup { spec, source } => {
+                let mut v = vec![spec];
+                v.extend(source_exprs(source));
+                v
+            }
+            CaseBody::SourceName { source } => source_exprs(source),
+        };
+        roots.into_iter().any(derived)
+    }
+
     /// Parse one case line (without its trailing newline).
     pub fn parse(line: &str) -> Result<Case> {
         let json: Json =
@@ -232,6 +269,26 @@ impl Case {
             }
         }
         Json::Object(m)
+    }
+}
+
+/// The direct sub-expressions of `e`.
+fn children(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::List(items) | Expr::Tuple(items) | Expr::Op(_, items) => items.iter().collect(),
+        Expr::Dict(pairs) => pairs.iter().flat_map(|(k, v)| [k, v]).collect(),
+        Expr::Slice(parts) => parts.iter().collect(),
+        Expr::Spec(_, arg) => vec![arg],
+        Expr::ShapesSpec {
+            params,
+            assumptions,
+            globals,
+        } => [params, assumptions, globals]
+            .into_iter()
+            .flatten()
+            .map(|b| b.as_ref())
+            .collect(),
+        _ => vec![],
     }
 }
 

@@ -152,11 +152,17 @@ pub fn run(root: &Path) -> Result<Report> {
                 Some(g) if results_agree(g, &ours) => Verdict::Agree,
                 Some(g) => Verdict::Diverge(render_divergence(g, &ours)),
             };
+            // Derived-expression cases get their own row per file.
+            let category = if case.uses_derived() {
+                format!("{category} [derived]")
+            } else {
+                category.clone()
+            };
             report.cases.push(CaseReport {
                 allowed: allow.get(&case.id).cloned(),
                 id: case.id,
                 kind: case.body.kind(),
-                category: category.clone(),
+                category,
                 file: rel.clone(),
                 line,
                 verdict,
@@ -230,7 +236,7 @@ impl Report {
         let line = |out: &mut String, cells: [&str; 9]| {
             let _ = writeln!(
                 out,
-                "{:<12} {:<26} {:>7} {:>9} {:>9} {:>11} {:>9} {:>12} {:>8}",
+                "{:<12} {:<32} {:>7} {:>9} {:>9} {:>11} {:>9} {:>12} {:>8}",
                 cells[0],
                 cells[1],
                 cells[2],

@@ -167,7 +167,14 @@ impl Value {
 
     /// `repr(x)`.
     pub fn repr(&self) -> PyResult<String> {
-        let mut out = String::new();
+        // Spec reprs run to hundreds of bytes; growing from small costs more
+        // than the spare capacity.
+        let cap = if matches!(self, Value::Object(_)) {
+            1024
+        } else {
+            32
+        };
+        let mut out = String::with_capacity(cap);
         self.write_repr(&mut out)?;
         Ok(out)
     }

@@ -6,7 +6,7 @@ use std::any::Any;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use super::{jsonable_or_self, INDENT};
+use super::{fastrepr, jsonable_or_self, INDENT};
 use crate::pyval::{
     no_attribute, str_repr, write_indented_lines, Dict, PyObject, PyResult, Raise, Value,
 };
@@ -137,6 +137,11 @@ impl PyObject for ObjectSpec {
         "ObjectSpec"
     }
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Object(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
         out.push_str("object_spec:");
         for (name, spec) in self.fields.iter() {
             write_entry(
@@ -212,6 +217,11 @@ impl PyObject for DictSpec {
         "DictSpec"
     }
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Dict(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
         out.push_str("dict_spec:");
         for (key, spec) in self.entries.iter() {
             write_entry(
@@ -270,6 +280,11 @@ impl PyObject for SeqSpec {
         "SeqSpec"
     }
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Seq(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
         out.push_str("seq_spec:");
         for (i, spec) in self.entries.iter().enumerate() {
             write_entry(
@@ -376,6 +391,11 @@ impl PyObject for ParamsSpec {
         "ParamsSpec"
     }
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Params(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
         let mut lines = Vec::new();
         for (k, v) in self.named_args.iter() {
             lines.push(entry_repr(&k.py_str()?, v)?);
@@ -492,6 +512,11 @@ impl PyObject for ShapesSpec {
         "ShapesSpec"
     }
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Shapes(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
         out.push_str("shapes_spec:");
         if let Some(params) = &self.params {
             out.push('\n');

@@ -3,6 +3,7 @@
 //! Knows nothing about files, JSON or sources.
 
 mod containers;
+mod fastrepr;
 pub mod sym;
 pub mod var;
 

@@ -37,3 +37,47 @@ proptest! {
         }
     }
 }
+
+/// Shrinking works on the joint strategy: a property that fails once a
+/// chain has three or more steps shrinks to a three-step chain over a small
+/// tree.
+#[test]
+fn failing_lookups_shrink_to_short_chains() {
+    use proptest::test_runner::{Config, TestError, TestRunner};
+    use torchspec::case::wire::SourceExpr;
+
+    fn depth(s: &SourceExpr) -> usize {
+        s.fields
+            .iter()
+            .find_map(|(k, f)| match (k, f) {
+                (&"base", torchspec::case::wire::SourceField::Source(b)) => Some(1 + depth(b)),
+                _ => None,
+            })
+            .unwrap_or(0)
+    }
+    let mut runner = TestRunner::new(Config {
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&lookup_case(), |case| {
+        let CaseBody::Lookup { source, .. } = &case.body else {
+            unreachable!()
+        };
+        prop_assert!(depth(source) < 3);
+        Ok(())
+    });
+    match result {
+        Err(TestError::Fail(_, case)) => {
+            let CaseBody::Lookup { source, spec } = &case.body else {
+                unreachable!()
+            };
+            assert_eq!(depth(source), 3, "shrunk to {}", case.to_json());
+            assert!(
+                spec.to_json().to_string().len() < 400,
+                "tree did not shrink: {}",
+                case.to_json()
+            );
+        }
+        other => panic!("expected a failure to shrink, got {other:?}"),
+    }
+}
