@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use torchspec::case::eval_case;
 use torchspec::case::file::read_cases;
 use torchspec::conformance;
-use torchspec::testing::{lookup, sample, strategies};
+use torchspec::testing::{derived, lookup, sample, strategies};
 
 #[derive(Parser)]
 #[command(
@@ -101,6 +101,27 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                     count,
                     &format!("gen-build-s{seed}"),
                 ),
+                "derived" => sample(
+                    derived::derived_case(),
+                    seed,
+                    count,
+                    &format!("derived-gen-s{seed}"),
+                ),
+                other if other.starts_with("derived-") => {
+                    let family = &other["derived-".len()..];
+                    let strategy = derived::family_case(family).ok_or_else(|| {
+                        torchspec::Error::new(format!(
+                            "no derived family `{family}` (one of {})",
+                            derived::FAMILIES.join(", ")
+                        ))
+                    })?;
+                    sample(
+                        strategy,
+                        seed,
+                        count,
+                        &format!("derived-gen-{family}-s{seed}"),
+                    )
+                }
                 "lookup" => sample(
                     lookup::lookup_case(),
                     seed,

@@ -4,6 +4,7 @@
 
 mod containers;
 mod fastrepr;
+pub mod sym;
 pub mod var;
 
 pub use containers::{
@@ -11,7 +12,7 @@ pub use containers::{
 };
 pub use var::{IntVar, UidCounter, VarArgs, VarKind};
 
-use crate::pyval::{ops, PyResult, Raise, Value};
+use crate::pyval::{ops, PyResult, Value};
 
 /// `_INDENT`: two spaces per nesting level.
 pub(crate) const INDENT: &str = "  ";
@@ -19,17 +20,15 @@ pub(crate) const INDENT: &str = "  ";
 /// Whether `v` is a torch symbolic value (`SymInt` / `SymBool`), whose
 /// operators build expressions instead of computing.
 pub fn is_symbolic(v: &Value) -> bool {
-    matches!(v, Value::Object(o) if o.is_symint() || o.is_symbool())
+    matches!(v, Value::Object(o) if o.is_symint() || o.is_symbool()
+        || o.as_any().downcast_ref::<sym::SymNode>().is_some())
 }
 
 /// Apply a case-format operator, Python style: plain values compute, and a
 /// symbolic operand would build a derived expression.
 pub fn apply_op(op: ops::Op, args: &[Value]) -> PyResult<Value> {
     if args.iter().any(is_symbolic) {
-        return Err(Raise::unsupported(format!(
-            "derived expressions (`{}` on a SymInt/SymBool) are not modelled yet",
-            op.name()
-        )));
+        return sym::apply(op, args);
     }
     match args {
         [a] => ops::unary(op, a),

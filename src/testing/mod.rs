@@ -3,6 +3,7 @@
 //! so anything generated can be written out, captured by the oracle and
 //! replayed.
 
+pub mod derived;
 pub mod fuzz;
 pub mod lookup;
 pub mod strategies;

@@ -1,0 +1,1099 @@
+//! Mirrors the part of sympy 1.14 (sympy/core/{add,mul,power,relational}.py,
+//! sympy/logic/boolalg.py) and of torch/utils/_sympy/functions.py that the
+//! spec ShapeEnv reaches: automatic canonicalization when an expression is
+//! built (`Add.flatten`, `Mul.flatten`, `Pow`, `FloorDiv.eval`, `Mod.eval`,
+//! `PythonMod.eval`, `IntTrueDiv.eval`, relational evaluation, `And`/`Or`/`Not`).
+
+use std::rc::Rc;
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{One, Signed, ToPrimitive, Zero};
+
+use super::facts::{facts, is_even, Facts};
+use crate::pyval::{PyResult, Raise};
+
+/// A sympy expression node. Children are shared (`Rc`); equality is
+/// sympy's structural `==` (which is what `expr in args`, `p == q` test).
+pub type Ex = Rc<Node>;
+
+#[derive(Debug, PartialEq)]
+pub enum Node {
+    /// `sympy.Integer`.
+    Int(BigInt),
+    /// `sympy.Float` (53-bit precision, from a Python float).
+    Float(f64),
+    /// torch's `int_oo` / `-int_oo` (torch/utils/_sympy/numbers.py).
+    IntOo {
+        neg: bool,
+    },
+    /// `sympy.Symbol("name#uid")`, with no assumptions. The value range the
+    /// spec ShapeEnv registers for it (`var_to_range`) rides along; it is
+    /// not part of sympy's equality, but names are unique per case.
+    Sym(Rc<Symbol>),
+    /// `sympy.Add`, canonical: flattened, like terms collected, no zero
+    /// terms; the numeric term (if any) first, the rest in `sort_key` order.
+    Add(Vec<Ex>),
+    /// `sympy.Mul`, canonical: numeric coefficient (if not 1) first, then
+    /// the factors in `sort_key` order, equal bases merged into powers.
+    Mul(Vec<Ex>),
+    /// `sympy.Pow` with an integer exponent >= 2 (the only kind built here).
+    Pow(Ex, Ex),
+    /// An applied sympy/torch function.
+    Fn(Func, Vec<Ex>),
+    /// `Eq`, `Ne`, `<`, `<=`, `>`, `>=`.
+    Rel(Rel, Ex, Ex),
+    And(Vec<Ex>),
+    Or(Vec<Ex>),
+    Not(Ex),
+    True,
+    False,
+}
+
+#[derive(Debug)]
+pub struct Symbol {
+    pub name: String,
+    /// `var_to_range[sym]`: `None` is an infinite bound.
+    pub lower: Option<BigInt>,
+    pub upper: Option<BigInt>,
+}
+
+impl PartialEq for Symbol {
+    fn eq(&self, other: &Symbol) -> bool {
+        self.name == other.name
+    }
+}
+
+/// The torch sympy functions an op can produce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    FloorDiv,
+    Mod,
+    PythonMod,
+    IntTrueDiv,
+    FloatTrueDiv,
+    ToFloat,
+    BitwiseAnd,
+    BitwiseOr,
+}
+
+impl Func {
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::FloorDiv => "FloorDiv",
+            Func::Mod => "Mod",
+            Func::PythonMod => "PythonMod",
+            Func::IntTrueDiv => "IntTrueDiv",
+            Func::FloatTrueDiv => "FloatTrueDiv",
+            Func::ToFloat => "ToFloat",
+            Func::BitwiseAnd => "BitwiseFn_bitwise_and",
+            Func::BitwiseOr => "BitwiseFn_bitwise_or",
+        }
+    }
+
+    /// The class attribute `precedence` the torch functions set (the
+    /// printer parenthesizes by it); `None` for plain `Function`s (70).
+    pub fn precedence(self) -> Option<u32> {
+        match self {
+            Func::FloorDiv
+            | Func::Mod
+            | Func::PythonMod
+            | Func::IntTrueDiv
+            | Func::FloatTrueDiv => Some(35),
+            Func::BitwiseAnd => Some(38),
+            Func::BitwiseOr => Some(36),
+            Func::ToFloat => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rel {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Rel {
+    /// sympy's class name (`class_key` and printing).
+    pub fn class_name(self) -> &'static str {
+        match self {
+            Rel::Eq => "Equality",
+            Rel::Ne => "Unequality",
+            Rel::Lt => "StrictLessThan",
+            Rel::Le => "LessThan",
+            Rel::Gt => "StrictGreaterThan",
+            Rel::Ge => "GreaterThan",
+        }
+    }
+    /// `Relational.negated`: `~(a < b)` is `a >= b`.
+    pub fn negated(self) -> Rel {
+        match self {
+            Rel::Eq => Rel::Ne,
+            Rel::Ne => Rel::Eq,
+            Rel::Lt => Rel::Ge,
+            Rel::Le => Rel::Gt,
+            Rel::Gt => Rel::Le,
+            Rel::Ge => Rel::Lt,
+        }
+    }
+    /// `Relational.reversed`: `a < b` is `b > a`.
+    pub fn reversed(self) -> Rel {
+        match self {
+            Rel::Eq => Rel::Eq,
+            Rel::Ne => Rel::Ne,
+            Rel::Lt => Rel::Gt,
+            Rel::Le => Rel::Ge,
+            Rel::Gt => Rel::Lt,
+            Rel::Ge => Rel::Le,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Numbers
+// ---------------------------------------------------------------------------
+
+pub fn int(i: impl Into<BigInt>) -> Ex {
+    Rc::new(Node::Int(i.into()))
+}
+pub fn float(f: f64) -> Ex {
+    Rc::new(Node::Float(f))
+}
+pub fn boolean(b: bool) -> Ex {
+    Rc::new(if b { Node::True } else { Node::False })
+}
+
+impl Node {
+    pub fn is_number(&self) -> bool {
+        matches!(self, Node::Int(_) | Node::Float(_) | Node::IntOo { .. })
+    }
+    pub fn as_int(&self) -> Option<&BigInt> {
+        match self {
+            Node::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+    pub fn is_int_value(&self, v: i64) -> bool {
+        matches!(self, Node::Int(i) if *i == BigInt::from(v))
+    }
+    /// `isinstance(x, sympy.logic.boolalg.Boolean)`.
+    pub fn is_boolean(&self) -> bool {
+        matches!(
+            self,
+            Node::Rel(..) | Node::And(_) | Node::Or(_) | Node::Not(_) | Node::True | Node::False
+        )
+    }
+    /// `expr.is_Atom`.
+    pub fn is_atom(&self) -> bool {
+        matches!(
+            self,
+            Node::Int(_)
+                | Node::Float(_)
+                | Node::IntOo { .. }
+                | Node::Sym(_)
+                | Node::True
+                | Node::False
+        )
+    }
+}
+
+/// A numeric value: sympy `Integer`, `Float`, or `int_oo`.
+#[derive(Clone, Debug)]
+pub enum Num {
+    Int(BigInt),
+    Float(f64),
+    IntOo(bool),
+}
+
+impl Num {
+    pub fn of(e: &Node) -> Option<Num> {
+        match e {
+            Node::Int(i) => Some(Num::Int(i.clone())),
+            Node::Float(f) => Some(Num::Float(*f)),
+            Node::IntOo { neg } => Some(Num::IntOo(*neg)),
+            _ => None,
+        }
+    }
+    pub fn to_ex(&self) -> Ex {
+        match self {
+            Num::Int(i) => int(i.clone()),
+            Num::Float(f) => float(*f),
+            Num::IntOo(neg) => Rc::new(Node::IntOo { neg: *neg }),
+        }
+    }
+    pub fn to_f64(&self) -> f64 {
+        match self {
+            Num::Int(i) => i.to_f64().unwrap_or(f64::INFINITY),
+            Num::Float(f) => *f,
+            Num::IntOo(neg) => {
+                if *neg {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
+            }
+        }
+    }
+    pub fn is_zero(&self) -> bool {
+        match self {
+            Num::Int(i) => i.is_zero(),
+            Num::Float(f) => *f == 0.0,
+            Num::IntOo(_) => false,
+        }
+    }
+    pub fn is_one(&self) -> bool {
+        matches!(self, Num::Int(i) if i.is_one())
+    }
+    pub fn is_negative(&self) -> bool {
+        match self {
+            Num::Int(i) => i.is_negative(),
+            Num::Float(f) => *f < 0.0,
+            Num::IntOo(neg) => *neg,
+        }
+    }
+    pub fn add(&self, o: &Num) -> PyResult<Num> {
+        Ok(match (self, o) {
+            (Num::Int(a), Num::Int(b)) => Num::Int(a + b),
+            (Num::IntOo(_), _) | (_, Num::IntOo(_)) => {
+                return Err(Raise::unsupported("int_oo arithmetic"))
+            }
+            _ => Num::Float(self.to_f64() + o.to_f64()),
+        })
+    }
+    pub fn mul(&self, o: &Num) -> PyResult<Num> {
+        Ok(match (self, o) {
+            (Num::Int(a), Num::Int(b)) => Num::Int(a * b),
+            (Num::IntOo(_), _) | (_, Num::IntOo(_)) => {
+                return Err(Raise::unsupported("int_oo arithmetic"))
+            }
+            _ => Num::Float(self.to_f64() * o.to_f64()),
+        })
+    }
+    pub fn neg(&self) -> Num {
+        match self {
+            Num::Int(i) => Num::Int(-i),
+            Num::Float(f) => Num::Float(-f),
+            Num::IntOo(n) => Num::IntOo(!n),
+        }
+    }
+    /// Exact numeric comparison (sympy compares Integer with Float exactly).
+    pub fn num_cmp(&self, o: &Num) -> Option<std::cmp::Ordering> {
+        use std::cmp::Ordering;
+        match (self, o) {
+            (Num::Int(a), Num::Int(b)) => Some(a.cmp(b)),
+            (Num::IntOo(a), Num::IntOo(b)) => Some(b.cmp(a)),
+            (Num::IntOo(n), _) => Some(if *n {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }),
+            (_, Num::IntOo(n)) => Some(if *n {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }),
+            (Num::Int(a), Num::Float(b)) => crate::pyval::Value::Int(a.clone())
+                .as_number()
+                .and_then(|x| x.num_cmp(&crate::pyval::Value::Float(*b).as_number()?)),
+            (Num::Float(a), Num::Int(b)) => Num::Int(b.clone())
+                .num_cmp(&Num::Float(*a))
+                .map(|o| o.reverse()),
+            (Num::Float(a), Num::Float(b)) => a.partial_cmp(b),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Add
+// ---------------------------------------------------------------------------
+
+/// `expr.as_coeff_Mul()`: the leading numeric coefficient and the rest.
+pub fn as_coeff_mul(e: &Ex) -> (Num, Ex) {
+    if let Some(n) = Num::of(e) {
+        return (n, int(1));
+    }
+    if let Node::Mul(args) = &**e {
+        if let Some(n) = Num::of(&args[0]) {
+            let rest = if args.len() == 2 {
+                args[1].clone()
+            } else {
+                Rc::new(Node::Mul(args[1..].to_vec()))
+            };
+            return (n, rest);
+        }
+    }
+    (Num::Int(BigInt::one()), e.clone())
+}
+
+/// `Add.make_args`.
+pub fn add_args(e: &Ex) -> Vec<Ex> {
+    match &**e {
+        Node::Add(a) => a.clone(),
+        _ => vec![e.clone()],
+    }
+}
+
+/// `Mul.make_args`.
+pub fn mul_args(e: &Ex) -> Vec<Ex> {
+    match &**e {
+        Node::Mul(a) => a.clone(),
+        _ => vec![e.clone()],
+    }
+}
+
+/// `_keep_coeff(c, rest)` / `c*rest` for a term of a sum: distributes
+/// nothing, only attaches the coefficient.
+fn attach_coeff(c: &Num, rest: &Ex) -> Ex {
+    if c.is_one() {
+        return rest.clone();
+    }
+    if rest.is_int_value(1) {
+        return c.to_ex();
+    }
+    let mut args = vec![c.to_ex()];
+    args.extend(mul_args(rest));
+    Rc::new(Node::Mul(args))
+}
+
+/// `sympy.Add(*args)` (Add.flatten): flatten nested sums, add up the
+/// numbers, collect terms with equal non-numeric part, drop zeros.
+pub fn add(args: &[Ex]) -> PyResult<Ex> {
+    let mut coeff: Option<Num> = None;
+    let mut terms: Vec<(Ex, Num)> = Vec::new();
+    let mut flat = Vec::new();
+    for a in args {
+        flat.extend(add_args(a));
+    }
+    for a in flat {
+        if let Some(n) = Num::of(&a) {
+            coeff = Some(match coeff {
+                None => n,
+                Some(c) => c.add(&n)?,
+            });
+            continue;
+        }
+        let (c, rest) = as_coeff_mul(&a);
+        match terms.iter_mut().find(|(r, _)| *r == rest) {
+            Some((_, cc)) => *cc = cc.add(&c)?,
+            None => terms.push((rest, c)),
+        }
+    }
+    let mut out: Vec<Ex> = Vec::new();
+    let float_zero = matches!(coeff, Some(Num::Float(_)));
+    for (rest, c) in terms {
+        if c.is_zero() {
+            // A Float zero coefficient keeps the float-ness in sympy only
+            // through the numeric term; dropping the term is what Add does.
+            continue;
+        }
+        out.push(attach_coeff(&c, &rest));
+    }
+    super::order::sort_canonical(&mut out);
+    if let Some(c) = coeff {
+        if !c.is_zero() || (float_zero && out.is_empty()) {
+            out.insert(0, c.to_ex());
+        }
+    }
+    Ok(match out.len() {
+        0 => int(0),
+        1 => out.pop().expect("one term"),
+        _ => Rc::new(Node::Add(out)),
+    })
+}
+
+pub fn sub(a: &Ex, b: &Ex) -> PyResult<Ex> {
+    add(&[a.clone(), neg(b)?])
+}
+
+pub fn neg(a: &Ex) -> PyResult<Ex> {
+    mul(&[int(-1), a.clone()])
+}
+
+// ---------------------------------------------------------------------------
+// Mul and Pow
+// ---------------------------------------------------------------------------
+
+/// `base**exp` as a factor: its base and integer exponent.
+fn base_exp(e: &Ex) -> (Ex, BigInt) {
+    match &**e {
+        Node::Pow(b, x) => match x.as_int() {
+            Some(i) => (b.clone(), i.clone()),
+            None => (e.clone(), BigInt::one()),
+        },
+        _ => (e.clone(), BigInt::one()),
+    }
+}
+
+fn make_pow(base: &Ex, exp: &BigInt) -> Ex {
+    if exp.is_one() {
+        base.clone()
+    } else {
+        Rc::new(Node::Pow(base.clone(), int(exp.clone())))
+    }
+}
+
+/// `sympy.Mul(*args)` (Mul.flatten): multiply the numbers, merge equal
+/// bases by adding exponents, and distribute a number over a sum when the
+/// product has exactly two factors (`2*(a + 1)` is `2*a + 2`).
+pub fn mul(args: &[Ex]) -> PyResult<Ex> {
+    // Mul.flatten's two-argument special case: Rational * Add distributes.
+    if args.len() == 2 {
+        let (a, b) = (&args[0], &args[1]);
+        let (num, other) = if matches!(**b, Node::Int(_)) {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        if let (Node::Int(n), Node::Add(terms)) = (&**num, &**other) {
+            if n.is_one() {
+                return Ok(other.clone());
+            }
+            let c = Num::Int(n.clone());
+            let mut out = Vec::new();
+            for t in terms {
+                let (tc, rest) = as_coeff_mul(t);
+                out.push(attach_coeff(&c.mul(&tc)?, &rest));
+            }
+            return add(&out);
+        }
+    }
+    let mut coeff = Num::Int(BigInt::one());
+    let mut powers: Vec<(Ex, BigInt)> = Vec::new();
+    let mut flat = Vec::new();
+    for a in args {
+        flat.extend(mul_args(a));
+    }
+    for a in flat {
+        if let Some(n) = Num::of(&a) {
+            coeff = coeff.mul(&n)?;
+            continue;
+        }
+        let (b, e) = base_exp(&a);
+        match powers.iter_mut().find(|(pb, _)| *pb == b) {
+            Some((_, pe)) => *pe += e,
+            None => powers.push((b, e)),
+        }
+    }
+    if coeff.is_zero() {
+        return Ok(coeff.to_ex());
+    }
+    let mut out: Vec<Ex> = Vec::new();
+    for (b, e) in powers {
+        if e.is_zero() {
+            continue;
+        }
+        out.push(make_pow(&b, &e));
+    }
+    super::order::sort_canonical(&mut out);
+    if out.is_empty() {
+        return Ok(coeff.to_ex());
+    }
+    if out.len() == 1 && coeff.is_one() {
+        return Ok(out.pop().expect("one factor"));
+    }
+    // A number times a single sum distributes (the two-argument rule above
+    // applied to the folded product).
+    if out.len() == 1 {
+        if let (Num::Int(_), Node::Add(_)) = (&coeff, &*out[0]) {
+            return mul(&[coeff.to_ex(), out[0].clone()]);
+        }
+    }
+    if !coeff.is_one() {
+        out.insert(0, coeff.to_ex());
+    }
+    Ok(Rc::new(Node::Mul(out)))
+}
+
+/// `sympy.Pow(base, n)` for an integer `n >= 0`: numbers fold, products
+/// distribute the power over their factors, powers multiply exponents.
+pub fn pow_int(base: &Ex, n: &BigInt) -> PyResult<Ex> {
+    if n.is_zero() {
+        return Ok(int(1));
+    }
+    if n.is_one() {
+        return Ok(base.clone());
+    }
+    match &**base {
+        Node::Int(b) => {
+            let e = n
+                .to_u32()
+                .filter(|e| b.bits() * (*e as u64) <= 1 << 16)
+                .ok_or_else(|| Raise::unsupported("a huge integer power"))?;
+            Ok(int(num_traits::pow(b.clone(), e as usize)))
+        }
+        Node::Float(_) => Err(Raise::unsupported("a power of a Float")),
+        Node::Mul(args) => {
+            let mut out = Vec::new();
+            for a in args {
+                out.push(pow_int(a, n)?);
+            }
+            mul(&out)
+        }
+        Node::Pow(b, e) => match e.as_int() {
+            Some(e) => pow_int(b, &(e * n)),
+            None => Ok(make_pow(base, n)),
+        },
+        _ => Ok(make_pow(base, n)),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// torch functions
+// ---------------------------------------------------------------------------
+
+fn zero_division(msg: &str) -> Raise {
+    Raise::new("ZeroDivisionError", msg)
+}
+
+fn func(f: Func, args: Vec<Ex>) -> Ex {
+    Rc::new(Node::Fn(f, args))
+}
+
+/// Divide every term of `p` by the integer `g` (exact by construction).
+fn div_int_exact(p: &Ex, g: &BigInt) -> PyResult<Ex> {
+    let mut out = Vec::new();
+    for t in add_args(p) {
+        let (c, rest) = as_coeff_mul(&t);
+        match c {
+            Num::Int(c) => out.push(attach_coeff(&Num::Int(c / g), &rest)),
+            _ => return Err(Raise::unsupported("FloorDiv gcd with a Float")),
+        }
+    }
+    add(&out)
+}
+
+/// `term / factor` for a factor known to occur in every term's `Mul.make_args`.
+fn div_factor(p: &Ex, x: &Ex) -> PyResult<Ex> {
+    let mut out = Vec::new();
+    for t in add_args(p) {
+        let mut args = mul_args(&t);
+        if let Some(i) = args.iter().position(|a| a == x) {
+            args.remove(i);
+        }
+        out.push(if args.is_empty() { int(1) } else { mul(&args)? });
+    }
+    add(&out)
+}
+
+/// torch `simple_floordiv_gcd(p, q)`: the common integer content times the
+/// factors of `q` that occur syntactically in every term of `p`. Returned
+/// as the integer part and the symbolic factors.
+fn simple_floordiv_gcd(p: &Ex, q: &Ex) -> (BigInt, Vec<Ex>) {
+    fn integer_coefficient(x: &Ex) -> BigInt {
+        mul_args(x)
+            .iter()
+            .filter_map(|a| a.as_int().map(|i| i.abs()))
+            .fold(BigInt::one(), |acc, i| acc * i)
+    }
+    fn integer_factor(e: &Ex) -> BigInt {
+        let mut it = add_args(e).into_iter().map(|t| integer_coefficient(&t));
+        let first = it.next().unwrap_or_else(BigInt::zero);
+        it.fold(first, |acc, i| acc.gcd(&i))
+    }
+    let g = integer_factor(p).gcd(&integer_factor(q));
+    let (pd, qd) = if g.is_zero() || g.is_one() {
+        (p.clone(), q.clone())
+    } else {
+        match (div_int_exact(p, &g), div_int_exact(q, &g)) {
+            (Ok(a), Ok(b)) => (a, b),
+            _ => (p.clone(), q.clone()),
+        }
+    };
+    let base_splits: Vec<Vec<Ex>> = add_args(&pd).iter().map(mul_args).collect();
+    let mut syms = Vec::new();
+    for x in mul_args(&qd) {
+        if base_splits.iter().all(|s| s.contains(&x)) {
+            syms.push(x);
+        }
+    }
+    (g, syms)
+}
+
+/// `FloorDiv(base, divisor)` with `FloorDiv.eval`.
+pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
+    let fd = facts(divisor);
+    if fd.zero == Some(true) {
+        return Err(zero_division("division by zero"));
+    }
+    if matches!(**base, Node::IntOo { .. }) || matches!(**divisor, Node::IntOo { .. }) {
+        return Err(Raise::unsupported("FloorDiv with int_oo"));
+    }
+    let fb = facts(base);
+    if fb.zero == Some(true) {
+        return Ok(int(0));
+    }
+    if fb.integer == Some(true) && divisor.is_int_value(1) {
+        return Ok(base.clone());
+    }
+    if fb.integer == Some(true) && divisor.is_int_value(-1) {
+        return mul(&[base.clone(), int(-1)]);
+    }
+    if base == divisor {
+        return Ok(int(1));
+    }
+    if let (Node::Int(b), Node::Int(d)) = (&**base, &**divisor) {
+        return Ok(int(b.div_floor(d)));
+    }
+    if base.is_number() && divisor.is_number() {
+        return Err(Raise::unsupported("FloorDiv of Floats"));
+    }
+    if let Node::Fn(Func::FloorDiv, a) = &**base {
+        let d = mul(&[a[1].clone(), divisor.clone()])?;
+        return floordiv(&a[0], &d);
+    }
+    // (x + y) // b is x // b + y // b for the terms whose quotient is an
+    // integer.
+    if let Node::Int(d) = &**divisor {
+        let mut taken = Vec::new();
+        let mut quotients = Vec::new();
+        for t in add_args(base) {
+            let (c, rest) = as_coeff_mul(&t);
+            if let Num::Int(c) = &c {
+                if (c % d).is_zero() && facts(&rest).integer == Some(true) {
+                    quotients.push(attach_coeff(&Num::Int(c / d), &rest));
+                    taken.push(t.clone());
+                }
+            }
+        }
+        if !taken.is_empty() {
+            let taken_sum = if taken.len() == 1 {
+                taken[0].clone()
+            } else {
+                Rc::new(Node::Add(taken))
+            };
+            let rest = sub(base, &taken_sum)?;
+            let q = floordiv(&rest, divisor)?;
+            let mut all = vec![q];
+            all.extend(quotients);
+            return add(&all);
+        }
+    }
+    let (g, syms) = simple_floordiv_gcd(base, divisor);
+    if matches!(**divisor, Node::Add(_)) && g.is_one() && syms.is_empty() {
+        // torch falls back to sympy.gcd (a polynomial gcd) here. Modelled:
+        // the base an integer multiple of the divisor, or the divisor a
+        // factor of the base; otherwise taken as 1 (see `poly_gcd_is_one`).
+        if let Some(k) = integer_multiple(base, divisor)? {
+            return floordiv(&k, &int(1));
+        }
+        if let Node::Mul(args) = &**base {
+            if let Some(i) = args.iter().position(|a| a == divisor) {
+                let mut rest = args.clone();
+                rest.remove(i);
+                return floordiv(&mul(&rest)?, &int(1));
+            }
+        }
+        // Other common polynomial factors (`(a*b + a)//(b + 1)`) are not
+        // found: the gcd is taken as 1.
+    }
+    if !(g.is_zero() || g.is_one() && syms.is_empty()) {
+        let mut b = div_int_exact(base, &g)?;
+        let mut d = div_int_exact(divisor, &g)?;
+        for x in &syms {
+            b = div_factor(&b, x)?;
+            d = div_factor(&d, x)?;
+        }
+        return floordiv(&b, &d);
+    }
+    Ok(func(Func::FloorDiv, vec![base.clone(), divisor.clone()]))
+}
+
+/// `Some(k)` when `base == k*divisor` for an integer `k`.
+fn integer_multiple(base: &Ex, divisor: &Ex) -> PyResult<Option<Ex>> {
+    let (bt, dt) = (add_args(base), add_args(divisor));
+    if bt.len() != dt.len() {
+        return Ok(None);
+    }
+    let (c0, _) = as_coeff_mul(&bt[0]);
+    let (d0, _) = as_coeff_mul(&dt[0]);
+    if let (Num::Int(c0), Num::Int(d0)) = (c0, d0) {
+        if !d0.is_zero() && (&c0 % &d0).is_zero() {
+            let k = int(&c0 / &d0);
+            if mul(&[k.clone(), divisor.clone()])? == *base {
+                return Ok(Some(k));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// `r = p / q; r.is_integer` and `r.is_positive`, for the cases sympy
+/// decides: `q` an integer dividing every coefficient of integer terms,
+/// or `p` a multiple `k*q` of `q`.
+fn ratio_facts(p: &Ex, q: &Ex) -> (Option<bool>, Option<bool>) {
+    if let Node::Int(d) = &**q {
+        let mut all_int = true;
+        for t in add_args(p) {
+            let (c, rest) = as_coeff_mul(&t);
+            match c {
+                Num::Int(ref c) if (c % d).is_zero() && facts(&rest).integer == Some(true) => {}
+                _ => all_int = false,
+            }
+        }
+        let fp = facts(p);
+        let pos = if d.is_positive() { fp.pos } else { fp.neg };
+        return (if all_int { Some(true) } else { None }, pos);
+    }
+    // p == k*q with an integer k.
+    let (c, rest) = as_coeff_mul(p);
+    let (qc, qrest) = as_coeff_mul(q);
+    if rest == qrest {
+        if let (Num::Int(c), Num::Int(qc)) = (c, qc) {
+            if (&c % &qc).is_zero() {
+                let k = &c / &qc;
+                return (Some(true), Some(k.is_positive()));
+            }
+        }
+    }
+    (None, None)
+}
+
+/// `Mod(p, q)` (torch's, for non-negative operands) or `PythonMod(p, q)`,
+/// with their `eval`.
+pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
+    let fq = facts(q);
+    if fq.zero == Some(true) {
+        return Err(zero_division("Modulo by zero"));
+    }
+    if p.is_int_value(0) || p == q || *p == neg(q)? || q.is_int_value(1) {
+        return Ok(int(0));
+    }
+    if let (Some(a), Some(b)) = (Num::of(p), Num::of(q)) {
+        return match (a, b) {
+            (Num::Int(a), Num::Int(b)) => {
+                if !python {
+                    if a.is_negative() {
+                        return Err(Raise::new("AssertionError", a.to_string()));
+                    }
+                    if b < BigInt::one() {
+                        return Err(Raise::new("AssertionError", b.to_string()));
+                    }
+                }
+                Ok(int(a.mod_floor(&b)))
+            }
+            _ => Err(Raise::unsupported("Mod of Floats")),
+        };
+    }
+    if q.is_int_value(2) {
+        match is_even(p) {
+            Some(true) => return Ok(int(0)),
+            Some(false) => return Ok(int(1)),
+            None => {}
+        }
+    }
+    let (r_int, r_pos) = ratio_facts(p, q);
+    if r_int == Some(true) {
+        return Ok(int(0));
+    }
+    if rel_eval(Rel::Lt, p, q)? == Some(true) && r_pos == Some(true) {
+        return Ok(p.clone());
+    }
+    Ok(func(
+        if python { Func::PythonMod } else { Func::Mod },
+        vec![p.clone(), q.clone()],
+    ))
+}
+
+/// `IntTrueDiv(a, b)`: folds to a Float for two integers.
+pub fn int_truediv(a: &Ex, b: &Ex) -> PyResult<Ex> {
+    if facts(b).zero == Some(true) {
+        return Err(zero_division("division by zero"));
+    }
+    if let (Node::Int(x), Node::Int(y)) = (&**a, &**b) {
+        // Python's int / int is correctly rounded.
+        let v = crate::pyval::ops::binary(
+            crate::pyval::ops::Op::TrueDiv,
+            &crate::pyval::Value::Int(x.clone()),
+            &crate::pyval::Value::Int(y.clone()),
+        )?;
+        if let crate::pyval::Value::Float(f) = v {
+            return Ok(float(f));
+        }
+    }
+    if a.is_number() && b.is_number() {
+        return Err(Raise::unsupported("IntTrueDiv with int_oo"));
+    }
+    Ok(func(Func::IntTrueDiv, vec![a.clone(), b.clone()]))
+}
+
+/// `FloatTrueDiv(a, b)`.
+pub fn float_truediv(a: &Ex, b: &Ex) -> PyResult<Ex> {
+    if facts(b).zero == Some(true) {
+        return Err(zero_division("division by zero"));
+    }
+    if let (Some(x), Some(y)) = (Num::of(a), Num::of(b)) {
+        return Ok(float(x.to_f64() / y.to_f64()));
+    }
+    Ok(func(Func::FloatTrueDiv, vec![a.clone(), b.clone()]))
+}
+
+/// `ToFloat(x)`.
+pub fn to_float(a: &Ex) -> PyResult<Ex> {
+    match &**a {
+        Node::Int(i) => Ok(float(i.to_f64().unwrap_or(f64::INFINITY))),
+        Node::Float(_) => Ok(a.clone()),
+        Node::IntOo { .. } => Err(Raise::unsupported("ToFloat(int_oo)")),
+        _ => Ok(func(Func::ToFloat, vec![a.clone()])),
+    }
+}
+
+/// `BitwiseFn_bitwise_and` / `_or`: fold two integers.
+pub fn bitwise(and: bool, a: &Ex, b: &Ex) -> PyResult<Ex> {
+    let conv = |e: &Ex| -> Ex {
+        match &**e {
+            Node::True => int(1),
+            Node::False => int(0),
+            _ => e.clone(),
+        }
+    };
+    if a.is_boolean() && b.is_boolean() {
+        return if and {
+            logic_and(&[a.clone(), b.clone()])
+        } else {
+            logic_or(&[a.clone(), b.clone()])
+        };
+    }
+    if matches!(
+        **a,
+        Node::Rel(..) | Node::And(_) | Node::Or(_) | Node::Not(_)
+    ) || matches!(
+        **b,
+        Node::Rel(..) | Node::And(_) | Node::Or(_) | Node::Not(_)
+    ) {
+        // `1 if a else 0` on a relational raises in sympy... except that the
+        // check is `a.is_Boolean` first, which is only reached for atoms.
+        if !(matches!(**a, Node::True | Node::False) || matches!(**b, Node::True | Node::False)) {
+            return Ok(func(
+                if and {
+                    Func::BitwiseAnd
+                } else {
+                    Func::BitwiseOr
+                },
+                vec![a.clone(), b.clone()],
+            ));
+        }
+        return Err(Raise::unsupported("bitwise op on a relational and a bool"));
+    }
+    let (a, b) = (conv(a), conv(b));
+    if let (Node::Int(x), Node::Int(y)) = (&*a, &*b) {
+        return Ok(int(if and { x & y } else { x | y }));
+    }
+    Ok(func(
+        if and {
+            Func::BitwiseAnd
+        } else {
+            Func::BitwiseOr
+        },
+        vec![a, b],
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// Relationals
+// ---------------------------------------------------------------------------
+
+/// `is_eq(lhs, rhs)` (sympy/core/relational.py), for the node kinds here.
+fn is_eq(l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
+    if l == r {
+        return Ok(Some(true));
+    }
+    let lb = matches!(**l, Node::True | Node::False);
+    let rb = matches!(**r, Node::True | Node::False);
+    if lb && rb {
+        return Ok(Some(false));
+    }
+    let l_sym = matches!(**l, Node::Sym(_));
+    let r_sym = matches!(**r, Node::Sym(_));
+    if !(l_sym || r_sym) && l.is_boolean() != r.is_boolean() {
+        return Ok(Some(false));
+    }
+    if l.is_boolean() || r.is_boolean() {
+        return Ok(None);
+    }
+    let dif = sub(l, r)?;
+    let z = facts(&dif).zero;
+    if z.is_some() {
+        return Ok(z);
+    }
+    // `dif.as_coeff_Add()` with a Float constant: an integral float plus a
+    // non-integer rest (or vice versa) cannot be zero.
+    if let Node::Add(terms) = &*dif {
+        if let Node::Float(c) = &*terms[0] {
+            let rest = add(&terms[1..])?;
+            let fr = facts(&rest);
+            if c.fract() == 0.0 {
+                if fr.integer == Some(false) {
+                    return Ok(Some(false));
+                }
+            } else if fr.integer == Some(true) {
+                // t.is_rational is False for no node here.
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// `is_ge(lhs, rhs)`.
+fn is_ge(l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
+    if let (Some(a), Some(b)) = (Num::of(l), Num::of(r)) {
+        return Ok(a.num_cmp(&b).map(|o| o != std::cmp::Ordering::Less));
+    }
+    let (fl, fr) = (facts(l), facts(r));
+    if fl.real == Some(true) && fr.real == Some(true) {
+        let d = sub(l, r)?;
+        return Ok(facts(&d).nonneg());
+    }
+    Ok(None)
+}
+
+/// The truth value sympy finds when constructing `op(l, r)`, if any.
+pub fn rel_eval(op: Rel, l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
+    let not = |v: Option<bool>| v.map(|b| !b);
+    Ok(match op {
+        Rel::Eq => is_eq(l, r)?,
+        Rel::Ne => not(is_eq(l, r)?),
+        Rel::Ge => is_ge(l, r)?,
+        Rel::Le => is_ge(r, l)?,
+        Rel::Lt => not(is_ge(l, r)?),
+        Rel::Gt => not(is_ge(r, l)?),
+    })
+}
+
+/// `sympy.Eq(l, r)`, `sympy.Gt(l, r)`, ...
+pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
+    if !matches!(op, Rel::Eq | Rel::Ne) && (l.is_boolean() || r.is_boolean()) {
+        return Err(Raise::type_error("Invalid comparison of non-real"));
+    }
+    Ok(match rel_eval(op, l, r)? {
+        Some(b) => boolean(b),
+        None => Rc::new(Node::Rel(op, l.clone(), r.clone())),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Logic
+// ---------------------------------------------------------------------------
+
+/// `~x` (`Not(x)`): a relational negates, `Not(Not(x))` is `x`.
+pub fn logic_not(a: &Ex) -> PyResult<Ex> {
+    Ok(match &**a {
+        Node::True => boolean(false),
+        Node::False => boolean(true),
+        Node::Rel(op, l, r) => Rc::new(Node::Rel(op.negated(), l.clone(), r.clone())),
+        Node::Not(x) => x.clone(),
+        _ => Rc::new(Node::Not(a.clone())),
+    })
+}
+
+/// `Relational.canonical`, as `And`/`Or` use it to find duplicates and
+/// contradictions.
+fn canonical(e: &Ex) -> PyResult<Ex> {
+    let Node::Rel(op, l, r) = &**e else {
+        return Ok(e.clone());
+    };
+    let (mut op, mut l, mut r) = (*op, l.clone(), r.clone());
+    if r.is_number() {
+        if let (Some(a), Some(b)) = (Num::of(&l), Num::of(&r)) {
+            if a.num_cmp(&b) == Some(std::cmp::Ordering::Greater) {
+                std::mem::swap(&mut l, &mut r);
+                op = op.reversed();
+            }
+        }
+    } else if l.is_number() || super::order::ordered_cmp(&l, &r) == std::cmp::Ordering::Greater {
+        std::mem::swap(&mut l, &mut r);
+        op = op.reversed();
+    }
+    if super::facts::could_extract_minus_sign(&l) {
+        return Ok(Rc::new(Node::Rel(op.reversed(), neg(&l)?, neg(&r)?)));
+    }
+    if !r.is_number() && super::facts::could_extract_minus_sign(&r) {
+        let nr = neg(&r)?;
+        if super::order::ordered_cmp(&l, &nr) == std::cmp::Ordering::Greater {
+            return Ok(Rc::new(Node::Rel(op, nr, neg(&l)?)));
+        }
+    }
+    Ok(Rc::new(Node::Rel(op, l, r)))
+}
+
+fn lattice(is_and: bool, args: &[Ex]) -> PyResult<Ex> {
+    let (zero, identity) = if is_and {
+        (Node::False, Node::True)
+    } else {
+        (Node::True, Node::False)
+    };
+    let mut flat: Vec<Ex> = Vec::new();
+    for a in args {
+        match (&**a, is_and) {
+            (Node::And(xs), true) | (Node::Or(xs), false) => flat.extend(xs.iter().cloned()),
+            _ => flat.push(a.clone()),
+        }
+    }
+    if flat.iter().any(|a| **a == zero) {
+        return Ok(Rc::new(zero));
+    }
+    flat.retain(|a| **a != identity);
+    let mut uniq: Vec<Ex> = Vec::new();
+    for a in flat {
+        if !uniq.contains(&a) {
+            uniq.push(a);
+        }
+    }
+    super::order::sort_ordered(&mut uniq);
+    // And/Or._new_args_filter: drop relationals equal after `canonical`;
+    // a relational with its negation short-circuits.
+    let mut rels: Vec<Ex> = Vec::new();
+    let mut out = Vec::new();
+    for x in uniq {
+        if matches!(*x, Node::Rel(..)) {
+            let c = canonical(&x)?;
+            if rels.contains(&c) {
+                continue;
+            }
+            let neg_c = canonical(&logic_not(&c)?)?;
+            if rels.contains(&neg_c) {
+                return Ok(Rc::new(zero));
+            }
+            rels.push(c);
+        }
+        out.push(x);
+    }
+    Ok(match out.len() {
+        0 => Rc::new(identity),
+        1 => out.pop().expect("one arg"),
+        _ => Rc::new(if is_and {
+            Node::And(out)
+        } else {
+            Node::Or(out)
+        }),
+    })
+}
+
+pub fn logic_and(args: &[Ex]) -> PyResult<Ex> {
+    lattice(true, args)
+}
+
+pub fn logic_or(args: &[Ex]) -> PyResult<Ex> {
+    lattice(false, args)
+}
+
+/// `as_Boolean(x)` for what `to_node` wraps: an `Integer` 0/1 becomes
+/// `false`/`true` (sympy compares `Integer(1) == True`), anything else raises.
+pub fn as_boolean(e: &Ex) -> PyResult<Ex> {
+    match &**e {
+        Node::Int(i) if i.is_zero() => Ok(boolean(false)),
+        Node::Int(i) if i.is_one() => Ok(boolean(true)),
+        _ if e.is_boolean() => Ok(e.clone()),
+        _ => Err(Raise::type_error(format!(
+            "expecting bool or Boolean, not `{}`.",
+            super::print::sstr(e)
+        ))),
+    }
+}
+
+pub fn facts_of(e: &Ex) -> Facts {
+    facts(e)
+}

@@ -1,0 +1,642 @@
+//! Mirrors the sympy assumptions the spec ShapeEnv's operations consult
+//! (sympy/core/{add,mul,power}.py `_eval_is_*`, the class attributes of
+//! torch/utils/_sympy/functions.py), and torch's `bound_sympy`
+//! (torch/utils/_sympy/value_ranges.py) as far as `%` needs it: the lower
+//! bound of an expression from the registered var ranges.
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{Signed, Zero};
+
+use super::expr::{Ex, Func, Node, Num};
+
+/// Fuzzy facts (`None`: sympy cannot tell).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Facts {
+    pub pos: Option<bool>,
+    pub neg: Option<bool>,
+    pub zero: Option<bool>,
+    pub real: Option<bool>,
+    pub integer: Option<bool>,
+}
+
+impl Facts {
+    /// `is_extended_nonnegative`.
+    pub fn nonneg(&self) -> Option<bool> {
+        match (self.neg, self.real) {
+            (Some(true), _) => Some(false),
+            (Some(false), Some(true)) => Some(true),
+            _ => {
+                if self.pos == Some(true) || self.zero == Some(true) {
+                    Some(true)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+    /// `is_extended_nonpositive`.
+    pub fn nonpos(&self) -> Option<bool> {
+        match (self.pos, self.real) {
+            (Some(true), _) => Some(false),
+            (Some(false), Some(true)) => Some(true),
+            _ => {
+                if self.neg == Some(true) || self.zero == Some(true) {
+                    Some(true)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    fn number(n: &Num) -> Facts {
+        let (pos, neg, zero) = match n {
+            Num::Int(i) => (i.is_positive(), i.is_negative(), i.is_zero()),
+            Num::Float(f) => (*f > 0.0, *f < 0.0, *f == 0.0),
+            Num::IntOo(neg) => (!neg, *neg, false),
+        };
+        Facts {
+            pos: Some(pos),
+            neg: Some(neg),
+            zero: Some(zero),
+            real: Some(!matches!(n, Num::IntOo(_))),
+            integer: Some(matches!(n, Num::Int(_))),
+        }
+    }
+
+    /// Facts of something known non-negative and integer (torch `Mod`).
+    fn nonneg_integer() -> Facts {
+        Facts {
+            pos: None,
+            neg: Some(false),
+            zero: None,
+            real: Some(true),
+            integer: Some(true),
+        }
+    }
+
+    fn real_only(integer: bool) -> Facts {
+        Facts {
+            real: Some(true),
+            integer: if integer { Some(true) } else { None },
+            ..Facts::default()
+        }
+    }
+}
+
+fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+    let mut all = Some(true);
+    for v in it {
+        match v {
+            Some(false) => return Some(false),
+            None => all = None,
+            Some(true) => {}
+        }
+    }
+    all
+}
+
+/// The assumptions sympy derives for `e`.
+pub fn facts(e: &Ex) -> Facts {
+    match &**e {
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => {
+            Facts::number(&Num::of(e).expect("a number"))
+        }
+        // `sympy.Symbol(name)` without assumptions knows nothing.
+        Node::Sym(_) => Facts::default(),
+        // An odd integer is non-zero (sympy's `odd -> nonzero` rule).
+        Node::Add(args) => with_parity(e, add_facts(args)),
+        Node::Mul(args) => with_parity(e, mul_facts(args)),
+        Node::Pow(b, x) => {
+            let fb = facts(b);
+            let even = x.as_int().is_some_and(|i| i.is_even());
+            Facts {
+                pos: if fb.pos == Some(true) {
+                    Some(true)
+                } else {
+                    None
+                },
+                neg: if (fb.real == Some(true) && even) || fb.nonneg() == Some(true) {
+                    Some(false)
+                } else if fb.neg == Some(true) && !even {
+                    Some(true)
+                } else if fb.pos == Some(true) {
+                    Some(false)
+                } else {
+                    None
+                },
+                zero: fb.zero,
+                real: fb.real,
+                integer: fb.integer,
+            }
+        }
+        Node::Fn(f, args) => match f {
+            // `Mod.is_nonnegative = True`, `is_integer = True`.
+            Func::Mod => Facts::nonneg_integer(),
+            // `PythonMod`: non-negative for a positive divisor, non-positive
+            // for a negative one.
+            Func::PythonMod => {
+                let fq = facts(&args[1]);
+                let mut f = Facts::real_only(true);
+                if fq.pos == Some(true) {
+                    f.neg = Some(false);
+                } else if fq.neg == Some(true) {
+                    f.pos = Some(false);
+                }
+                f
+            }
+            // `FloorDiv._eval_is_nonnegative`: both integer and non-negative.
+            Func::FloorDiv => {
+                let (p, q) = (facts(&args[0]), facts(&args[1]));
+                let mut f = Facts::real_only(true);
+                if p.integer == Some(true)
+                    && q.integer == Some(true)
+                    && p.nonneg() == Some(true)
+                    && q.nonneg() == Some(true)
+                {
+                    f.neg = Some(false);
+                }
+                f
+            }
+            Func::IntTrueDiv | Func::FloatTrueDiv | Func::ToFloat => Facts::real_only(false),
+            Func::BitwiseAnd | Func::BitwiseOr => Facts::default(),
+        },
+        _ => Facts::default(),
+    }
+}
+
+fn with_parity(e: &Ex, mut f: Facts) -> Facts {
+    if f.zero.is_none() && is_even(e) == Some(false) {
+        f.zero = Some(false);
+    }
+    f
+}
+
+/// `Add._eval_is_extended_positive` / `_negative` and `_eval_is_zero`,
+/// reduced to argument signs.
+fn add_facts(args: &[Ex]) -> Facts {
+    let fs: Vec<Facts> = args.iter().map(facts).collect();
+    let real = fuzzy_all(fs.iter().map(|f| f.real));
+    let integer = fuzzy_all(fs.iter().map(|f| f.integer));
+    let sign = |want_pos: bool| -> Option<bool> {
+        let (mut strict, mut weak, mut opposite) = (false, false, false);
+        for f in fs.iter().filter(|f| f.zero != Some(true)) {
+            let (s, w, o) = if want_pos {
+                (f.pos, f.nonneg(), f.nonpos())
+            } else {
+                (f.neg, f.nonpos(), f.nonneg())
+            };
+            if s == Some(true) {
+                strict = true;
+            } else if w == Some(true) {
+                weak = true;
+            } else if o == Some(true) {
+                opposite = true;
+            } else {
+                return None;
+            }
+        }
+        if !opposite && strict {
+            Some(true)
+        } else if !strict && !weak {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let pos = sign(true);
+    let neg = sign(false);
+    let zero = if pos == Some(true) || neg == Some(true) {
+        Some(false)
+    } else {
+        None
+    };
+    Facts {
+        pos,
+        neg,
+        zero,
+        real,
+        integer,
+    }
+}
+
+/// `Mul._eval_pos_neg` and friends, reduced to argument signs.
+fn mul_facts(args: &[Ex]) -> Facts {
+    let fs: Vec<Facts> = args.iter().map(facts).collect();
+    let real = fuzzy_all(fs.iter().map(|f| f.real));
+    let integer = fuzzy_all(fs.iter().map(|f| f.integer));
+    let mut negs = 0;
+    let mut known = true;
+    let mut weak = false;
+    for f in &fs {
+        if f.pos == Some(true) {
+        } else if f.neg == Some(true) {
+            negs += 1;
+        } else if f.nonpos() == Some(true) {
+            negs += 1;
+            weak = true;
+        } else if f.nonneg() == Some(true) {
+            weak = true;
+        } else {
+            known = false;
+        }
+    }
+    let zero = if fs.iter().all(|f| f.zero == Some(false)) {
+        Some(false)
+    } else {
+        None
+    };
+    let (pos, neg) = if !known {
+        (None, None)
+    } else if weak {
+        if negs % 2 == 0 {
+            (None, Some(false))
+        } else {
+            (Some(false), None)
+        }
+    } else if negs % 2 == 0 {
+        (Some(true), Some(false))
+    } else {
+        (Some(false), Some(true))
+    };
+    Facts {
+        pos,
+        neg,
+        zero,
+        real,
+        integer,
+    }
+}
+
+/// `expr.is_even` (`Some(false)`: odd).
+pub fn is_even(e: &Ex) -> Option<bool> {
+    match &**e {
+        Node::Int(i) => Some(i.is_even()),
+        Node::Mul(args) => {
+            if fuzzy_all(args.iter().map(|a| facts(a).integer)) != Some(true) {
+                return None;
+            }
+            let mut all_odd = true;
+            for a in args {
+                match is_even(a) {
+                    Some(true) => return Some(true),
+                    Some(false) => {}
+                    None => all_odd = false,
+                }
+            }
+            if all_odd {
+                Some(false)
+            } else {
+                None
+            }
+        }
+        Node::Add(args) => {
+            let mut even = true;
+            for a in args {
+                even ^= !is_even(a)?;
+            }
+            Some(even)
+        }
+        Node::Pow(b, _) => is_even(b),
+        _ => None,
+    }
+}
+
+pub fn free_symbols(e: &Ex, out: &mut Vec<String>) {
+    match &**e {
+        Node::Sym(s) if !out.contains(&s.name) => out.push(s.name.clone()),
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
+            a.iter().for_each(|x| free_symbols(x, out))
+        }
+        Node::Pow(a, b) | Node::Rel(_, a, b) => {
+            free_symbols(a, out);
+            free_symbols(b, out);
+        }
+        Node::Not(a) => free_symbols(a, out),
+        _ => {}
+    }
+}
+
+/// `expr.could_extract_minus_sign()`: a negative number, a product with a
+/// negative coefficient, or a sum whose (printed) first term is negative.
+pub fn could_extract_minus_sign(e: &Ex) -> bool {
+    match &**e {
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => {
+            Num::of(e).is_some_and(|n| n.is_negative())
+        }
+        Node::Mul(args) => Num::of(&args[0]).is_some_and(|n| n.is_negative()),
+        Node::Add(args) => {
+            // Expr.could_extract_minus_sign for Add: `-self` has fewer
+            // negative terms, ties broken by sort order.
+            let negs = args.iter().filter(|a| could_extract_minus_sign(a)).count();
+            let pos = args.len() - negs;
+            if negs != pos {
+                return negs > pos;
+            }
+            let Ok(n) = super::expr::neg(e) else {
+                return false;
+            };
+            super::order::compare(e, &n) == std::cmp::Ordering::Greater
+        }
+        _ => false,
+    }
+}
+
+/// An extended integer bound.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Ext {
+    NegInf,
+    Fin(BigInt),
+    PosInf,
+}
+
+fn ext_add(a: &Ext, b: &Ext) -> Option<Ext> {
+    Some(match (a, b) {
+        (Ext::Fin(x), Ext::Fin(y)) => Ext::Fin(x + y),
+        (Ext::NegInf, Ext::PosInf) | (Ext::PosInf, Ext::NegInf) => return None,
+        (Ext::NegInf, _) | (_, Ext::NegInf) => Ext::NegInf,
+        _ => Ext::PosInf,
+    })
+}
+
+fn ext_mul(a: &Ext, b: &Ext) -> Ext {
+    let sign = |x: &Ext| match x {
+        Ext::NegInf => -1,
+        Ext::PosInf => 1,
+        Ext::Fin(i) => {
+            if i.is_zero() {
+                0
+            } else if i.is_negative() {
+                -1
+            } else {
+                1
+            }
+        }
+    };
+    match (a, b) {
+        (Ext::Fin(x), Ext::Fin(y)) => Ext::Fin(x * y),
+        // `safe_mul`: 0 * oo is 0.
+        _ => match sign(a) * sign(b) {
+            0 => Ext::Fin(BigInt::zero()),
+            s if s > 0 => Ext::PosInf,
+            _ => Ext::NegInf,
+        },
+    }
+}
+
+/// `bound_sympy(expr)`: the value range of an integer expression from the
+/// symbols' registered ranges (`None`: unknown, i.e. unbounded).
+pub fn bounds(e: &Ex) -> (Ext, Ext) {
+    let unknown = (Ext::NegInf, Ext::PosInf);
+    match &**e {
+        Node::Int(i) => (Ext::Fin(i.clone()), Ext::Fin(i.clone())),
+        Node::IntOo { neg: true } => (Ext::NegInf, Ext::NegInf),
+        Node::IntOo { neg: false } => (Ext::PosInf, Ext::PosInf),
+        Node::Sym(s) => (
+            s.lower.clone().map_or(Ext::NegInf, Ext::Fin),
+            s.upper.clone().map_or(Ext::PosInf, Ext::Fin),
+        ),
+        Node::Add(args) => {
+            let mut lo = Ext::Fin(BigInt::zero());
+            let mut hi = Ext::Fin(BigInt::zero());
+            for a in args {
+                let (l, h) = bounds(a);
+                match (ext_add(&lo, &l), ext_add(&hi, &h)) {
+                    (Some(l), Some(h)) => {
+                        lo = l;
+                        hi = h;
+                    }
+                    _ => return unknown,
+                }
+            }
+            (lo, hi)
+        }
+        Node::Mul(args) => {
+            let mut acc = (Ext::Fin(BigInt::from(1)), Ext::Fin(BigInt::from(1)));
+            for a in args {
+                let b = bounds(a);
+                let c = [
+                    ext_mul(&acc.0, &b.0),
+                    ext_mul(&acc.0, &b.1),
+                    ext_mul(&acc.1, &b.0),
+                    ext_mul(&acc.1, &b.1),
+                ];
+                acc = (
+                    c.iter().min().cloned().expect("4"),
+                    c.iter().max().cloned().expect("4"),
+                );
+            }
+            acc
+        }
+        // pow_by_natural with a singleton exponent: convex_min_zero_map for
+        // an even one, increasing_map for an odd one.
+        Node::Pow(b, x) => {
+            let Some(n) = x.as_int() else { return unknown };
+            let (lo, hi) = bounds(b);
+            let (pl, ph) = (pow_ext(&lo, n), pow_ext(&hi, n));
+            let zero = Ext::Fin(BigInt::zero());
+            if n.is_even() && lo <= zero && zero <= hi {
+                (zero, std::cmp::max(pl, ph))
+            } else {
+                (std::cmp::min(pl.clone(), ph.clone()), std::cmp::max(pl, ph))
+            }
+        }
+        // ValueRangeAnalysis.mod (C semantics) and SymPyValueRangeAnalysis
+        // .python_mod.
+        Node::Fn(Func::Mod, args) => vr_mod(bounds(&args[0]), bounds(&args[1])),
+        Node::Fn(Func::PythonMod, args) => {
+            let (x, y) = (bounds(&args[0]), bounds(&args[1]));
+            let zero = Ext::Fin(BigInt::zero());
+            if x.0 >= zero && y.0 >= zero {
+                return vr_mod(x, y);
+            }
+            let lower = if y.0 < zero {
+                ext_add(&y.0, &Ext::Fin(BigInt::from(1))).unwrap_or(Ext::NegInf)
+            } else {
+                zero.clone()
+            };
+            let upper = if y.1 > zero {
+                ext_add(&y.1, &Ext::Fin(BigInt::from(-1))).unwrap_or(Ext::PosInf)
+            } else {
+                zero
+            };
+            (lower, upper)
+        }
+        Node::Fn(Func::FloorDiv, args) => vr_floordiv(bounds(&args[0]), bounds(&args[1])),
+        // ValueRangeAnalysis.bitwise_and: a finite negative lower bound
+        // rounds down to a power of two; anything else (even -int_oo) is 0.
+        Node::Fn(Func::BitwiseAnd, args) => {
+            let (a, b) = (bounds(&args[0]), bounds(&args[1]));
+            let lower = match std::cmp::min(&a.0, &b.0) {
+                Ext::Fin(l) if l.is_negative() => {
+                    let m: BigInt = -l - 1;
+                    Ext::Fin(-(BigInt::from(1) << m.bits() as usize))
+                }
+                _ => Ext::Fin(BigInt::zero()),
+            };
+            (lower, std::cmp::max(a.1, b.1))
+        }
+        Node::Fn(Func::BitwiseOr, args) => {
+            let (a, b) = (bounds(&args[0]), bounds(&args[1]));
+            (std::cmp::min(a.0, b.0), Ext::PosInf)
+        }
+        _ => unknown,
+    }
+}
+
+fn pow_ext(x: &Ext, n: &BigInt) -> Ext {
+    match x {
+        Ext::Fin(v) => match num_traits::ToPrimitive::to_usize(n) {
+            Some(k) if (v.bits() as usize).saturating_mul(k) < 1 << 16 => {
+                Ext::Fin(num_traits::pow(v.clone(), k))
+            }
+            _ => {
+                if v.is_negative() && n.is_odd() {
+                    Ext::NegInf
+                } else {
+                    Ext::PosInf
+                }
+            }
+        },
+        Ext::PosInf => Ext::PosInf,
+        Ext::NegInf => {
+            if n.is_odd() {
+                Ext::NegInf
+            } else {
+                Ext::PosInf
+            }
+        }
+    }
+}
+
+/// The `%` choice in `SymNode.mod`: `expr.is_nonnegative or
+/// bound_sympy(expr).lower >= 0`.
+pub fn known_nonneg(e: &Ex) -> bool {
+    if facts(e).nonneg() == Some(true) {
+        return true;
+    }
+    matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative())
+}
+
+fn contains_zero(r: &(Ext, Ext)) -> bool {
+    let z = Ext::Fin(BigInt::zero());
+    r.0 <= z && z <= r.1
+}
+
+/// `ValueRangeAnalysis.mod` (C semantics).
+fn vr_mod(x: (Ext, Ext), y: (Ext, Ext)) -> (Ext, Ext) {
+    if contains_zero(&y) {
+        return (Ext::NegInf, Ext::PosInf);
+    }
+    let fin = |v: BigInt| Ext::Fin(v);
+    if y.0 == y.1 {
+        let Ext::Fin(yv) = &y.0 else {
+            return (Ext::NegInf, Ext::PosInf);
+        };
+        let yv = yv.abs();
+        // c_div: truncating division; infinities stay infinite.
+        let c_div = |a: &Ext| match a {
+            Ext::Fin(v) => Ext::Fin(v / &yv),
+            o => o.clone(),
+        };
+        let c_mod = |a: &Ext| match a {
+            Ext::Fin(v) => {
+                let r = v.abs() % &yv;
+                Ext::Fin(if v.is_negative() { -r } else { r })
+            }
+            o => o.clone(),
+        };
+        if c_div(&x.0) == c_div(&x.1) {
+            return (c_mod(&x.0), c_mod(&x.1));
+        }
+        let zero = Ext::Fin(BigInt::zero());
+        let one = BigInt::from(1);
+        if x.1 < zero {
+            return (fin(-&yv + &one), zero);
+        }
+        if x.0 > zero {
+            return (zero, fin(&yv - &one));
+        }
+        let lower = std::cmp::max(fin(-&yv + &one), x.0);
+        let upper = std::cmp::min(fin(&yv - &one), x.1);
+        return (lower, upper);
+    }
+    // Too difficult: +-(max |y| - 1).
+    let abs_upper = std::cmp::max(
+        match &y.0 {
+            Ext::Fin(v) => Ext::Fin(v.abs()),
+            _ => Ext::PosInf,
+        },
+        match &y.1 {
+            Ext::Fin(v) => Ext::Fin(v.abs()),
+            _ => Ext::PosInf,
+        },
+    );
+    match abs_upper {
+        Ext::Fin(u) => {
+            let u = u - 1;
+            (Ext::Fin(-&u), Ext::Fin(u))
+        }
+        _ => (Ext::NegInf, Ext::PosInf),
+    }
+}
+
+/// `FloorDiv(x, y)` of two bounds, as `ValueRangeAnalysis.floordiv` forms
+/// its corner products.
+fn floordiv_ext(x: &Ext, y: &Ext) -> Ext {
+    match (x, y) {
+        (Ext::Fin(a), Ext::Fin(b)) => Ext::Fin(a.div_floor(b)),
+        // number / infinity: float division gives (+-)0.0, floored to 0 (or
+        // -1 for a negative numerator over +inf, since -0.x floors to -1 only
+        // when non-zero: float(a)/inf is -0.0 -> floor 0).
+        (Ext::Fin(_), _) => Ext::Fin(BigInt::zero()),
+        (_, Ext::Fin(b)) => {
+            let neg = matches!(x, Ext::NegInf) != b.is_negative();
+            if neg {
+                Ext::NegInf
+            } else {
+                Ext::PosInf
+            }
+        }
+        // inf / inf is nan: sign(x)*sign(y)*int_oo.
+        _ => {
+            let neg = matches!(x, Ext::NegInf) != matches!(y, Ext::NegInf);
+            if neg {
+                Ext::NegInf
+            } else {
+                Ext::PosInf
+            }
+        }
+    }
+}
+
+/// `ValueRangeAnalysis.floordiv`.
+fn vr_floordiv(a: (Ext, Ext), b: (Ext, Ext)) -> (Ext, Ext) {
+    let zero = Ext::Fin(BigInt::zero());
+    if contains_zero(&b) {
+        if b.0 >= zero && a.0 >= zero {
+            return (zero, Ext::PosInf);
+        }
+        if b.1 <= zero && a.1 <= zero {
+            return (zero, Ext::PosInf);
+        }
+        if b.1 <= zero && a.0 >= zero {
+            return (Ext::NegInf, zero);
+        }
+        if b.0 >= zero && a.1 <= zero {
+            return (Ext::NegInf, zero);
+        }
+        return (Ext::NegInf, Ext::PosInf);
+    }
+    let c = [
+        floordiv_ext(&a.0, &b.0),
+        floordiv_ext(&a.0, &b.1),
+        floordiv_ext(&a.1, &b.0),
+        floordiv_ext(&a.1, &b.1),
+    ];
+    (
+        c.iter().min().cloned().expect("4"),
+        c.iter().max().cloned().expect("4"),
+    )
+}

@@ -1,0 +1,266 @@
+//! Mirrors sympy 1.14's orderings: `Basic.class_key`, `Expr.sort_key` /
+//! `Basic.sort_key` (sympy/core/{basic,expr}.py), and
+//! `Expr.as_ordered_terms` with the default `lex` monomial order, which is
+//! what `StrPrinter._print_Add` prints terms in.
+
+use std::cmp::Ordering;
+
+use num_bigint::BigInt;
+
+use super::expr::{add_args, as_coeff_mul, mul_args, Ex, Node, Num};
+use super::print::sstr;
+
+/// A Python tuple of the shapes sort keys use; compared like Python does.
+#[derive(Clone, Debug)]
+pub enum Key {
+    I(i64),
+    S(String),
+    N(Num),
+    T(Vec<Key>),
+}
+
+impl Key {
+    fn rank(&self) -> u8 {
+        match self {
+            Key::I(_) | Key::N(_) => 0,
+            Key::S(_) => 1,
+            Key::T(_) => 2,
+        }
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, o: &Key) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, o: &Key) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, o: &Key) -> Ordering {
+        match (self, o) {
+            (Key::I(a), Key::I(b)) => a.cmp(b),
+            (Key::S(a), Key::S(b)) => a.cmp(b),
+            (Key::T(a), Key::T(b)) => a.cmp(b),
+            (Key::N(a), Key::N(b)) => a.num_cmp(b).unwrap_or(Ordering::Equal),
+            (Key::I(a), Key::N(b)) => Num::Int(BigInt::from(*a))
+                .num_cmp(b)
+                .unwrap_or(Ordering::Equal),
+            (Key::N(a), Key::I(b)) => a
+                .num_cmp(&Num::Int(BigInt::from(*b)))
+                .unwrap_or(Ordering::Equal),
+            _ => self.rank().cmp(&o.rank()),
+        }
+    }
+}
+
+fn class_key(e: &Node) -> Key {
+    let (a, b, name): (i64, i64, &str) = match e {
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => (1, 0, "Number"),
+        Node::Sym(_) => (2, 0, "Symbol"),
+        Node::Pow(..) => (3, 2, "Pow"),
+        Node::Mul(_) => (3, 0, "Mul"),
+        Node::Add(_) => (3, 1, "Add"),
+        // Function.class_key: (4, i, name), i = 10000 for these classes.
+        Node::Fn(f, _) => (4, 10000, f.name()),
+        Node::Rel(op, ..) => (5, 0, op.class_name()),
+        Node::And(_) => (5, 0, "And"),
+        Node::Or(_) => (5, 0, "Or"),
+        Node::Not(_) => (5, 0, "Not"),
+        Node::True => (5, 0, "BooleanTrue"),
+        Node::False => (5, 0, "BooleanFalse"),
+    };
+    Key::T(vec![Key::I(a), Key::I(b), Key::S(name.to_string())])
+}
+
+fn one_key() -> Key {
+    number_key(&Num::Int(BigInt::from(1)))
+}
+
+fn number_key(n: &Num) -> Key {
+    Key::T(vec![
+        Key::T(vec![Key::I(1), Key::I(0), Key::S("Number".into())]),
+        Key::T(vec![Key::I(0), Key::T(vec![])]),
+        Key::T(vec![]),
+        Key::N(n.clone()),
+    ])
+}
+
+fn args_key(keys: Vec<Key>) -> Key {
+    Key::T(vec![Key::I(keys.len() as i64), Key::T(keys)])
+}
+
+/// `default_sort_key(e)` (`e.sort_key()`).
+pub fn sort_key(e: &Ex) -> Key {
+    if let Some(n) = Num::of(e) {
+        return number_key(&n);
+    }
+    match &**e {
+        Node::Rel(_, l, r) => Key::T(vec![
+            class_key(e),
+            args_key(vec![sort_key(l), sort_key(r)]),
+            one_key(),
+            Key::N(Num::Int(BigInt::from(1))),
+        ]),
+        Node::And(a) | Node::Or(a) => Key::T(vec![
+            class_key(e),
+            args_key(a.iter().map(sort_key).collect()),
+            one_key(),
+            Key::N(Num::Int(BigInt::from(1))),
+        ]),
+        Node::Not(a) => Key::T(vec![
+            class_key(e),
+            args_key(vec![sort_key(a)]),
+            one_key(),
+            Key::N(Num::Int(BigInt::from(1))),
+        ]),
+        Node::True | Node::False => Key::T(vec![
+            class_key(e),
+            args_key(vec![]),
+            one_key(),
+            Key::N(Num::Int(BigInt::from(1))),
+        ]),
+        _ => {
+            // Expr.sort_key.
+            let (coeff, expr) = as_coeff_mul(e);
+            let (expr, exp) = match &*expr {
+                Node::Pow(b, x) => (b.clone(), x.clone()),
+                _ => (expr.clone(), super::expr::int(1)),
+            };
+            let args = if expr.is_atom() {
+                Key::T(vec![Key::I(1), Key::T(vec![Key::S(sstr(&expr))])])
+            } else {
+                let items: Vec<Ex> = match &*expr {
+                    Node::Add(_) => ordered_terms(&expr),
+                    Node::Mul(_) => ordered_factors(&expr),
+                    Node::Fn(_, a) => a.clone(),
+                    Node::Pow(b, x) => vec![b.clone(), x.clone()],
+                    _ => vec![],
+                };
+                args_key(items.iter().map(sort_key).collect())
+            };
+            Key::T(vec![class_key(&expr), args, sort_key(&exp), Key::N(coeff)])
+        }
+    }
+}
+
+/// Total order by `default_sort_key`.
+pub fn compare(a: &Ex, b: &Ex) -> Ordering {
+    sort_key(a).cmp(&sort_key(b))
+}
+
+/// `_node_count(e)` (sympy/core/sorting.py), doubled: a Float counts 1/2.
+pub fn node_count2(e: &Ex) -> u64 {
+    let kids: u64 = match &**e {
+        Node::Float(_) => return 1,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
+            a.iter().map(node_count2).sum()
+        }
+        Node::Pow(a, b) | Node::Rel(_, a, b) => node_count2(a) + node_count2(b),
+        Node::Not(a) => node_count2(a),
+        _ => 0,
+    };
+    2 + kids
+}
+
+/// The order of `sympy.ordered(seq)`: by node count, then `default_sort_key`.
+pub fn ordered_cmp(a: &Ex, b: &Ex) -> Ordering {
+    node_count2(a)
+        .cmp(&node_count2(b))
+        .then_with(|| compare(a, b))
+}
+
+/// Sort like `sympy.ordered` (And/Or keep their args in this order).
+pub fn sort_ordered(v: &mut [Ex]) {
+    v.sort_by(ordered_cmp);
+}
+
+/// Sort args into a canonical order (used for structural equality and for
+/// `And`/`Or`, whose args sympy keeps `ordered`).
+pub fn sort_canonical(v: &mut [Ex]) {
+    if v.len() > 1 {
+        let mut keyed: Vec<(Key, Ex)> = v.iter().map(|e| (sort_key(e), e.clone())).collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        for (slot, (_, e)) in v.iter_mut().zip(keyed) {
+            *slot = e;
+        }
+    }
+}
+
+/// `Mul.as_ordered_factors()`: the factors sorted by `sort_key`.
+pub fn ordered_factors(e: &Ex) -> Vec<Ex> {
+    let mut f = mul_args(e);
+    sort_canonical(&mut f);
+    f
+}
+
+/// `Expr.as_ordered_terms()` for a sum (the printer's term order).
+pub fn ordered_terms(e: &Ex) -> Vec<Ex> {
+    let terms = add_args(e);
+    // The special case `Add(Number, Mul(Number, x))` with the first number
+    // positive and the second negative keeps the number first: `1 - a`.
+    if terms.len() == 2 {
+        let (n, m) = if terms[0].is_number() {
+            (&terms[0], &terms[1])
+        } else {
+            (&terms[1], &terms[0])
+        };
+        if let (Some(nv), Node::Mul(margs)) = (Num::of(n), &**m) {
+            if margs.len() == 2 {
+                if let Some(c) = Num::of(&margs[0]) {
+                    if !nv.is_negative() && !nv.is_zero() && c.is_negative() {
+                        return vec![n.clone(), m.clone()];
+                    }
+                }
+            }
+        }
+    }
+    // as_terms(): each term as (coefficient, monomial over the generators).
+    let mut gens: Vec<Ex> = Vec::new();
+    type Decomposed = (Ex, f64, Vec<(Ex, BigInt)>);
+    let mut decomposed: Vec<Decomposed> = Vec::new();
+    for t in &terms {
+        let (c, rest) = as_coeff_mul(t);
+        let mut cpart = Vec::new();
+        if !rest.is_int_value(1) {
+            for f in mul_args(&rest) {
+                let (b, x) = match &*f {
+                    Node::Pow(b, x) if x.as_int().is_some() => {
+                        (b.clone(), x.as_int().cloned().expect("int"))
+                    }
+                    _ => (f.clone(), BigInt::from(1)),
+                };
+                if !gens.contains(&b) {
+                    gens.push(b.clone());
+                }
+                cpart.push((b, x));
+            }
+        }
+        decomposed.push((t.clone(), c.to_f64(), cpart));
+    }
+    sort_canonical(&mut gens);
+    let mut keyed: Vec<(Vec<BigInt>, f64, Ex)> = decomposed
+        .into_iter()
+        .map(|(t, c, cpart)| {
+            let monom = gens
+                .iter()
+                .map(|g| {
+                    cpart
+                        .iter()
+                        .find(|(b, _)| b == g)
+                        .map_or_else(|| BigInt::from(0), |(_, x)| -x)
+                })
+                .collect();
+            (monom, c, t)
+        })
+        .collect();
+    keyed.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(a.1.partial_cmp(&b.1).unwrap_or(Ordering::Equal))
+    });
+    keyed.into_iter().map(|(_, _, t)| t).collect()
+}

@@ -1,0 +1,284 @@
+//! Mirrors sympy 1.14's `StrPrinter` (sympy/printing/str.py) and
+//! `precedence` (sympy/printing/precedence.py), plus the `_sympystr` of
+//! torch's `FloorDiv` (torch/utils/_sympy/functions.py): `str(expr)`, which
+//! is what `repr()` of a SymInt / SymBool / SymFloat returns
+//! (`SymNode._graph_repr` -> `SymNode.str` -> `f"{self.expr}"`).
+
+use num_traits::Signed;
+
+use super::expr::{as_coeff_mul, Ex, Func, Node, Num, Rel};
+use super::order::{ordered_factors, ordered_terms};
+
+const PREC_AND: u32 = 30;
+const PREC_REL: u32 = 35;
+const PREC_ADD: u32 = 40;
+const PREC_MUL: u32 = 50;
+const PREC_POW: u32 = 60;
+const PREC_FUNC: u32 = 70;
+const PREC_NOT: u32 = 100;
+const PREC_ATOM: u32 = 1000;
+const PREC_BIT_OR: u32 = 36;
+const PREC_BIT_AND: u32 = 38;
+
+/// `precedence(item)`, times two so that `Atom - 0.5` stays an integer.
+fn precedence2(e: &Ex) -> u32 {
+    2 * match &**e {
+        Node::Int(i) => {
+            if i.is_negative() {
+                PREC_ADD
+            } else {
+                PREC_ATOM
+            }
+        }
+        Node::Float(f) => {
+            if *f < 0.0 {
+                PREC_ADD
+            } else {
+                PREC_ATOM
+            }
+        }
+        // NegativeIntInfinity is a Number subclass with no special rule.
+        Node::IntOo { .. } => PREC_ATOM,
+        Node::Sym(_) | Node::True | Node::False => PREC_ATOM,
+        Node::Add(_) => PREC_ADD,
+        // precedence_Mul: a factor that is a Function with a `precedence`
+        // below Mul's keeps the product at Mul; otherwise a product with a
+        // negative coefficient prints like a sum.
+        Node::Mul(args) => {
+            if args.iter().any(
+                |a| matches!(&**a, Node::Fn(f, _) if f.precedence().is_some_and(|p| p < PREC_MUL)),
+            ) {
+                PREC_MUL
+            } else if Num::of(&args[0]).is_some_and(|n| n.is_negative()) {
+                PREC_ADD
+            } else {
+                PREC_MUL
+            }
+        }
+        Node::Pow(..) => PREC_POW,
+        Node::Fn(f, _) => f.precedence().unwrap_or(PREC_FUNC),
+        // Equality / Unequality are listed at Mul's precedence.
+        Node::Rel(Rel::Eq | Rel::Ne, ..) => PREC_MUL,
+        Node::Rel(..) => PREC_REL,
+        Node::And(_) => PREC_AND,
+        Node::Or(_) => 20,
+        Node::Not(_) => PREC_NOT,
+    }
+}
+
+/// `str(expr)`.
+pub fn sstr(e: &Ex) -> String {
+    let mut out = String::new();
+    Printer { level: 0 }.print(e, &mut out);
+    out
+}
+
+struct Printer {
+    /// `Printer._print_level` minus one: 0 while printing the top node.
+    level: u32,
+}
+
+impl Printer {
+    fn print(&mut self, e: &Ex, out: &mut String) {
+        self.level += 1;
+        self.print_inner(e, out);
+        self.level -= 1;
+    }
+
+    /// `parenthesize(item, level, strict=False)`; `level2` is twice the level.
+    fn paren(&mut self, e: &Ex, level2: u32, out: &mut String) {
+        if precedence2(e) <= level2 {
+            out.push('(');
+            self.print(e, out);
+            out.push(')');
+        } else {
+            self.print(e, out);
+        }
+    }
+
+    fn stringify(&mut self, args: &[Ex], sep: &str, level2: u32, out: &mut String) {
+        for (i, a) in args.iter().enumerate() {
+            if i > 0 {
+                out.push_str(sep);
+            }
+            self.paren(a, level2, out);
+        }
+    }
+
+    fn print_inner(&mut self, e: &Ex, out: &mut String) {
+        match &**e {
+            Node::Int(i) => out.push_str(&i.to_string()),
+            Node::Float(f) => out.push_str(&float_str(*f, self.level > 1)),
+            Node::IntOo { neg } => out.push_str(if *neg { "-int_oo" } else { "int_oo" }),
+            Node::Sym(s) => out.push_str(&s.name),
+            Node::True => out.push_str("True"),
+            Node::False => out.push_str("False"),
+            Node::Add(_) => self.print_add(e, out),
+            Node::Mul(_) => self.print_mul(e, out),
+            Node::Pow(b, x) => {
+                // _print_Pow: `base**exp`, both parenthesized at Pow's level.
+                self.paren(b, 2 * PREC_POW, out);
+                out.push_str("**");
+                self.paren(x, 2 * PREC_POW, out);
+            }
+            Node::Fn(Func::FloorDiv, args) => {
+                // FloorDiv._sympystr: `(base//divisor)`, each side
+                // parenthesized unless an atom.
+                out.push('(');
+                self.paren(&args[0], 2 * PREC_ATOM - 1, out);
+                out.push_str("//");
+                self.paren(&args[1], 2 * PREC_ATOM - 1, out);
+                out.push(')');
+            }
+            Node::Fn(f, args) => {
+                // _print_Function: `Name(arg, arg)`.
+                out.push_str(f.name());
+                out.push('(');
+                self.stringify(args, ", ", 0, out);
+                out.push(')');
+            }
+            Node::Rel(op, l, r) => match op {
+                Rel::Eq | Rel::Ne => {
+                    out.push_str(if *op == Rel::Eq { "Eq(" } else { "Ne(" });
+                    self.print(l, out);
+                    out.push_str(", ");
+                    self.print(r, out);
+                    out.push(')');
+                }
+                _ => {
+                    let level = precedence2(e);
+                    self.paren(l, level, out);
+                    out.push_str(match op {
+                        Rel::Lt => " < ",
+                        Rel::Le => " <= ",
+                        Rel::Gt => " > ",
+                        _ => " >= ",
+                    });
+                    self.paren(r, level, out);
+                }
+            },
+            // _print_And moves relationals whose canonical rhs is -oo first;
+            // none arise here.
+            Node::And(args) => self.stringify(args, " & ", 2 * PREC_BIT_AND, out),
+            Node::Or(args) => self.stringify(args, " | ", 2 * PREC_BIT_OR, out),
+            Node::Not(a) => {
+                out.push('~');
+                self.paren(a, 2 * PREC_NOT, out);
+            }
+        }
+    }
+
+    /// _print_Add: terms in `as_ordered_terms` order, a leading `-` of a
+    /// term turned into ` - `, terms below Add's precedence parenthesized.
+    fn print_add(&mut self, e: &Ex, out: &mut String) {
+        let terms = ordered_terms(e);
+        let mut first = true;
+        for t in &terms {
+            let mut s = String::new();
+            self.print(t, &mut s);
+            let (sign, body) = match s.strip_prefix('-') {
+                Some(rest) => ("-", rest.to_string()),
+                None => ("+", s.clone()),
+            };
+            if first {
+                if sign == "-" {
+                    out.push('-');
+                }
+                first = false;
+            } else {
+                out.push(' ');
+                out.push_str(sign);
+                out.push(' ');
+            }
+            if precedence2(t) < 2 * PREC_ADD {
+                out.push('(');
+                out.push_str(&body);
+                out.push(')');
+            } else {
+                out.push_str(&body);
+            }
+        }
+    }
+
+    /// _print_Mul for an evaluated product: sign of the coefficient first,
+    /// then the factors in `as_ordered_factors` order joined by `*`.
+    fn print_mul(&mut self, e: &Ex, out: &mut String) {
+        let prec = precedence2(e);
+        let (c, rest) = as_coeff_mul(e);
+        let e2 = if c.is_negative() {
+            out.push('-');
+            let nc = c.neg();
+            if nc.is_one() {
+                rest
+            } else {
+                let mut args = vec![nc.to_ex()];
+                args.extend(super::expr::mul_args(&rest));
+                std::rc::Rc::new(Node::Mul(args))
+            }
+        } else {
+            e.clone()
+        };
+        let factors = match &*e2 {
+            Node::Mul(_) => ordered_factors(&e2),
+            _ => vec![e2.clone()],
+        };
+        for (i, f) in factors.iter().enumerate() {
+            if i > 0 {
+                out.push('*');
+            }
+            self.paren(f, prec, out);
+        }
+    }
+}
+
+/// `StrPrinter._print_Float`: mpmath `to_str` with 15 significant digits;
+/// trailing zeros stripped except at the top level (`full_prec="auto"`).
+pub fn float_str(f: f64, strip: bool) -> String {
+    if f == 0.0 {
+        // mpmath has no negative zero.
+        return "0.0".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if f.is_nan() {
+        return "nan".into();
+    }
+    // 15 significant digits, as d.dddddddddddddde±X.
+    let s = format!("{:.14e}", f.abs());
+    let (mant, exp) = s.split_once('e').expect("exponent");
+    let exp: i32 = exp.parse().expect("int");
+    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    let sign = if f < 0.0 { "-" } else { "" };
+    // mpmath: fixed notation when min_fixed < exp < max_fixed, with
+    // min_fixed = min(-dps/3, -5) = -5 and max_fixed = dps = 15.
+    let mut body = if -5 < exp && exp < 15 {
+        if exp >= 0 {
+            let (int_part, frac) = digits.split_at((exp + 1) as usize);
+            format!("{int_part}.{frac}")
+        } else {
+            format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
+        }
+    } else {
+        format!(
+            "{}.{}e{}{}",
+            &digits[..1],
+            &digits[1..],
+            if exp < 0 { "-" } else { "+" },
+            exp.abs()
+        )
+    };
+    if strip {
+        // strip_zeros: drop trailing zeros of the mantissa, keep one digit.
+        let (m, e) = match body.find('e') {
+            Some(i) => (body[..i].to_string(), body[i..].to_string()),
+            None => (body.clone(), String::new()),
+        };
+        let mut m = m.trim_end_matches('0').to_string();
+        if m.ends_with('.') {
+            m.push('0');
+        }
+        body = m + &e;
+    }
+    format!("{sign}{body}")
+}
