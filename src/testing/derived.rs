@@ -189,6 +189,11 @@ pub fn family_case(family: &str) -> Option<BoxedStrategy<Case>> {
     )
 }
 
+/// One to three vars, as derived cases declare them.
+pub fn var_decls() -> impl Strategy<Value = Vec<VarDecl>> {
+    (1usize..=3).prop_flat_map(|n| (0..n).map(var_decl).collect::<Vec<_>>())
+}
+
 /// A derived-expression `build` case of any family.
 pub fn derived_case() -> impl Strategy<Value = Case> {
     (1usize..=3)
