@@ -14,7 +14,8 @@ import json, os, sys
 torch = json.load(open(sys.argv[1]))
 print(f"{'benchmark':<52} {'pytorch':>12} {'torchspec':>12} {'ratio':>8}")
 for name, t_ns in torch.items():
-    est = os.path.join("target", "criterion", *name.split("/"), "new", "estimates.json")
+    # criterion names a benchmark's directory with its `/` turned into `_`.
+    est = os.path.join("target", "criterion", name.replace("/", "_"), "new", "estimates.json")
     if not os.path.exists(est):
         print(f"{name:<52} {t_ns:>10.0f}ns {'(missing)':>12}")
         continue
