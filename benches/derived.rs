@@ -2,7 +2,7 @@
 //! few hundred random expressions of `benches/derived-inputs.jsonl`
 //! (`torchspec gen --kind derived --seed 7 --count 300`). The same work is
 //! timed in PyTorch by `oracle/derived_timing.py`;
-//! `oracle/derived-bench-ratio.sh` prints the ratio.
+//! `oracle/bench-ratio.sh derived` prints the ratio.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;

@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
 # Runs the criterion benches and the same operations in PyTorch, in one run,
 # and prints torchspec's speed-up over PyTorch per benchmark.
-# Usage: oracle/bench-ratio.sh   (needs the oracle venv, see README)
+# Usage: oracle/bench-ratio.sh [spec|derived]...   (default: both; needs the oracle venv, see README)
+#   spec     repr / to_jsonable / lookup on benches/inputs.jsonl   (oracle/timing.py)
+#   derived  build and print random expressions                     (oracle/derived_timing.py)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PY="${ORACLE_PYTHON:-.oracle/bin/python}"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-cargo bench --bench spec -- --noplot >"$tmp/criterion.txt" 2>&1 || { cat "$tmp/criterion.txt"; exit 1; }
-"$PY" oracle/timing.py benches/inputs.jsonl >"$tmp/torch.json" 2>/dev/null
-"$PY" - "$tmp/torch.json" <<'PYEOF'
+benches=("$@"); [[ ${#benches[@]} -gt 0 ]] || benches=(spec derived)
+for b in "${benches[@]}"; do
+  case "$b" in
+    spec) timing=oracle/timing.py; inputs=benches/inputs.jsonl ;;
+    derived) timing=oracle/derived_timing.py; inputs=benches/derived-inputs.jsonl ;;
+    *) echo "usage: oracle/bench-ratio.sh [spec|derived]..." >&2; exit 2 ;;
+  esac
+  cargo bench --bench "$b" -- --noplot >"$tmp/criterion-$b.txt" 2>&1 || { cat "$tmp/criterion-$b.txt"; exit 1; }
+  "$PY" "$timing" "$inputs" >"$tmp/torch-$b.json" 2>/dev/null
+done
+"$PY" - "$tmp"/torch-*.json <<'PYEOF'
 import json, os, sys
-torch = json.load(open(sys.argv[1]))
 print(f"{'benchmark':<52} {'pytorch':>12} {'torchspec':>12} {'ratio':>8}")
-for name, t_ns in torch.items():
-    # criterion names a benchmark's directory with its `/` turned into `_`.
-    est = os.path.join("target", "criterion", name.replace("/", "_"), "new", "estimates.json")
-    if not os.path.exists(est):
-        print(f"{name:<52} {t_ns:>10.0f}ns {'(missing)':>12}")
-        continue
-    r_ns = json.load(open(est))["mean"]["point_estimate"]
-    print(f"{name:<52} {t_ns:>10.0f}ns {r_ns:>10.0f}ns {t_ns / r_ns:>7.1f}x")
+for path in sys.argv[1:]:
+    for name, t_ns in json.load(open(path)).items():
+        # criterion names a benchmark's directory with its `/` turned into `_`.
+        est = os.path.join("target", "criterion", name.replace("/", "_"), "new", "estimates.json")
+        if not os.path.exists(est):
+            print(f"{name:<52} {t_ns:>10.0f}ns {'(missing)':>12}")
+            continue
+        r_ns = json.load(open(est))["mean"]["point_estimate"]
+        print(f"{name:<52} {t_ns:>10.0f}ns {r_ns:>10.0f}ns {t_ns / r_ns:>7.1f}x")
 PYEOF
