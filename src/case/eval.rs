@@ -18,14 +18,34 @@ use crate::spec::{
 
 /// Evaluate a case; never panics, whatever the case holds.
 pub fn eval_case(case: &Case) -> ResultLine {
-    let outcome = match eval_body(case) {
+    ResultLine {
+        id: case.id.clone(),
+        outcome: eval_lookup_or_build(&case.vars, LookupOrBuild::Body(&case.body)),
+    }
+}
+
+/// What to evaluate: a whole case body, or a lookup from borrowed parts
+/// (so a caller varying the source need not copy the spec).
+pub enum LookupOrBuild<'a> {
+    Body(&'a CaseBody),
+    Lookup {
+        spec: &'a Expr,
+        source: &'a SourceExpr,
+    },
+}
+
+/// Evaluate with fresh state, as `eval_case` does.
+pub fn eval_lookup_or_build(vars: &[VarDecl], what: LookupOrBuild<'_>) -> Outcome {
+    let result = match what {
+        LookupOrBuild::Body(body) => eval_body(vars, body),
+        LookupOrBuild::Lookup { spec, source } => {
+            Env::new(vars).and_then(|env| eval_lookup(&env, spec, source))
+        }
+    };
+    match result {
         Ok(ok) => Outcome::Ok(ok),
         Err(Raise::Exception(e)) => Outcome::Error(e),
         Err(Raise::Unsupported(why)) => Outcome::Unsupported(why),
-    };
-    ResultLine {
-        id: case.id.clone(),
-        outcome,
     }
 }
 
@@ -177,21 +197,14 @@ impl Env {
     }
 }
 
-fn eval_body(case: &Case) -> PyResult<Json> {
-    let env = Env::new(&case.vars)?;
-    match &case.body {
+fn eval_body(vars: &[VarDecl], body: &CaseBody) -> PyResult<Json> {
+    let env = Env::new(vars)?;
+    match body {
         CaseBody::Build { value } => {
             let v = env.eval(value)?;
             repr_and_jsonable(&v)
         }
-        CaseBody::Lookup { spec, source } => {
-            // `lookup_spec_from_dynamo_source(eval(source), eval(spec))`:
-            // arguments evaluate left to right.
-            let source = env.source(source)?;
-            let spec = env.eval(spec)?;
-            let leaf = lookup_spec_from_dynamo_source(&source, spec.downcast::<ShapesSpec>())?;
-            repr_and_jsonable(&leaf)
-        }
+        CaseBody::Lookup { spec, source } => eval_lookup(&env, spec, source),
         CaseBody::SourceName { source } => {
             let name = env.source(source)?.name()?;
             let mut m = Map::new();
@@ -204,6 +217,15 @@ fn eval_body(case: &Case) -> PyResult<Json> {
 enum Index {
     Source(Rc<Source>),
     Value(Value),
+}
+
+/// `lookup_spec_from_dynamo_source(eval(source), eval(spec))`: arguments
+/// evaluate left to right.
+fn eval_lookup(env: &Env, spec: &Expr, source: &SourceExpr) -> PyResult<Json> {
+    let source = env.source(source)?;
+    let spec = env.eval(spec)?;
+    let leaf = lookup_spec_from_dynamo_source(&source, spec.downcast::<ShapesSpec>())?;
+    repr_and_jsonable(&leaf)
 }
 
 /// `{"repr": repr(v), "jsonable": enc(v.to_jsonable() if hasattr(...) else v)}`.

@@ -14,7 +14,7 @@ use crate::source::SourceClass;
 use crate::spec::VarKind;
 
 /// A spec tree as the generator sees it.
-#[derive(Clone, Debug, Arbitrary)]
+#[derive(Clone, Debug)]
 pub enum Tree {
     /// `TensorSpec` with dims: `Some(var)` or `None` (static).
     Tensor(Vec<Option<usize>>),
@@ -170,6 +170,50 @@ fn key_expr(k: &Key) -> Expr {
     match k {
         Key::Str(s) => Expr::Str(s.clone()),
         Key::Int(i) => Expr::Int(BigInt::from(*i)),
+    }
+}
+
+/// Fuzzer bytes as a tree: at most 3 children a node, leaves only from
+/// depth 5 on, so decoding stays cheap whatever the input.
+impl<'a> Arbitrary<'a> for Tree {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Tree> {
+        Tree::arbitrary_at(u, 0)
+    }
+}
+
+impl Tree {
+    fn arbitrary_at(u: &mut arbitrary::Unstructured<'_>, depth: usize) -> arbitrary::Result<Tree> {
+        let kinds = if depth >= 5 { 4 } else { 7 };
+        let width = |u: &mut arbitrary::Unstructured<'_>| u.int_in_range(1..=3u8);
+        Ok(match u.int_in_range(0..=kinds)? {
+            0 => {
+                let n = u.int_in_range(0..=3u8)?;
+                Tree::Tensor(
+                    (0..n)
+                        .map(|_| u.arbitrary::<Option<u8>>().map(|d| d.map(usize::from)))
+                        .collect::<arbitrary::Result<_>>()?,
+                )
+            }
+            1 => Tree::Var(u.arbitrary::<u8>()?.into()),
+            2 => Tree::Int(u.int_in_range(0..=7)?),
+            3 => Tree::None,
+            4 => Tree::Str("s".into()),
+            5 => Tree::Object(
+                (0..width(u)?)
+                    .map(|_| Ok((u.arbitrary::<String>()?, Tree::arbitrary_at(u, depth + 1)?)))
+                    .collect::<arbitrary::Result<_>>()?,
+            ),
+            6 => Tree::Dict(
+                (0..width(u)?)
+                    .map(|_| Ok((u.arbitrary::<Key>()?, Tree::arbitrary_at(u, depth + 1)?)))
+                    .collect::<arbitrary::Result<_>>()?,
+            ),
+            _ => Tree::Seq(
+                (0..width(u)?)
+                    .map(|_| Tree::arbitrary_at(u, depth + 1))
+                    .collect::<arbitrary::Result<_>>()?,
+            ),
+        })
     }
 }
 
@@ -579,8 +623,8 @@ impl LookupInput {
         let others: Vec<Tree> = self
             .others
             .iter()
-            .take(3)
-            .map(|t| t.pruned(&mut 16))
+            .take(2)
+            .map(|t| t.pruned(&mut 8))
             .collect();
         let mut plan = self.plan.clone();
         plan.steps.truncate(12);
@@ -590,7 +634,7 @@ impl LookupInput {
         let name: String = self.name.chars().take(16).collect();
         lookup_from(
             self.nvars as usize,
-            &self.target.pruned(&mut 48),
+            &self.target.pruned(&mut 32),
             &others,
             &plan,
             &name,
