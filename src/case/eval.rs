@@ -18,35 +18,43 @@ use crate::spec::{
 
 /// Evaluate a case; never panics, whatever the case holds.
 pub fn eval_case(case: &Case) -> ResultLine {
-    ResultLine {
-        id: case.id.clone(),
-        outcome: eval_lookup_or_build(&case.vars, LookupOrBuild::Body(&case.body)),
-    }
-}
-
-/// What to evaluate: a whole case body, or a lookup from borrowed parts
-/// (so a caller varying the source need not copy the spec).
-pub enum LookupOrBuild<'a> {
-    Body(&'a CaseBody),
-    Lookup {
-        spec: &'a Expr,
-        source: &'a SourceExpr,
-    },
-}
-
-/// Evaluate with fresh state, as `eval_case` does.
-pub fn eval_lookup_or_build(vars: &[VarDecl], what: LookupOrBuild<'_>) -> Outcome {
-    let result = match what {
-        LookupOrBuild::Body(body) => eval_body(vars, body),
-        LookupOrBuild::Lookup { spec, source } => {
-            Env::new(vars).and_then(|env| eval_lookup(&env, spec, source))
-        }
-    };
-    match result {
+    let outcome = match eval_body(&case.vars, &case.body) {
         Ok(ok) => Outcome::Ok(ok),
         Err(Raise::Exception(e)) => Outcome::Error(e),
         Err(Raise::Unsupported(why)) => Outcome::Unsupported(why),
+    };
+    ResultLine {
+        id: case.id.clone(),
+        outcome,
     }
+}
+
+/// The outcomes of several lookups into one spec, as separate `lookup`
+/// cases would give them. The spec is built once: its evaluation does not
+/// depend on the source (which PyTorch evaluates first, so a source that
+/// raises wins over a spec that raises).
+pub fn eval_lookups(vars: &[VarDecl], spec: &Expr, sources: &[&SourceExpr]) -> Vec<Outcome> {
+    let outcome = |r: PyResult<Json>| match r {
+        Ok(ok) => Outcome::Ok(ok),
+        Err(Raise::Exception(e)) => Outcome::Error(e),
+        Err(Raise::Unsupported(why)) => Outcome::Unsupported(why),
+    };
+    let env = match Env::new(vars) {
+        Ok(env) => env,
+        Err(e) => return sources.iter().map(|_| outcome(Err(e.clone()))).collect(),
+    };
+    let spec = env.eval(spec);
+    sources
+        .iter()
+        .map(|source| {
+            outcome((|| {
+                let source = env.source(source)?;
+                let spec = spec.clone()?;
+                let leaf = lookup_spec_from_dynamo_source(&source, spec.downcast::<ShapesSpec>())?;
+                repr_and_jsonable(&leaf)
+            })())
+        })
+        .collect()
 }
 
 /// The state a case evaluates in (PyTorch's globals, reset per case).

@@ -2,7 +2,7 @@
 //! `cargo test` replays the committed fuzz corpora on stable.
 
 use super::lookup::{with_wrapper, LookupInput};
-use crate::case::eval::{eval_lookup_or_build, LookupOrBuild};
+use crate::case::eval::eval_lookups;
 use crate::case::wire::CaseBody;
 use crate::case::{eval_case, Case, Outcome};
 use crate::diff::json_eq;
@@ -44,18 +44,12 @@ pub fn check_wrapper_invariance(case: &Case, depth: usize) {
     let CaseBody::Lookup { spec, source } = &case.body else {
         return;
     };
-    let plain = eval_lookup_or_build(&case.vars, LookupOrBuild::Body(&case.body));
     let Some(wrapped_source) = with_wrapper(source, depth) else {
         return;
     };
-    let wrapped = eval_lookup_or_build(
-        &case.vars,
-        LookupOrBuild::Lookup {
-            spec,
-            source: &wrapped_source,
-        },
-    );
-    let same = match (&plain, &wrapped) {
+    let outcomes = eval_lookups(&case.vars, spec, &[source, &wrapped_source]);
+    let (plain, wrapped) = (&outcomes[0], &outcomes[1]);
+    let same = match (plain, wrapped) {
         (Outcome::Ok(a), Outcome::Ok(b)) => json_eq(a, b),
         (a, b) => a == b,
     };

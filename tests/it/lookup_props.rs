@@ -81,3 +81,14 @@ fn failing_lookups_shrink_to_short_chains() {
         other => panic!("expected a failure to shrink, got {other:?}"),
     }
 }
+
+proptest! {
+    /// The fuzz target's shortcut (one spec, several sources) gives what
+    /// separate cases give.
+    #[test]
+    fn eval_lookups_agrees_with_eval_case(case in lookup_case()) {
+        let CaseBody::Lookup { spec, source } = &case.body else { unreachable!() };
+        let batch = torchspec::case::eval::eval_lookups(&case.vars, spec, &[source]);
+        prop_assert_eq!(&batch[0], &eval_case(&case).outcome);
+    }
+}
