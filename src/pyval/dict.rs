@@ -14,6 +14,18 @@ impl Dict {
         Dict::default()
     }
 
+    pub fn with_capacity(n: usize) -> Dict {
+        Dict {
+            entries: Vec::with_capacity(n),
+        }
+    }
+
+    /// Append a key known to be hashable and not equal to any key present
+    /// (copying another dict's keys).
+    pub(crate) fn push_distinct(&mut self, key: Value, value: Value) {
+        self.entries.push((key, value));
+    }
+
     /// `d[key] = value`: raises for an unhashable key.
     pub fn insert(&mut self, key: Value, value: Value) -> PyResult<()> {
         key.check_hashable()?;
@@ -24,14 +36,19 @@ impl Dict {
         Ok(())
     }
 
-    /// Build from pairs whose keys are known to be hashable `str`s.
-    pub fn from_str_pairs(pairs: impl IntoIterator<Item = (String, Value)>) -> Dict {
-        let mut d = Dict::new();
-        for (k, v) in pairs {
-            // Infallible: str keys always hash.
-            let _ = d.insert(Value::str(&k), v);
+    /// A dict literal with distinct constant `str` keys (`{"type": ..., ...}`),
+    /// built without lookups.
+    pub fn from_static_pairs<const N: usize>(pairs: [(&'static str, Value); N]) -> Dict {
+        debug_assert!(pairs
+            .iter()
+            .enumerate()
+            .all(|(i, (k, _))| pairs[..i].iter().all(|(q, _)| q != k)));
+        Dict {
+            entries: pairs
+                .into_iter()
+                .map(|(k, v)| (Value::static_str(k), v))
+                .collect(),
         }
-        d
     }
 
     fn position(&self, key: &Value) -> Option<usize> {
@@ -43,6 +60,15 @@ impl Dict {
     /// `d.get(key)` for a key already known to be hashable.
     pub fn get(&self, key: &Value) -> Option<&Value> {
         self.position(key).map(|i| &self.entries[i].1)
+    }
+
+    /// `d.get(name)` for a `str` key, without building one: only a `str`
+    /// key can equal a `str`.
+    pub fn get_str(&self, name: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|(k, _)| matches!(k, Value::Str(s) if &**s == name))
+            .map(|(_, v)| v)
     }
 
     /// `key in d` (raises for an unhashable key, as Python does).

@@ -121,6 +121,27 @@ impl Value {
     pub fn str(s: &str) -> Value {
         Value::Str(Rc::from(s))
     }
+
+    /// A constant `str` (a dict key of `to_jsonable`, a type name): one
+    /// shared allocation per thread, as CPython interns such literals.
+    pub fn static_str(s: &'static str) -> Value {
+        thread_local! {
+            static INTERNED: std::cell::RefCell<Vec<(&'static str, Rc<str>)>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        INTERNED.with(|cell| {
+            let mut interned = cell.borrow_mut();
+            // Constants are few; compare the `&'static str` by address first.
+            if let Some((_, rc)) = interned
+                .iter()
+                .find(|(k, _)| std::ptr::eq(*k, s) || *k == s)
+            {
+                return Value::Str(rc.clone());
+            }
+            let rc: Rc<str> = Rc::from(s);
+            interned.push((s, rc.clone()));
+            Value::Str(rc)
+        })
+    }
     pub fn object<T: PyObject>(o: T) -> Value {
         Value::Object(Rc::new(o))
     }

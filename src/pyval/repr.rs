@@ -84,7 +84,7 @@ fn write_int(out: &mut String, i: &num_bigint::BigInt) -> PyResult<()> {
     }
     match i.to_i64() {
         Some(small) => {
-            let _ = write!(out, "{small}");
+            out.push_str(itoa::Buffer::new().format(small));
         }
         None => {
             let _ = write!(out, "{i}");

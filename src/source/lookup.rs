@@ -4,24 +4,29 @@
 
 use std::fmt::Write;
 
+use smallvec::SmallVec;
+
 use super::{DictIndex, Source, SourceClass, SourceKind};
 use crate::pyval::{str_repr, PyResult, Raise, Value};
 use crate::spec::{DictSpec, ObjectSpec, SeqSpec, ShapesSpec, TensorSpec};
 
-/// One step of an access path.
-#[derive(Clone, Debug)]
-pub enum AccessToken {
+/// One step of an access path, borrowed from the source chain.
+#[derive(Clone, Copy, Debug)]
+pub enum AccessToken<'a> {
     /// `_LocalToken`: the root, a function argument.
     Local {
-        name: String,
+        name: &'a str,
         is_varargs: bool,
         is_varkw: bool,
     },
     /// `_AttrToken`: `obj.name`.
-    Attr(String),
+    Attr(&'a str),
     /// `_SubscriptToken`: `obj[key]`, key an int (or bool) or str.
-    Subscript(Value),
+    Subscript(&'a Value),
 }
+
+/// `_AccessPath`; chains are short, so it usually lives on the stack.
+pub type AccessPath<'a> = SmallVec<[AccessToken<'a>; 8]>;
 
 fn py_bool(b: bool) -> &'static str {
     if b {
@@ -31,7 +36,7 @@ fn py_bool(b: bool) -> &'static str {
     }
 }
 
-impl AccessToken {
+impl AccessToken<'_> {
     fn type_name(&self) -> &'static str {
         match self {
             AccessToken::Local { .. } => "_LocalToken",
@@ -105,8 +110,14 @@ pub fn format_access_path(path: &[AccessToken]) -> PyResult<String> {
 }
 
 /// `_source_to_access_path`: `None` for a chain the spec cannot address.
-pub fn source_to_access_path(source: &Source) -> Option<Vec<AccessToken>> {
-    let mut path = Vec::new();
+pub fn source_to_access_path(source: &Source) -> Option<AccessPath<'_>> {
+    let mut path = AccessPath::new();
+    access_path_into(source, &mut path).then_some(path)
+}
+
+/// `_source_to_access_path` into a caller's buffer (no move of the path);
+/// false where the Python returns `None`.
+fn access_path_into<'a>(source: &'a Source, path: &mut AccessPath<'a>) -> bool {
     let mut cur = source;
     loop {
         if let SourceKind::Local {
@@ -118,19 +129,20 @@ pub fn source_to_access_path(source: &Source) -> Option<Vec<AccessToken>> {
         } = &cur.kind
         {
             if !is_input {
-                return None;
+                return false;
             }
             path.push(AccessToken::Local {
-                name: local_name.clone(),
+                name: local_name,
                 is_varargs: *is_varargs,
                 is_varkw: *is_varkw,
             });
             path.reverse();
-            return Some(path);
+            return true;
         }
         // NNModuleSource is a guard marker, not an access step.
         if cur.class.is_nn_module() {
-            cur = cur.base()?;
+            let Some(b) = cur.base() else { return false };
+            cur = b;
             continue;
         }
         if let SourceKind::DictGetItem {
@@ -144,13 +156,14 @@ pub fn source_to_access_path(source: &Source) -> Option<Vec<AccessToken>> {
                 if let (SourceClass::UnspecializedParamBufferSource, Value::Str(s)) =
                     (base.class, index)
                 {
-                    path.push(AccessToken::Attr(s.to_string()));
-                    cur = base.base()?;
+                    path.push(AccessToken::Attr(s));
+                    let Some(b) = base.base() else { return false };
+                    cur = b;
                     continue;
                 }
                 // `isinstance(index, (int, str))`: a bool is an int here.
                 if matches!(index, Value::Int(_) | Value::Bool(_) | Value::Str(_)) {
-                    path.push(AccessToken::Subscript(index.clone()));
+                    path.push(AccessToken::Subscript(index));
                     cur = base;
                     continue;
                 }
@@ -163,16 +176,16 @@ pub fn source_to_access_path(source: &Source) -> Option<Vec<AccessToken>> {
         } = &cur.kind
         {
             // `type(index) is int`: a bool is not.
-            path.push(AccessToken::Subscript(index.clone()));
+            path.push(AccessToken::Subscript(index));
             cur = base;
             continue;
         }
         if let (true, SourceKind::Attr { base, member, .. }) = (cur.class.is_attr(), &cur.kind) {
-            path.push(AccessToken::Attr(member.clone()));
+            path.push(AccessToken::Attr(member));
             cur = base;
             continue;
         }
-        return None;
+        return false;
     }
 }
 
@@ -184,9 +197,10 @@ pub fn lookup_spec_from_dynamo_source(
     let Some(params) = shapes_spec.and_then(ShapesSpec::params_spec) else {
         return Ok(Value::None);
     };
-    let Some(path) = source_to_access_path(source) else {
+    let mut path = AccessPath::new();
+    if !access_path_into(source, &mut path) {
         return Ok(Value::None);
-    };
+    }
     let AccessToken::Local {
         name,
         is_varargs,
@@ -251,12 +265,11 @@ pub fn lookup_spec_from_dynamo_source(
             None => Ok(Value::None),
         };
     }
-    let root = params
-        .named_args
-        .get(&Value::str(name))
-        .cloned()
-        .unwrap_or(Value::None);
-    walk_spec(&root, &path, 1)
+    match params.named_args.get_str(name) {
+        Some(root) => walk_spec(root, &path, 1),
+        // `_named_args.get(name)` is None, and the walk returns None.
+        None => Ok(Value::None),
+    }
 }
 
 fn mismatch(path: &[AccessToken], at: usize, spec: &Value, suffix: &str) -> PyResult<Raise> {
@@ -280,56 +293,64 @@ fn is_leaf_spec(v: &Value) -> bool {
     }
 }
 
-/// `_walk_spec(current_spec, full_path, start_index)`.
+/// `_walk_spec(current_spec, full_path, start_index)`. A key or field the
+/// spec leaves out makes the rest of the walk `None`, and `None` is a leaf,
+/// so the walk can stop there.
 pub fn walk_spec(start: &Value, path: &[AccessToken], start_index: usize) -> PyResult<Value> {
-    let mut current = start.clone();
+    let mut current = start;
     for (idx, token) in path.iter().enumerate().skip(start_index) {
         if let Value::None = current {
             return Ok(Value::None);
         }
         let next = if let Some(o) = current.downcast::<ObjectSpec>() {
             let AccessToken::Attr(name) = token else {
-                return Err(mismatch(path, idx, &current, "")?);
+                return Err(mismatch(path, idx, current, "")?);
             };
-            o.fields.get(&Value::str(name)).cloned()
+            o.fields.get_str(name)
         } else if let Some(d) = current.downcast::<DictSpec>() {
             let AccessToken::Subscript(key) = token else {
-                return Err(mismatch(path, idx, &current, "")?);
+                return Err(mismatch(path, idx, current, "")?);
             };
-            d.entries.get(key).cloned()
+            d.entries.get(key)
         } else if let Some(s) = current.downcast::<SeqSpec>() {
-            let i = match token {
-                AccessToken::Subscript(Value::Int(i)) => i.clone(),
-                AccessToken::Subscript(Value::Bool(b)) => (*b as i64).into(),
-                _ => return Err(mismatch(path, idx, &current, "")?),
+            let negative = match token {
+                AccessToken::Subscript(Value::Int(i)) => i.sign() == num_bigint::Sign::Minus,
+                AccessToken::Subscript(Value::Bool(_)) => false,
+                _ => return Err(mismatch(path, idx, current, "")?),
             };
-            if i.sign() == num_bigint::Sign::Minus {
+            if negative {
                 return Err(Raise::new(
                     "RuntimeError",
                     "dynamo should have normalized the index to be non-negative",
                 ));
             }
+            let i = match token {
+                AccessToken::Subscript(Value::Int(i)) => usize::try_from(i).ok(),
+                AccessToken::Subscript(Value::Bool(b)) => Some(usize::from(*b)),
+                _ => None,
+            };
             // Past the end: unspecified, so static.
-            usize::try_from(&i)
-                .ok()
-                .and_then(|i| s.entries.get(i).cloned())
+            i.and_then(|i| s.entries.get(i))
         } else {
             return Err(mismatch(
                 path,
                 idx,
-                &current,
+                current,
                 ", but the source has further access past it",
             )?);
         };
-        current = next.unwrap_or(Value::None);
+        match next {
+            Some(v) => current = v,
+            None => return Ok(Value::None),
+        }
     }
-    if !is_leaf_spec(&current) {
+    if !is_leaf_spec(current) {
         return Err(mismatch(
             path,
             path.len(),
-            &current,
+            current,
             ", but the source has no further access past it",
         )?);
     }
-    Ok(current)
+    Ok(current.clone())
 }

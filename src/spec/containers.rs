@@ -46,10 +46,10 @@ fn jsonable_list(items: &[Value]) -> PyResult<Value> {
 }
 
 /// `{"type": ..., key: value}`, the shape of every `to_jsonable`.
-fn typed(type_name: &str, key: &str, value: Value) -> Value {
-    Value::Dict(Rc::new(Dict::from_str_pairs([
-        ("type".to_string(), Value::str(type_name)),
-        (key.to_string(), value),
+fn typed(type_name: &'static str, key: &'static str, value: Value) -> Value {
+    Value::Dict(Rc::new(Dict::from_static_pairs([
+        ("type", Value::static_str(type_name)),
+        (key, value),
     ])))
 }
 
@@ -98,7 +98,8 @@ impl PyObject for TensorSpec {
         for (i, d) in self.dims.iter().enumerate() {
             out.push('\n');
             out.push_str(INDENT);
-            let _ = write!(out, "{i}: ");
+            out.push_str(itoa::Buffer::new().format(i));
+            out.push_str(": ");
             d.write_repr(out)?;
         }
         Ok(())
@@ -156,10 +157,7 @@ impl PyObject for ObjectSpec {
         Ok(())
     }
     fn to_jsonable(&self) -> Option<PyResult<Value>> {
-        Some(
-            jsonable_dict(&self.fields, |k| Ok(k.clone()))
-                .map(|f| typed("ObjectSpec", "fields", f)),
-        )
+        Some(jsonable_dict_same_keys(&self.fields).map(|f| typed("ObjectSpec", "fields", f)))
     }
     fn iterate(&self) -> Option<PyResult<Vec<Value>>> {
         Some(Ok(self.fields.keys().cloned().collect()))
@@ -183,9 +181,19 @@ impl PyObject for ObjectSpec {
 /// `{key(k): v.to_jsonable() ... for k, v in d.items()}`: a dict
 /// comprehension, so keys that collide after `key` merge like dict keys do.
 fn jsonable_dict(d: &Dict, key: impl Fn(&Value) -> PyResult<Value>) -> PyResult<Value> {
-    let mut out = Dict::new();
+    let mut out = Dict::with_capacity(d.len());
     for (k, v) in d.iter() {
         out.insert(key(k)?, jsonable_or_self(v)?)?;
+    }
+    Ok(Value::Dict(Rc::new(out)))
+}
+
+/// `{k: v.to_jsonable() ... for k, v in d.items()}` with the keys kept:
+/// they are a dict's keys already, so distinct.
+fn jsonable_dict_same_keys(d: &Dict) -> PyResult<Value> {
+    let mut out = Dict::with_capacity(d.len());
+    for (k, v) in d.iter() {
+        out.push_distinct(k.clone(), jsonable_or_self(v)?);
     }
     Ok(Value::Dict(Rc::new(out)))
 }
@@ -423,17 +431,17 @@ impl PyObject for ParamsSpec {
     }
     fn to_jsonable(&self) -> Option<PyResult<Value>> {
         Some((|| {
-            let mut params = match jsonable_dict(&self.named_args, |k| Ok(k.clone()))? {
+            let mut params = match jsonable_dict_same_keys(&self.named_args)? {
                 Value::Dict(d) => Rc::try_unwrap(d).unwrap_or_else(|d| d.as_ref().clone()),
                 _ => unreachable!("jsonable_dict builds a dict"),
             };
             if let Some(varargs) = &self.varargs {
-                params.insert(Value::str(VARARGS_KEY), jsonable_list(varargs)?)?;
+                params.insert(Value::static_str(VARARGS_KEY), jsonable_list(varargs)?)?;
             }
             if let Some(varkw) = &self.varkw {
                 params.insert(
-                    Value::str(VARKW_KEY),
-                    jsonable_dict(varkw, |k| Ok(k.clone()))?,
+                    Value::static_str(VARKW_KEY),
+                    jsonable_dict_same_keys(varkw)?,
                 )?;
             }
             Ok(typed("ParamsSpec", "params", Value::Dict(Rc::new(params))))
@@ -548,10 +556,10 @@ impl PyObject for ShapesSpec {
                 .iter()
                 .map(|a| a.repr().map(|s| Value::str(&s)))
                 .collect::<PyResult<Vec<_>>>()?;
-            Ok(Value::Dict(Rc::new(Dict::from_str_pairs([
-                ("type".to_string(), Value::str("ShapesSpec")),
-                ("params".to_string(), params),
-                ("assumptions".to_string(), Value::List(Rc::new(assumptions))),
+            Ok(Value::Dict(Rc::new(Dict::from_static_pairs([
+                ("type", Value::static_str("ShapesSpec")),
+                ("params", params),
+                ("assumptions", Value::List(Rc::new(assumptions))),
             ]))))
         })())
     }

@@ -123,7 +123,7 @@ fn lines(node: &Node<'_>, out: &mut String, pad: usize) -> Result<(), Fast> {
             out.push_str("Tensor:");
             for (i, d) in t.dims.iter().enumerate() {
                 newline(out, pad + 2);
-                out.push_str(itoa(i).as_str());
+                out.push_str(itoa::Buffer::new().format(i));
                 out.push_str(": ");
                 inline(d, out)?;
             }
@@ -176,7 +176,7 @@ fn lines(node: &Node<'_>, out: &mut String, pad: usize) -> Result<(), Fast> {
             for (i, child) in s.entries.iter().enumerate() {
                 newline(out, pad + 2);
                 out.push('[');
-                out.push_str(itoa(i).as_str());
+                out.push_str(itoa::Buffer::new().format(i));
                 out.push(']');
                 entry(child, out, pad)?;
             }
@@ -233,8 +233,4 @@ fn params_lines(p: &ParamsSpec, out: &mut String, pad: usize) -> Result<(), Fast
         }
     }
     Ok(())
-}
-
-fn itoa(i: usize) -> String {
-    i.to_string()
 }

@@ -4,7 +4,6 @@
 
 use std::any::Any;
 use std::cmp::Ordering;
-use std::fmt::Write;
 
 use num_bigint::BigInt;
 
@@ -71,7 +70,7 @@ impl IntVar {
             }
         }
         let name = match args.name {
-            None | Some(Value::None) => Value::str("anon"),
+            None | Some(Value::None) => Value::static_str("anon"),
             Some(n) => n,
         };
         let uid = uids.0;
@@ -102,14 +101,17 @@ impl PyObject for IntVar {
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
         out.push_str(self.kind.name());
         out.push('(');
-        out.push_str(&self.symbol()?);
+        self.name.write_str(out)?;
+        out.push('#');
+        out.push_str(itoa::Buffer::new().format(self.uid));
         for (label, v) in [
-            ("min", &self.min),
-            ("max", &self.max),
-            ("optimization_hint", &self.optimization_hint),
+            (", min=", &self.min),
+            (", max=", &self.max),
+            (", optimization_hint=", &self.optimization_hint),
         ] {
             if !matches!(v, Value::None) {
-                let _ = write!(out, ", {label}={}", v.py_str()?);
+                out.push_str(label);
+                v.write_str(out)?;
             }
         }
         out.push(')');
@@ -117,15 +119,12 @@ impl PyObject for IntVar {
     }
 
     fn to_jsonable(&self) -> Option<PyResult<Value>> {
-        let d = Dict::from_str_pairs([
-            ("type".to_string(), Value::str(self.kind.name())),
-            ("name".to_string(), self.name.clone()),
-            ("min".to_string(), self.min.clone()),
-            ("max".to_string(), self.max.clone()),
-            (
-                "optimization_hint".to_string(),
-                self.optimization_hint.clone(),
-            ),
+        let d = Dict::from_static_pairs([
+            ("type", Value::static_str(self.kind.name())),
+            ("name", self.name.clone()),
+            ("min", self.min.clone()),
+            ("max", self.max.clone()),
+            ("optimization_hint", self.optimization_hint.clone()),
         ]);
         Some(Ok(Value::Dict(d.into())))
     }
