@@ -2,11 +2,15 @@
 //! later equal key (`True` after `1`) replaces the value but keeps the first
 //! key object.
 
+use smallvec::SmallVec;
+
 use super::{PyResult, Value};
 
 #[derive(Clone, Debug, Default)]
 pub struct Dict {
-    entries: Vec<(Value, Value)>,
+    // Most dicts here are `to_jsonable`'s `{"type": ..., key: ...}`: two
+    // entries inline save an allocation each.
+    entries: SmallVec<[(Value, Value); 2]>,
 }
 
 impl Dict {
@@ -16,7 +20,7 @@ impl Dict {
 
     pub fn with_capacity(n: usize) -> Dict {
         Dict {
-            entries: Vec::with_capacity(n),
+            entries: SmallVec::with_capacity(n),
         }
     }
 

@@ -130,11 +130,9 @@ impl Value {
         }
         INTERNED.with(|cell| {
             let mut interned = cell.borrow_mut();
-            // Constants are few; compare the `&'static str` by address first.
-            if let Some((_, rc)) = interned
-                .iter()
-                .find(|(k, _)| std::ptr::eq(*k, s) || *k == s)
-            {
+            // Constants are few; a literal is known by its address (the same text
+            // at two addresses is just interned twice).
+            if let Some((_, rc)) = interned.iter().find(|(k, _)| std::ptr::eq(*k, s)) {
                 return Value::Str(rc.clone());
             }
             let rc: Rc<str> = Rc::from(s);
