@@ -26,16 +26,36 @@ pub fn case_line(data: &[u8]) {
     }
 }
 
-/// `lookup`: bytes → spec tree + source chain → lookup. Never panics, and
-/// an `NNModuleSource` wrapper inserted anywhere (but under the
-/// `_parameters` collapse) changes nothing. (The wire round trip of such
+/// `lookup`: bytes → spec tree + source chain → lookup. Never panics; an
+/// `NNModuleSource` wrapper inserted anywhere (but under the `_parameters`
+/// collapse) changes nothing; a plain walk down to a leaf finds that leaf. (The wire round trip of such
 /// cases is a property test, and `case_line` fuzzes the parser.)
 pub fn lookup(data: &[u8]) {
     let mut u = arbitrary::Unstructured::new(data);
     let Ok(input) = u.arbitrary::<LookupInput>() else {
         return;
     };
-    check_wrapper_invariance(&input.case(), input.wrap_depth as usize);
+    let case = input.case();
+    check_wrapper_invariance(&case, input.wrap_depth as usize);
+    if let (Some(leaf), CaseBody::Lookup { spec, source }) = (input.expected_leaf(), &case.body) {
+        // A walk down to a leaf finds exactly that leaf.
+        let found = &eval_lookups(&case.vars, spec, &[source])[0];
+        let built = eval_case(&Case {
+            id: String::new(),
+            vars: case.vars.clone(),
+            body: CaseBody::Build { value: leaf },
+        });
+        let same = match (found, &built.outcome) {
+            (Outcome::Ok(a), Outcome::Ok(b)) => json_eq(a, b),
+            _ => false,
+        };
+        assert!(
+            same,
+            "the walk did not find its leaf: {found:?} vs {:?} for {}",
+            built.outcome,
+            case.to_json()
+        );
+    }
 }
 
 /// Evaluate `case` and the same case with a wrapper inserted `depth` bases

@@ -620,7 +620,45 @@ impl LookupInput {
     /// need (a few siblings and wrappers, a bounded walk and tree), so a
     /// case line stays within the 128 levels of JSON nesting the reader takes.
     pub fn case(&self) -> Case {
-        let others: Vec<Tree> = self
+        let (target, others, plan, name) = self.parts();
+        lookup_from(self.nvars as usize, &target, &others, &plan, &name)
+    }
+
+    /// For a plain walk from a named root that ends on a leaf: that leaf,
+    /// which the lookup must find.
+    pub fn expected_leaf(&self) -> Option<Expr> {
+        let (target, _, plan, name) = self.parts();
+        // A root name starting with `*` is a ParamsSpec sentinel error.
+        if plan.root != Root::Named || plan.twist != Twist::None || name.starts_with('*') {
+            return None;
+        }
+        let target = target.normalized((self.nvars as usize).clamp(1, 3), 0);
+        // An attribute name with a `.` is an AttrSource error, not a walk.
+        let mut cur = &target;
+        for &p in &plan.steps {
+            cur = match cur {
+                Tree::Object(fields) if !fields.is_empty() => {
+                    let (name, next) = &fields[pick(p, fields.len())];
+                    if name.contains('.') {
+                        return None;
+                    }
+                    next
+                }
+                Tree::Dict(entries) if !entries.is_empty() => &entries[pick(p, entries.len())].1,
+                Tree::Seq(items) if !items.is_empty() => &items[pick(p, items.len())],
+                _ => break,
+            };
+        }
+        match reached(&target, &plan) {
+            leaf @ (Tree::Tensor(_) | Tree::Var(_) | Tree::Int(_) | Tree::None) => {
+                Some(leaf.to_expr())
+            }
+            _ => None,
+        }
+    }
+
+    fn parts(&self) -> (Tree, Vec<Tree>, Plan, String) {
+        let others = self
             .others
             .iter()
             .take(2)
@@ -631,14 +669,8 @@ impl LookupInput {
         plan.wrappers.truncate(4);
         plan.collapse.truncate(12);
         plan.getitems.truncate(12);
-        let name: String = self.name.chars().take(16).collect();
-        lookup_from(
-            self.nvars as usize,
-            &self.target.pruned(&mut 32),
-            &others,
-            &plan,
-            &name,
-        )
+        let name = self.name.chars().take(16).collect();
+        (self.target.pruned(&mut 32), others, plan, name)
     }
 }
 
