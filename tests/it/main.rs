@@ -1,5 +1,6 @@
 //! Unit-ish integration tests, one module per behaviour.
 
+mod cli;
 mod derived_props;
 mod errors;
 mod fuzz_corpus;

@@ -37,7 +37,11 @@ fn curated_spec_renderings() {
     let ids: Vec<&str> = cases.iter().map(|(_, c)| c.id.as_str()).collect();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots");
     for entry in std::fs::read_dir(&dir).expect("snapshots dir") {
-        let name = entry.expect("dir entry").file_name().to_string_lossy().into_owned();
+        let name = entry
+            .expect("dir entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
         let id = name.trim_end_matches(".snap");
         assert!(
             ids.contains(&id),
