@@ -26,7 +26,7 @@ pub enum AccessToken<'a> {
 }
 
 /// `_AccessPath`; chains are short, so it usually lives on the stack.
-pub type AccessPath<'a> = SmallVec<[AccessToken<'a>; 8]>;
+pub type AccessPath<'a> = SmallVec<[AccessToken<'a>; 16]>;
 
 fn py_bool(b: bool) -> &'static str {
     if b {
