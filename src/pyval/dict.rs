@@ -2,15 +2,12 @@
 //! later equal key (`True` after `1`) replaces the value but keeps the first
 //! key object.
 
-use smallvec::SmallVec;
 
 use super::{PyResult, Value};
 
 #[derive(Clone, Debug, Default)]
 pub struct Dict {
-    // Most dicts here are `to_jsonable`'s `{"type": ..., key: ...}`: two
-    // entries inline save an allocation each.
-    entries: SmallVec<[(Value, Value); 2]>,
+    entries: Vec<(Value, Value)>,
 }
 
 impl Dict {
@@ -20,7 +17,7 @@ impl Dict {
 
     pub fn with_capacity(n: usize) -> Dict {
         Dict {
-            entries: SmallVec::with_capacity(n),
+            entries: Vec::with_capacity(n),
         }
     }
 
