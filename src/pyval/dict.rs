@@ -2,7 +2,6 @@
 //! later equal key (`True` after `1`) replaces the value but keeps the first
 //! key object.
 
-
 use super::{PyResult, Value};
 
 #[derive(Clone, Debug, Default)]

@@ -71,16 +71,16 @@ pub(super) fn write(node: Node<'_>, out: &mut String) -> Result<(), Fast> {
     }
 }
 
-const SPACES: &str = "                                                                ";
+/// A line break and up to 64 columns of indentation, written in one copy.
+const NEWLINE_SPACES: &str = "\n                                                                ";
 
 fn newline(out: &mut String, pad: usize) {
-    out.push('\n');
-    let mut left = pad;
-    while left > 0 {
-        let n = left.min(SPACES.len());
-        out.push_str(&SPACES[..n]);
-        left -= n;
+    if pad < NEWLINE_SPACES.len() {
+        out.push_str(&NEWLINE_SPACES[..pad + 1]);
+        return;
     }
+    out.push('\n');
+    out.extend(std::iter::repeat_n(' ', pad));
 }
 
 /// Bail unless what was written since `start` is printable ASCII.
