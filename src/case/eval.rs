@@ -18,11 +18,7 @@ use crate::spec::{
 
 /// Evaluate a case; never panics, whatever the case holds.
 pub fn eval_case(case: &Case) -> ResultLine {
-    let outcome = match eval_body(&case.vars, &case.body) {
-        Ok(ok) => Outcome::Ok(ok),
-        Err(Raise::Exception(e)) => Outcome::Error(e),
-        Err(Raise::Unsupported(why)) => Outcome::Unsupported(why),
-    };
+    let outcome = outcome(eval_body(&case.vars, &case.body));
     ResultLine {
         id: case.id.clone(),
         outcome,
@@ -34,11 +30,6 @@ pub fn eval_case(case: &Case) -> ResultLine {
 /// depend on the source (which PyTorch evaluates first, so a source that
 /// raises wins over a spec that raises).
 pub fn eval_lookups(vars: &[VarDecl], spec: &Expr, sources: &[&SourceExpr]) -> Vec<Outcome> {
-    let outcome = |r: PyResult<Json>| match r {
-        Ok(ok) => Outcome::Ok(ok),
-        Err(Raise::Exception(e)) => Outcome::Error(e),
-        Err(Raise::Unsupported(why)) => Outcome::Unsupported(why),
-    };
     let env = match Env::new(vars) {
         Ok(env) => env,
         Err(e) => return sources.iter().map(|_| outcome(Err(e.clone()))).collect(),
@@ -55,6 +46,15 @@ pub fn eval_lookups(vars: &[VarDecl], spec: &Expr, sources: &[&SourceExpr]) -> V
             })())
         })
         .collect()
+}
+
+/// A Python exception is a result like any other; so is "not modelled yet".
+fn outcome(r: PyResult<Json>) -> Outcome {
+    match r {
+        Ok(ok) => Outcome::Ok(ok),
+        Err(Raise::Exception(e)) => Outcome::Error(e),
+        Err(Raise::Unsupported(why)) => Outcome::Unsupported(why),
+    }
 }
 
 /// The state a case evaluates in (PyTorch's globals, reset per case).

@@ -101,12 +101,13 @@ fn inline(v: &Value, out: &mut String) -> Result<(), Fast> {
     check_plain(out, start)
 }
 
-/// `header:` then the child, on this line or indented below it.
-fn entry(child: &Value, out: &mut String, pad: usize) -> Result<(), Fast> {
+/// `header:` then the child, on this line or, indented to `child_pad`,
+/// below it.
+fn entry(child: &Value, out: &mut String, child_pad: usize) -> Result<(), Fast> {
     match Node::of(child) {
         Some(node) if !node.is_empty() => {
             out.push(':');
-            lines(&node, out, pad + 4)
+            lines(&node, out, child_pad)
         }
         _ => {
             out.push_str(": ");
@@ -137,7 +138,7 @@ fn lines(node: &Node<'_>, out: &mut String, pad: usize) -> Result<(), Fast> {
                 let start = out.len();
                 name.write_str(out)?;
                 check_plain(out, start)?;
-                entry(child, out, pad)?;
+                entry(child, out, pad + 4)?;
             }
         }
         Node::Dict(d) => {
@@ -148,7 +149,7 @@ fn lines(node: &Node<'_>, out: &mut String, pad: usize) -> Result<(), Fast> {
                 out.push('[');
                 inline(key, out)?;
                 out.push(']');
-                entry(child, out, pad)?;
+                entry(child, out, pad + 4)?;
             }
         }
         Node::Params(p) => params_lines(p, out, pad)?,
@@ -178,7 +179,7 @@ fn lines(node: &Node<'_>, out: &mut String, pad: usize) -> Result<(), Fast> {
                 out.push('[');
                 out.push_str(itoa::Buffer::new().format(i));
                 out.push(']');
-                entry(child, out, pad)?;
+                entry(child, out, pad + 4)?;
             }
         }
     }
@@ -198,16 +199,7 @@ fn params_lines(p: &ParamsSpec, out: &mut String, pad: usize) -> Result<(), Fast
         let start = out.len();
         key.write_str(out)?;
         check_plain(out, start)?;
-        match Node::of(v) {
-            Some(node) if !node.is_empty() => {
-                out.push(':');
-                lines(&node, out, pad + 2)
-            }
-            _ => {
-                out.push_str(": ");
-                inline(v, out)
-            }
-        }
+        entry(v, out, pad + 2)
     };
     for (k, v) in p.named_args.iter() {
         param_entry(k, v, out, pad)?;
