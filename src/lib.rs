@@ -7,6 +7,7 @@ pub mod conformance;
 pub mod diff;
 pub mod error;
 pub mod export;
+pub mod pyjson;
 pub mod pyval;
 pub mod source;
 pub mod spec;

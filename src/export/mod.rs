@@ -6,3 +6,4 @@ pub mod archive;
 pub mod fx;
 pub mod ranges;
 pub mod signature;
+pub mod schema;
