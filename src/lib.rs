@@ -6,6 +6,7 @@ pub mod case;
 pub mod conformance;
 pub mod diff;
 pub mod error;
+pub mod pytree;
 pub mod pyval;
 pub mod source;
 pub mod spec;
