@@ -387,8 +387,17 @@ pub fn tree_unflatten(leaves: &[Value], spec: &TreeSpec) -> PyResult<Value> {
 fn unflatten_node(ty: &Rc<PyType>, context: &Value, children: Vec<Value>) -> PyResult<Value> {
     Ok(match &ty.kind {
         NodeKind::Tuple | NodeKind::Size => Value::Tuple(Rc::new(children)),
-        NodeKind::List => Value::List(Rc::new(children)),
-        NodeKind::Dict => Value::Dict(Rc::new(zip_dict(context, children)?)),
+        // immutable_list / immutable_dict are list / dict subclasses with the
+        // same repr; the model does not keep them apart from their bases.
+        NodeKind::List | NodeKind::ImmutableList => Value::List(Rc::new(children)),
+        NodeKind::Dict | NodeKind::ImmutableDict => {
+            Value::Dict(Rc::new(zip_dict(context, children)?))
+        }
+        // `_ConstantFunction`'s unflatten reads `context.value`; no loaded
+        // context (JSON) has that attribute.
+        NodeKind::ConstantFunction => {
+            return Err(crate::pyval::no_attribute(context, "value"));
+        }
         NodeKind::OrderedDict => {
             let d = zip_dict(context, children)?;
             Value::object(Container {
@@ -411,6 +420,10 @@ fn unflatten_node(ty: &Rc<PyType>, context: &Value, children: Vec<Value>) -> PyR
         NodeKind::NamedTupleFn => match context.downcast::<PyType>() {
             Some(cls) if matches!(cls.kind, NodeKind::NamedTuple { .. }) => {
                 Container::namedtuple(Rc::new(cls.clone()), children)?
+            }
+            // `tuple()`: a namedtuple context naming `builtins.tuple`.
+            Some(cls) if cls.kind == NodeKind::Tuple && children.is_empty() => {
+                Value::Tuple(Rc::new(Vec::new()))
             }
             _ => {
                 return Err(Raise::unsupported(format!(

@@ -15,7 +15,7 @@ use crate::pyval::{PyResult, Value};
 
 pub use flatten::{tree_flatten, tree_unflatten, treespec_pprint, Container};
 pub use serde::{treespec_dumps, treespec_dumps_protocol, treespec_loads};
-pub use types::{NodeKind, PyType, Registry};
+pub use types::{import_attr, NodeKind, PyType, Registry};
 
 /// `torch.utils._pytree.TreeSpec`: the structure of a pytree. A leaf has no
 /// type, a `None` context and no children (`LeafSpec`, printed `*`).

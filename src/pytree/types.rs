@@ -83,7 +83,7 @@ impl PyType {
         match self.kind {
             NodeKind::BuiltinFunction => Ok(format!("<built-in function {}>", self.name())),
             // `<function namedtuple at 0x7f...>`: the address is not reproducible.
-            NodeKind::Function => Err(Raise::unsupported(format!(
+            NodeKind::Function | NodeKind::NamedTupleFn => Err(Raise::unsupported(format!(
                 "repr of the function `{}.{}` (it prints an address)",
                 self.module, self.qualname
             ))),
@@ -105,7 +105,7 @@ impl PyObject for PyType {
     fn type_name(&self) -> &'static str {
         match self.kind {
             NodeKind::BuiltinFunction => "builtin_function_or_method",
-            NodeKind::Function => "function",
+            NodeKind::Function | NodeKind::NamedTupleFn => "function",
             _ => "type",
         }
     }
@@ -267,7 +267,7 @@ impl Registry {
 
 /// `getattr(importlib.import_module(module), name)` for the modules a
 /// `defaultdict` factory is modelled from (`builtins`, `collections`).
-pub(super) fn import_attr(module: &str, name: &str) -> PyResult<Value> {
+pub fn import_attr(module: &str, name: &str) -> PyResult<Value> {
     let table = match module {
         "builtins" => BUILTINS,
         "collections" => COLLECTIONS,
