@@ -13,6 +13,10 @@ pub struct Error {
     pub line: Option<usize>,
     /// JSON path inside the document (`$.value.dict[0][1]`).
     pub path: Option<String>,
+    /// The Python exception type when the refusal mirrors one
+    /// (`SerializeError`, `TypeError`, `JSONDecodeError`); `message` is then
+    /// Python's text word for word.
+    pub exception: Option<String>,
     pub message: String,
 }
 
@@ -24,6 +28,7 @@ impl Error {
             file: None,
             line: None,
             path: None,
+            exception: None,
             message: message.into(),
         }
     }
@@ -33,6 +38,19 @@ impl Error {
             path: Some(path.to_string()),
             ..Error::new(message)
         }
+    }
+
+    /// A refusal that mirrors Python raising `exception(message)`.
+    pub fn python(exception: &str, message: impl Into<String>) -> Error {
+        Error {
+            exception: Some(exception.to_string()),
+            ..Error::new(message)
+        }
+    }
+
+    pub fn with_path(mut self, path: impl Into<String>) -> Error {
+        self.path.get_or_insert_with(|| path.into());
+        self
     }
 
     pub fn io(file: &Path, err: std::io::Error) -> Error {
@@ -63,6 +81,9 @@ impl fmt::Display for Error {
         }
         if let Some(path) = &self.path {
             write!(f, "at {path}: ")?;
+        }
+        if let Some(exception) = &self.exception {
+            write!(f, "{exception}: ")?;
         }
         f.write_str(&self.message)
     }

@@ -6,6 +6,8 @@ pub mod case;
 pub mod conformance;
 pub mod diff;
 pub mod error;
+pub mod export;
+pub mod pyjson;
 pub mod pytree;
 pub mod pyval;
 pub mod source;

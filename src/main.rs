@@ -46,6 +46,13 @@ enum Command {
         #[arg(long, default_value = "build")]
         kind: String,
     },
+    /// Print the Rust wire types generated from torch's export schema.yaml
+    /// (`> src/export/schema/generated.rs`).
+    SchemaGen {
+        /// The schema (default: the committed copy of upstream's).
+        #[arg(long)]
+        schema: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -68,6 +75,13 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 let line = eval_case(case).to_json();
                 let _ = writeln!(out, "{line}");
             }
+        }
+        Command::SchemaGen { schema } => {
+            let yaml = match schema {
+                Some(p) => std::fs::read_to_string(&p).map_err(|e| torchspec::Error::io(&p, e))?,
+                None => torchspec::export::schema::codegen::SCHEMA_YAML.to_string(),
+            };
+            let _ = write!(out, "{}", torchspec::export::schema::codegen::generate(&yaml)?);
         }
         Command::Check { root, verbose } => {
             let report = conformance::run(&root)?;

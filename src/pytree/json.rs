@@ -1,84 +1,99 @@
-//! THROWAWAY SHIM until `crate::pyjson` lands from branch `schema`:
-//! `json.loads` / `json.dumps` over `pyval::Value`, only as far as the
-//! tests need. Replaced by an adapter over `pyjson` after the merge.
+//! `json.loads` / `json.dumps` as `torch.utils._pytree` calls them, over
+//! `pyval::Value`: an adapter over `crate::pyjson`. pytree dumps with the
+//! default `allow_nan=True`, so non-finite floats are written `NaN`,
+//! `Infinity`, `-Infinity` (json/encoder.py `floatstr`); everything else is
+//! `pyjson`'s encoder.
 
 use std::rc::Rc;
 
-use num_bigint::BigInt;
+use crate::pyjson::dump::{write_float, write_int, write_str};
+use crate::pyjson::{PyInt, PyJson};
+use crate::pyval::{Dict, PyResult, Raise, Value};
 
-use crate::pyval::{float_repr, Dict, PyResult, Raise, Value};
+fn raise(e: crate::Error) -> Raise {
+    match e.exception {
+        Some(t) => Raise::new(&t, e.message),
+        // Refusals without a Python counterpart (nesting beyond pyjson's
+        // bound, lone surrogates) are limits of the model.
+        None => Raise::unsupported(e.message),
+    }
+}
 
 /// `json.loads(s)`.
 pub(super) fn loads(s: &str) -> PyResult<Value> {
-    let v: serde_json::Value = serde_json::from_str(s)
-        .map_err(|e| Raise::new("JSONDecodeError", format!("shim: {e}")))?;
-    Ok(from_serde(&v))
+    Ok(to_value(crate::pyjson::loads(s).map_err(raise)?))
 }
 
-fn from_serde(v: &serde_json::Value) -> Value {
-    match v {
-        serde_json::Value::Null => Value::None,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => {
-            let t = n.to_string();
-            match t.parse::<BigInt>() {
-                Ok(i) => Value::Int(i),
-                Err(_) => Value::Float(t.parse().unwrap_or(f64::NAN)),
-            }
-        }
-        serde_json::Value::String(s) => Value::str(s),
-        serde_json::Value::Array(a) => Value::List(Rc::new(a.iter().map(from_serde).collect())),
-        serde_json::Value::Object(o) => {
-            let mut d = Dict::new();
-            for (k, v) in o {
-                let _ = d.insert(Value::str(k), from_serde(v));
+fn to_value(j: PyJson) -> Value {
+    match j {
+        PyJson::Null => Value::None,
+        PyJson::Bool(b) => Value::Bool(b),
+        PyJson::Int(i) => Value::Int(i.to_bigint()),
+        PyJson::Float(f) => Value::Float(f),
+        PyJson::Str(s) => Value::str(&s),
+        PyJson::List(items) => Value::List(Rc::new(items.into_iter().map(to_value).collect())),
+        PyJson::Object(entries) => {
+            let mut d = Dict::with_capacity(entries.len());
+            for (k, v) in entries {
+                // str keys are hashable; `loads` leaves no duplicates.
+                let _ = d.insert(Value::str(&k), to_value(v));
             }
             Value::Dict(Rc::new(d))
         }
     }
 }
 
-/// `json.dumps(v)`.
+/// `json.dumps(v)` (default separators, `ensure_ascii=True`, `allow_nan=True`).
 pub(super) fn dumps(v: &Value) -> PyResult<String> {
-    let mut out = String::new();
-    enc(v, &mut out)?;
+    let mut out = String::with_capacity(128);
+    write(&mut out, v)?;
     Ok(out)
 }
 
-fn enc(v: &Value, out: &mut String) -> PyResult<()> {
+/// `floatstr` with `allow_nan=True`.
+fn write_any_float(out: &mut String, f: f64) -> PyResult<()> {
+    if f.is_nan() {
+        out.push_str("NaN");
+    } else if f.is_infinite() {
+        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        write_float(out, f).map_err(raise)?;
+    }
+    Ok(())
+}
+
+fn write(out: &mut String, v: &Value) -> PyResult<()> {
     match v {
         Value::None => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) if f.is_nan() => out.push_str("NaN"),
-        Value::Float(f) if f.is_infinite() => {
-            out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" })
-        }
-        Value::Float(f) => out.push_str(&float_repr(*f)),
-        Value::Str(s) => enc_str(s, out),
+        Value::Int(i) => write_int(out, &PyInt::from_big(i.clone())).map_err(raise)?,
+        Value::Float(f) => write_any_float(out, *f)?,
+        Value::Str(s) => write_str(out, s),
         Value::List(items) | Value::Tuple(items) => {
             out.push('[');
-            for (i, x) in items.iter().enumerate() {
-                if i > 0 {
+            for (n, x) in items.iter().enumerate() {
+                if n > 0 {
                     out.push_str(", ");
                 }
-                enc(x, out)?;
+                write(out, x)?;
             }
             out.push(']');
         }
         Value::Dict(d) => {
             out.push('{');
-            for (i, (k, x)) in d.iter().enumerate() {
-                if i > 0 {
+            for (n, (k, x)) in d.iter().enumerate() {
+                if n > 0 {
                     out.push_str(", ");
                 }
+                // JSON object keys: str as is; float, int, bool, None as text.
                 let key = match k {
                     Value::Str(s) => s.to_string(),
-                    Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
+                    Value::Float(f) => {
                         let mut t = String::new();
-                        enc(k, &mut t)?;
+                        write_any_float(&mut t, *f)?;
                         t
                     }
+                    Value::Bool(_) | Value::None | Value::Int(_) => dumps(k)?,
                     _ => {
                         return Err(Raise::type_error(format!(
                             "keys must be str, int, float, bool or None, not {}",
@@ -86,9 +101,9 @@ fn enc(v: &Value, out: &mut String) -> PyResult<()> {
                         )))
                     }
                 };
-                enc_str(&key, out);
+                write_str(out, &key);
                 out.push_str(": ");
-                enc(x, out)?;
+                write(out, x)?;
             }
             out.push('}');
         }
@@ -100,27 +115,4 @@ fn enc(v: &Value, out: &mut String) -> PyResult<()> {
         }
     }
     Ok(())
-}
-
-fn enc_str(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut buf = [0u16; 2];
-                for u in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{:04x}", u));
-                }
-            }
-        }
-    }
-    out.push('"');
 }

@@ -5,7 +5,7 @@
 mod dict;
 pub mod ops;
 mod printable_table;
-mod repr;
+pub(crate) mod repr;
 
 use std::any::Any;
 use std::fmt;

@@ -1,0 +1,3 @@
+//! The read side of `torch.export` programs.
+
+pub mod schema;

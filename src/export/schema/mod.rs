@@ -1,0 +1,133 @@
+//! Mirrors torch/_export/serde/schema.py (schema 8.20) and the JSON layer of
+//! serialize.py: `_bytes_to_dataclass(ExportedProgram, ..)` plus the schema
+//! version check of `ExportedProgramDeserializer.deserialize`, and
+//! `_to_json_bytes` for writing.
+//!
+//! Policies:
+//! - Default mode accepts and refuses what PyTorch does. Its refusals carry
+//!   Python's exception type and text word for word: a missing required
+//!   field (`TypeError: Node.__init__() missing 1 required positional
+//!   argument: 'target'`), a union that is not a one-key dict
+//!   (`AssertionError`), an unknown union tag (`KeyError`), a bad float
+//!   (`ValueError` / `TypeError` / `OverflowError` of `float(data)`), the
+//!   major schema version (`SerializeError`). Unknown keys are ignored, a
+//!   missing key takes the field's default, unknown enum values are kept
+//!   (`Other(i64)`), as Python keeps the raw int.
+//! - Python does no type check on primitives and containers: it carries a
+//!   `str` where an `int` belongs, or fails later on an incidental error.
+//!   We refuse every wrongly typed value with our own error naming its JSON
+//!   path (`at $.graph_module.graph.nodes[3].target: expected `str`, found
+//!   `int``). Booleans are not ints here (JSON keeps them apart).
+//! - Strict mode also reports, as diagnostics with their JSON path, each
+//!   unknown field, a minor version newer than ours, and each unknown enum
+//!   value; all of them are collected. A refusal (Python's or ours) stops
+//!   the walk in both modes, as Python's exception does.
+//! - Writing follows `_dataclass_to_dict`: non-finite floats become the
+//!   strings `"Infinity"`, `"-Infinity"`, `"NaN"`, enums their int values.
+
+pub mod codegen;
+#[rustfmt::skip]
+#[allow(clippy::all)]
+mod generated;
+pub mod load;
+
+pub use generated::*;
+pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Mode};
+
+use crate::pyjson::{self, PyInt};
+use crate::Error;
+
+/// A program read from `model.json`, with strict mode's diagnostics.
+#[derive(Debug)]
+pub struct Loaded {
+    pub program: ExportedProgram,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `bytes.decode("utf-8")`, with CPython's `UnicodeDecodeError` text.
+pub fn decode_utf8(bytes: &[u8]) -> Result<&str, Error> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let message = match e.error_len() {
+            None if bytes.len() - at > 1 => format!(
+                "'utf-8' codec can't decode bytes in position {at}-{}: unexpected end of data",
+                bytes.len() - 1
+            ),
+            None => format!(
+                "'utf-8' codec can't decode byte 0x{:02x} in position {at}: unexpected end of data",
+                bytes[at]
+            ),
+            Some(_) => {
+                let reason = if (0xc2..=0xf4).contains(&bytes[at]) {
+                    "invalid continuation byte"
+                } else {
+                    "invalid start byte"
+                };
+                format!(
+                    "'utf-8' codec can't decode byte 0x{:02x} in position {at}: {reason}",
+                    bytes[at]
+                )
+            }
+        };
+        Error::python("UnicodeDecodeError", message)
+    })
+}
+
+/// Reads `model.json` as `torch._export.serde.serialize.deserialize` does up
+/// to its schema version check.
+pub fn load_program(bytes: &[u8], mode: Mode) -> Result<Loaded, Error> {
+    let text = decode_utf8(bytes)?;
+    let doc = pyjson::loads(text)?;
+    let mut cx = LoadCx::new(mode);
+    let mut path = JsonPath::new();
+    let program =
+        ExportedProgram::from_pyjson(&doc, &mut path, &mut cx).map_err(LoadError::into_error)?;
+    check_version(&program, &mut cx)?;
+    Ok(Loaded {
+        program,
+        diagnostics: cx.diagnostics,
+    })
+}
+
+/// `ExportedProgramDeserializer.deserialize`: the major version must be ours
+/// (or the 0.0 of an unversioned program).
+fn check_version(p: &ExportedProgram, cx: &mut LoadCx) -> Result<(), Error> {
+    let SchemaVersion { major, minor } = &p.schema_version;
+    let zero = PyInt::Small(0);
+    if *major != PyInt::Small(SCHEMA_VERSION.0) && !(*major == zero && *minor == zero) {
+        return Err(Error::python(
+            "SerializeError",
+            format!(
+                "Serialized schema version SchemaVersion(major={major}, minor={minor}) does not match our current schema version ({}, {}).",
+                SCHEMA_VERSION.0, SCHEMA_VERSION.1
+            ),
+        )
+        .with_path("$.schema_version"));
+    }
+    if cx.strict() && *major == PyInt::Small(SCHEMA_VERSION.0) {
+        let newer = match minor {
+            PyInt::Small(m) => *m > SCHEMA_VERSION.1,
+            PyInt::Big(b) => b.sign() == num_bigint::Sign::Plus,
+        };
+        if newer {
+            let mut path = JsonPath::new();
+            path.push_field("schema_version");
+            path.push_field("minor");
+            cx.report(
+                &path,
+                format!(
+                    "schema version {major}.{minor} is newer than this reader's {}.{}",
+                    SCHEMA_VERSION.0, SCHEMA_VERSION.1
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `_to_json_bytes(program)` (as text: it is UTF-8 of ASCII).
+pub fn dump_program(p: &ExportedProgram) -> String {
+    let mut out = String::with_capacity(64 * 1024);
+    p.write_json(&mut out);
+    out
+}
