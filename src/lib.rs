@@ -8,6 +8,7 @@ pub mod diff;
 pub mod error;
 pub mod export;
 pub mod pyjson;
+pub mod pytree;
 pub mod pyval;
 pub mod source;
 pub mod spec;
