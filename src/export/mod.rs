@@ -7,3 +7,5 @@ pub mod fx;
 pub mod ranges;
 pub mod signature;
 pub mod schema;
+pub mod load;
+pub mod passes;
