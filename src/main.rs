@@ -36,6 +36,14 @@ enum Command {
         #[arg(long)]
         verbose: bool,
     },
+    /// Print the program report of an exported program (`.pt2` or program JSON).
+    Program {
+        path: PathBuf,
+        /// Also report unknown fields, newer minor versions and unknown enum
+        /// values (each with its JSON path); exit 1 when there are any.
+        #[arg(long)]
+        strict: bool,
+    },
     /// Print generated cases (JSON Lines), deterministic in the seed.
     Gen {
         #[arg(long)]
@@ -82,6 +90,22 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 None => torchspec::export::schema::codegen::SCHEMA_YAML.to_string(),
             };
             let _ = write!(out, "{}", torchspec::export::schema::codegen::generate(&yaml)?);
+        }
+        Command::Program { path, strict } => {
+            let mode = if strict {
+                torchspec::export::schema::Mode::Strict
+            } else {
+                torchspec::export::schema::Mode::Default
+            };
+            let ep = torchspec::export::ExportedProgram::load_path_with(&path, mode)?;
+            let _ = writeln!(out, "{}", ep.report());
+            if !ep.diagnostics.is_empty() {
+                let _ = out.flush();
+                for d in &ep.diagnostics {
+                    eprintln!("{}: {d}", path.display());
+                }
+                return Ok(ExitCode::FAILURE);
+            }
         }
         Command::Check { root, verbose } => {
             let report = conformance::run(&root)?;

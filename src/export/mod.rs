@@ -1,11 +1,175 @@
 //! Mirrors torch.export's read side: an `ExportedProgram` as
 //! `torch.export.load` rebuilds it from a `.pt2` archive or the program
 //! JSON, and what PyTorch says about it (the program report).
+//!
+//! ```no_run
+//! let ep = torchspec::export::ExportedProgram::load_path("model.pt2".as_ref())?;
+//! println!("{}", ep.graph_module.graph.to_python_string());
+//! println!("{}", ep.graph_module.signature);
+//! # Ok::<(), torchspec::Error>(())
+//! ```
 
 pub mod archive;
 pub mod fx;
-pub mod ranges;
-pub mod signature;
-pub mod schema;
 pub mod load;
 pub mod passes;
+pub mod ranges;
+pub mod report;
+pub mod schema;
+pub mod signature;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::pyjson::PyInt;
+use load::LoadedGraphModule;
+use schema::Mode;
+
+/// One `ep.state_dict` entry as the weights config describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateDictEntry {
+    pub name: String,
+    /// The tensor's metadata, or why the reference cannot tell it (a
+    /// pickled weight).
+    pub meta: std::result::Result<TensorInfo, String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorInfo {
+    pub shape: Vec<i64>,
+    pub dtype: String,
+    /// `isinstance(t, torch.nn.Parameter)`: the config's `is_param`.
+    pub parameter: bool,
+}
+
+/// An exported program as `torch.export.load` has it.
+#[derive(Clone, Debug)]
+pub struct ExportedProgram {
+    /// The serialized program as read (schema 8.20 wire types).
+    pub serialized: schema::ExportedProgram,
+    /// The graph, signature, module call graph and range constraints the
+    /// loader rebuilt.
+    pub graph_module: LoadedGraphModule,
+    /// `ep.state_dict`, when the program came from an archive.
+    pub state_dict: Option<Vec<StateDictEntry>>,
+    /// Strict mode's findings (empty in the default mode).
+    pub diagnostics: Vec<schema::Diagnostic>,
+}
+
+impl ExportedProgram {
+    /// Loads a `.pt2` archive or a program JSON file (by its first byte:
+    /// a zip starts with `PK`), in the default mode.
+    pub fn load_path(path: &Path) -> Result<ExportedProgram> {
+        Self::load_path_with(path, Mode::Default)
+    }
+
+    pub fn load_path_with(path: &Path, mode: Mode) -> Result<ExportedProgram> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        if bytes.starts_with(b"PK") {
+            Self::load_pt2(bytes, mode)
+        } else {
+            Self::load_json(&bytes, mode)
+        }
+        .map_err(|e| e.in_file(path))
+    }
+
+    /// Loads a `.pt2` archive held in memory.
+    pub fn load_pt2(bytes: Vec<u8>, mode: Mode) -> Result<ExportedProgram> {
+        let mut archive = archive::Pt2Archive::from_reader(std::io::Cursor::new(bytes))?;
+        let program = archive.read_program()?;
+        let mut ep = Self::load_json(&program, mode)
+            .map_err(|e| Error::new(format!("in `models/model.json`: {e}")))?;
+        if let Some(config) = archive.read_weights_config("model")? {
+            ep.state_dict = Some(
+                read_weights_config(&config)
+                    .map_err(|e| Error::new(format!("in `data/weights/model_weights_config.json`: {e}")))?,
+            );
+        }
+        Ok(ep)
+    }
+
+    /// Loads the program JSON (`serialize(ep).exported_program`).
+    pub fn load_json(bytes: &[u8], mode: Mode) -> Result<ExportedProgram> {
+        let loaded = schema::load_program(bytes, mode)?;
+        let graph_module =
+            load::load_graph_module(&loaded.program).map_err(load::LoadFailure::into_error)?;
+        // The loader reads every module call signature's specs.
+        let registry = crate::pytree::Registry::torch();
+        for entry in &graph_module.module_call_graph {
+            if let Some(sig) = &entry.signature {
+                for spec in [&sig.in_spec, &sig.out_spec] {
+                    if let Err(e) = crate::pytree::treespec_loads(spec, &registry) {
+                        return Err(match e {
+                            crate::pyval::Raise::Exception(e) => {
+                                Error::python(&e.type_name, e.message)
+                            }
+                            crate::pyval::Raise::Unsupported(w) => {
+                                Error::new(format!("unsupported by the reference loader: {w}"))
+                            }
+                        }
+                        .with_path(format!(
+                            "$.graph_module.module_call_graph[fqn={:?}].signature",
+                            entry.fqn
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(ExportedProgram {
+            serialized: loaded.program,
+            graph_module,
+            state_dict: None,
+            diagnostics: loaded.diagnostics,
+        })
+    }
+
+    /// `torch._export.serde.serialize._to_json_bytes` of this program.
+    pub fn to_json(&self) -> String {
+        schema::dump_program(&self.serialized)
+    }
+
+    /// The program report (`shared/program-report.md`).
+    pub fn report(&self) -> serde_json::Value {
+        report::program_report(self)
+    }
+}
+
+fn read_weights_config(bytes: &[u8]) -> Result<Vec<StateDictEntry>> {
+    let text = schema::decode_utf8(bytes)?;
+    let doc = crate::pyjson::loads(text)?;
+    let mut cx = schema::LoadCx::new(Mode::Default);
+    let mut path = schema::JsonPath::new();
+    let config = schema::PayloadConfig::from_pyjson(&doc, &mut path, &mut cx)
+        .map_err(schema::LoadError::into_error)?;
+    Ok(config
+        .config
+        .into_iter()
+        .map(|(name, meta)| StateDictEntry {
+            name,
+            meta: tensor_info(&meta),
+        })
+        .collect())
+}
+
+fn tensor_info(meta: &schema::PayloadMeta) -> std::result::Result<TensorInfo, String> {
+    if meta.use_pickle {
+        return Err("a pickled weight (use_pickle)".into());
+    }
+    let Some(t) = &meta.tensor_meta else {
+        return Err("tensor_meta cannot be None for non-pickled weight".into());
+    };
+    let mut shape = Vec::with_capacity(t.sizes.len());
+    for s in &t.sizes {
+        match s {
+            schema::SymInt::AsInt(PyInt::Small(i)) => shape.push(*i),
+            _ => return Err("a symbolic or huge weight size".into()),
+        }
+    }
+    let dtype = load::dtype_name(t.dtype.value())
+        .ok_or_else(|| format!("unknown dtype {}", t.dtype.value()))?;
+    Ok(TensorInfo {
+        shape,
+        dtype: dtype.to_string(),
+        parameter: meta.is_param,
+    })
+}

@@ -1,0 +1,227 @@
+//! The program half of the conformance check: every zoo program under
+//! `corpus/programs/` loaded (and transformed) by the reference, its report
+//! compared key by key with PyTorch's golden
+//! (`corpus/goldens/torch-2.15.0/programs/NAME.jsonl`, one line per pass
+//! pipeline), and its program JSON written back byte for byte.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+use similar::TextDiff;
+
+use super::{CaseReport, Verdict, GOLDENS};
+use crate::diff::json_eq;
+use crate::error::{Error, Result};
+use crate::export::archive::Pt2Archive;
+use crate::export::ExportedProgram;
+
+pub const PROGRAMS: &str = "corpus/programs";
+
+/// The zoo's archives, sorted.
+pub fn program_files(root: &Path) -> Result<Vec<PathBuf>> {
+    let dir = root.join(PROGRAMS);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&dir, e)),
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pt2"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// One golden line: `{"id", "passes", "report"}`.
+struct Golden {
+    line: usize,
+    id: String,
+    passes: Vec<String>,
+    report: Json,
+}
+
+fn read_goldens(path: &Path) -> Result<Vec<Golden>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let err = |m: String| Error::new(m).on_line(i + 1).in_file(path);
+        let json: Json = serde_json::from_str(line).map_err(|e| err(format!("invalid JSON: {e}")))?;
+        let id = json
+            .get("id")
+            .and_then(Json::as_str)
+            .ok_or_else(|| err("missing string `id`".into()))?
+            .to_string();
+        let passes = match json.get("passes") {
+            None => Vec::new(),
+            Some(Json::Array(a)) => a
+                .iter()
+                .map(|p| p.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| err("`passes` must be an array of strings".into()))?,
+            Some(_) => return Err(err("`passes` must be an array of strings".into())),
+        };
+        let report = json
+            .get("report")
+            .cloned()
+            .ok_or_else(|| err("missing `report`".into()))?;
+        out.push(Golden {
+            line: i + 1,
+            id,
+            passes,
+            report,
+        });
+    }
+    Ok(out)
+}
+
+/// A key-sorted, pretty rendering, so a diff shows the keys that moved.
+fn pretty(v: &Json) -> String {
+    fn sorted(v: &Json) -> Json {
+        match v {
+            Json::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Json::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+            }
+            Json::Array(a) => Json::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut s = serde_json::to_string_pretty(&sorted(v)).unwrap_or_default();
+    // Multi-line strings (graph text) read better unescaped.
+    s = s.replace("\\n", "\n        ");
+    s
+}
+
+/// The unified diff from PyTorch's report to ours, keys that differ listed first.
+pub fn report_diff(golden: &Json, ours: &Json) -> String {
+    let mut keys = Vec::new();
+    if let (Json::Object(g), Json::Object(o)) = (golden, ours) {
+        for k in g.keys().chain(o.keys()) {
+            if !keys.contains(k)
+                && !matches!((g.get(k), o.get(k)), (Some(a), Some(b)) if json_eq(a, b))
+            {
+                keys.push(k.clone());
+            }
+        }
+    }
+    let (a, b) = (pretty(golden), pretty(ours));
+    let diff = TextDiff::from_lines(&a, &b)
+        .unified_diff()
+        .context_radius(3)
+        .header("pytorch", "torchspec")
+        .to_string();
+    format!("keys differing: {}\n{diff}", keys.join(", "))
+}
+
+/// The report of `program` after `passes`, or the whole-report error.
+pub fn report_after(program: &ExportedProgram, passes: &[String]) -> std::result::Result<Json, String> {
+    if passes.is_empty() {
+        return Ok(program.report());
+    }
+    crate::export::passes::transform_report(program, passes)
+}
+
+pub(super) fn run(root: &Path, allow: &std::collections::HashMap<String, String>, out: &mut Vec<CaseReport>) -> Result<()> {
+    for file in program_files(root)? {
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+        let golden_path = root.join(GOLDENS).join("programs").join(format!("{name}.jsonl"));
+        let loaded = ExportedProgram::load_path(&file);
+        // The program JSON written back must be PyTorch's bytes.
+        let roundtrip = match &loaded {
+            Ok(ep) => {
+                let mut archive = Pt2Archive::open(&file)?;
+                let original = archive.read_program()?;
+                let ours = ep.to_json();
+                if ours.as_bytes() == original.as_slice() {
+                    Verdict::Agree
+                } else {
+                    let a = String::from_utf8_lossy(&original).replace(", \"", ",\n\"");
+                    let b = ours.replace(", \"", ",\n\"");
+                    Verdict::Diverge(
+                        TextDiff::from_lines(&a, &b)
+                            .unified_diff()
+                            .context_radius(2)
+                            .header("pytorch model.json", "torchspec to_json")
+                            .to_string(),
+                    )
+                }
+            }
+            Err(e) => Verdict::Diverge(format!("the reference cannot load it: {e}")),
+        };
+        let id = format!("{name}#json");
+        out.push(CaseReport {
+            allowed: allow.get(&id).cloned(),
+            id,
+            kind: "program",
+            category: "json round trip".into(),
+            file: rel.clone(),
+            line: 0,
+            verdict: roundtrip,
+        });
+        if !golden_path.exists() {
+            out.push(CaseReport {
+                allowed: allow.get(&name).cloned(),
+                id: name.clone(),
+                kind: "program",
+                category: "report".into(),
+                file: rel.clone(),
+                line: 0,
+                verdict: Verdict::MissingGolden,
+            });
+            continue;
+        }
+        let grel = golden_path.strip_prefix(root).unwrap_or(&golden_path).to_path_buf();
+        for g in read_goldens(&golden_path)? {
+            let ours: Json = match &loaded {
+                Ok(ep) => match report_after(ep, &g.passes) {
+                    Ok(r) => r,
+                    Err(unsupported) => {
+                        out.push(CaseReport {
+                            allowed: allow.get(&g.id).cloned(),
+                            id: g.id.clone(),
+                            kind: "program",
+                            category: category(&g.passes),
+                            file: grel.clone(),
+                            line: g.line,
+                            verdict: Verdict::Unsupported(unsupported),
+                        });
+                        continue;
+                    }
+                },
+                Err(e) => match &e.exception {
+                    Some(t) => serde_json::json!({"error": {"type": t, "message": e.message}}),
+                    None => serde_json::json!({"error": {"type": "torchspec", "message": e.to_string()}}),
+                },
+            };
+            let verdict = if json_eq(&g.report, &ours) {
+                Verdict::Agree
+            } else {
+                Verdict::Diverge(report_diff(&g.report, &ours))
+            };
+            out.push(CaseReport {
+                allowed: allow.get(&g.id).cloned(),
+                id: g.id,
+                kind: "program",
+                category: category(&g.passes),
+                file: grel.clone(),
+                line: g.line,
+                verdict,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn category(passes: &[String]) -> String {
+    if passes.is_empty() {
+        "report".into()
+    } else {
+        format!("pass {}", passes.join("+"))
+    }
+}
