@@ -64,8 +64,7 @@ pub fn pytree_value(depth: u32) -> impl Strategy<Value = Value> {
         prop_oneof![
             kids.clone().prop_map(|k| Value::Tuple(Rc::new(k))),
             kids.clone().prop_map(|k| Value::List(Rc::new(k))),
-            keyed()
-                .prop_map(|(k, keys)| Value::Dict(Rc::new(dict_of(k, keys)))),
+            keyed().prop_map(|(k, keys)| Value::Dict(Rc::new(dict_of(k, keys)))),
             keyed().prop_map(|(k, keys)| {
                 let pairs = keys.into_iter().zip(k).collect();
                 Container::ordered_dict(&registry(), pairs).expect("hashable keys")
@@ -82,7 +81,10 @@ pub fn pytree_value(depth: u32) -> impl Strategy<Value = Value> {
                 Container::deque(&registry(), k, maxlen).expect("a valid maxlen")
             }),
             (inner.clone(), inner.clone()).prop_map(|(x, y)| {
-                let cls = registry().lookup("my.models.Point").cloned().expect("registered");
+                let cls = registry()
+                    .lookup("my.models.Point")
+                    .cloned()
+                    .expect("registered");
                 Container::namedtuple(cls, vec![x, y]).expect("two fields")
             }),
             (inner.clone(), inner.clone()).prop_map(|(v, i)| {

@@ -26,8 +26,12 @@ const UNSUPPORTED: &[(&str, &str, &str)] = &[(
 
 fn registry_from(header: &Json) -> Registry {
     let mut r = Registry::torch();
-    for entry in header["register"].as_array().expect("a `register` header line") {
-        let [name, module, qualname, fields] = entry.as_array().expect("an entry").as_slice() else {
+    for entry in header["register"]
+        .as_array()
+        .expect("a `register` header line")
+    {
+        let [name, module, qualname, fields] = entry.as_array().expect("an entry").as_slice()
+        else {
             panic!("register entry {entry}");
         };
         let fields: Vec<&str> = fields
@@ -88,7 +92,8 @@ fn check_field(
 
 #[test]
 fn pytree_goldens() {
-    let text = std::fs::read_to_string(GOLDENS).unwrap_or_else(|e| panic!("{GOLDENS}: {e}; {REGEN}"));
+    let text =
+        std::fs::read_to_string(GOLDENS).unwrap_or_else(|e| panic!("{GOLDENS}: {e}; {REGEN}"));
     let mut lines = text.lines();
     let header: Json = serde_json::from_str(lines.next().expect("a header")).expect("JSON");
     let reg = registry_from(&header);
@@ -101,7 +106,14 @@ fn pytree_goldens() {
         let input = g["input"].as_str().expect("an input");
         let loaded = treespec_loads(input, &reg);
         if let Some(err) = g.get("error") {
-            check_field(&mut failures, &mut hits, id, "loads", loaded.map(|s| s.to_string()), err);
+            check_field(
+                &mut failures,
+                &mut hits,
+                id,
+                "loads",
+                loaded.map(|s| s.to_string()),
+                err,
+            );
             continue;
         }
         let spec = match loaded {
@@ -115,7 +127,11 @@ fn pytree_goldens() {
         let h = &mut hits;
         check_field(f, h, id, "str", spec.to_str(), &g["str"]);
         if g["num_leaves"].as_u64() != Some(spec.num_leaves() as u64) {
-            f.push(format!("{id}: num_leaves {} != {}", spec.num_leaves(), g["num_leaves"]));
+            f.push(format!(
+                "{id}: num_leaves {} != {}",
+                spec.num_leaves(),
+                g["num_leaves"]
+            ));
         }
         match g.get("dumps") {
             Some(d) => check_field(f, h, id, "dumps", treespec_dumps(&spec), d),
@@ -129,7 +145,9 @@ fn pytree_goldens() {
     assert!(count > 200, "only {count} golden lines; {REGEN}");
     for (id, field, why) in UNSUPPORTED {
         if !hits.contains(&format!("{id}/{field}")) && !failures.iter().any(|m| m.starts_with(id)) {
-            failures.push(format!("{id}/{field} ({why}) is allow-listed but not reached"));
+            failures.push(format!(
+                "{id}/{field} ({why}) is allow-listed but not reached"
+            ));
         }
     }
     assert!(
