@@ -8,7 +8,7 @@ use torchspec::pytree::{
     TreeSpec,
 };
 use torchspec::pyval::{PyResult, Raise, Value};
-use torchspec::testing::pytree::{pytree_value, registry};
+use torchspec::testing::pytree::{loaded_treespec, pytree_value, registry};
 
 const GOLDENS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -194,6 +194,11 @@ proptest! {
         let reg = registry();
         let (_, spec) = tree_flatten(&tree, &reg);
         spec_roundtrip(&spec, &reg)?;
+    }
+
+    #[test]
+    fn pytree_loaded_specs_round_trip(spec in loaded_treespec()) {
+        spec_roundtrip(&spec, &registry())?;
     }
 
     #[test]
