@@ -49,7 +49,9 @@ def attrs(module):
         obj = getattr(module, name)
         if isinstance(obj, type):
             kind = "Class"
-        elif isinstance(obj, types.BuiltinFunctionType):
+        elif isinstance(obj, types.BuiltinFunctionType) and (
+            obj.__self__ is None or isinstance(obj.__self__, types.ModuleType)
+        ):
             kind = "BuiltinFunction"
         else:
             kind = "Other"

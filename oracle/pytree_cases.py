@@ -234,6 +234,34 @@ for id_, text in [
 ]:
     record(id_, text)
 
+# --- call specs of exported programs (what model.json stores) -------------
+
+
+class Args(torch.nn.Module):
+    def forward(self, x, y, *, scale=None):
+        return x + y, {"sum": x.sum(), "pair": [x, y]}
+
+
+class NestedIn(torch.nn.Module):
+    def forward(self, xs, d):
+        return (xs[0] + d["a"],)
+
+
+class Structured(torch.nn.Module):
+    def forward(self, x):
+        return torch.max(x, 0), Point(x, x + 1)
+
+
+X = torch.ones(2, 3)
+for id_, mod, args, kwargs in [
+    ("export-args-kwargs", Args(), (X, X), {"scale": X}),
+    ("export-nested-in", NestedIn(), ([X, X], {"a": X, "é": None}), {}),
+    ("export-structured-out", Structured(), (X,), {}),
+]:
+    ep = torch.export.export(mod, args, kwargs)
+    record(id_ + "-in", pytree.treespec_dumps(ep.call_spec.in_spec))
+    record(id_ + "-out", pytree.treespec_dumps(ep.call_spec.out_spec))
+
 # --- random trees ---------------------------------------------------------
 rng = random.Random(20260)
 KEYS = ["a", "b", "key", "é", "日本語", "x y", "q\"uote", "", "\u2028", "tab\t"]

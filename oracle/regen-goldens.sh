@@ -74,6 +74,17 @@ for f in "${case_files[@]}"; do
 done
 rm -f "$tmp/.capture.err"
 
+# Pytree goldens are not case files: oracle/pytree_cases.py builds its
+# TreeSpecs in PyTorch and writes them with their str/dumps/errors.
+mkdir -p "$tmp/pytree"
+echo "capture oracle/pytree_cases.py" >&2
+if ! "$PY" oracle/pytree_cases.py >"$tmp/pytree/treespecs.jsonl" 2>"$tmp/.pytree.err"; then
+  cat "$tmp/.pytree.err" >&2
+  echo "regen-goldens: oracle/pytree_cases.py failed; goldens left unchanged" >&2
+  exit 1
+fi
+rm -f "$tmp/.pytree.err"
+
 if [[ $mode == check ]]; then
   if diff -r -u "$GOLDENS_DIR" "$tmp" >&2; then
     echo "goldens reproducible: ${#case_files[@]} case file(s) match $GOLDENS_DIR" >&2
@@ -88,5 +99,5 @@ mkdir -p "$GOLDENS_DIR"
 for g in "$GOLDENS_DIR"/*.jsonl; do
   [[ -e "$CASES_DIR/$(basename "$g")" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
 done
-cp "$tmp"/* "$GOLDENS_DIR"/
+cp -r "$tmp"/* "$GOLDENS_DIR"/
 echo "wrote ${#case_files[@]} golden(s) and METADATA.json to $GOLDENS_DIR" >&2

@@ -92,7 +92,10 @@ fn schema(type_name: Value, context: Value, children: Vec<Value>) -> Value {
 fn namedtuple_serialize(context: &Value) -> PyResult<Value> {
     context.check_hashable()?;
     let shown = context.py_str()?;
-    match context.downcast::<PyType>().and_then(|t| t.serialized_type_name.as_deref()) {
+    match context
+        .downcast::<PyType>()
+        .and_then(|t| t.serialized_type_name.as_deref())
+    {
         Some(NO_SERIALIZED_TYPE_NAME_FOUND) => Err(Raise::new(
             "NotImplementedError",
             format!(
@@ -284,9 +287,7 @@ pub(super) fn unpack2(v: &Value) -> PyResult<(Value, Value)> {
     };
     match items.len() {
         2 => Ok((items[0].clone(), items[1].clone())),
-        n if n > 2 => Err(Raise::value_error(
-            "too many values to unpack (expected 2)",
-        )),
+        n if n > 2 => Err(Raise::value_error("too many values to unpack (expected 2)")),
         n => Err(Raise::value_error(format!(
             "not enough values to unpack (expected 2, got {n})"
         ))),

@@ -275,7 +275,7 @@ pub(super) const COLLECTIONS: &[(&str, AttrKind, &str, &str)] = &[
     ("_collections_abc", AttrKind::Other, "", ""),
     ("_count_elements", AttrKind::BuiltinFunction, "_collections", "_count_elements"),
     ("_eq", AttrKind::BuiltinFunction, "_operator", "eq"),
-    ("_iskeyword", AttrKind::BuiltinFunction, "", "frozenset.__contains__"),
+    ("_iskeyword", AttrKind::Other, "", ""),
     ("_itemgetter", AttrKind::Class, "operator", "itemgetter"),
     ("_proxy", AttrKind::BuiltinFunction, "_weakref", "proxy"),
     ("_recursive_repr", AttrKind::Other, "", ""),

@@ -22,9 +22,13 @@ pub enum NodeKind {
     DefaultDict,
     Deque,
     /// A namedtuple class registered under its own name (`_register_namedtuple`).
-    NamedTuple { fields: Vec<String> },
+    NamedTuple {
+        fields: Vec<String>,
+    },
     /// A `torch.return_types` structseq (`pytree_register_structseq`).
-    StructSeq { fields: Vec<String> },
+    StructSeq {
+        fields: Vec<String>,
+    },
     /// `torch.fx.immutable_collections.immutable_list`.
     ImmutableList,
     /// `torch.fx.immutable_collections.immutable_dict`.
@@ -152,7 +156,10 @@ impl Registry {
         );
         let mut by_name = HashMap::new();
         for t in [&tuple, &list, &dict, &namedtuple] {
-            by_name.insert(t.serialized_type_name.clone().unwrap_or_default(), t.clone());
+            by_name.insert(
+                t.serialized_type_name.clone().unwrap_or_default(),
+                t.clone(),
+            );
         }
         let mut add = |t: Rc<PyType>| {
             by_name.insert(t.serialized_type_name.clone().unwrap_or_default(), t);

@@ -64,8 +64,7 @@ pub fn pytree_value(depth: u32) -> impl Strategy<Value = Value> {
         prop_oneof![
             kids.clone().prop_map(|k| Value::Tuple(Rc::new(k))),
             kids.clone().prop_map(|k| Value::List(Rc::new(k))),
-            keyed()
-                .prop_map(|(k, keys)| Value::Dict(Rc::new(dict_of(k, keys)))),
+            keyed().prop_map(|(k, keys)| Value::Dict(Rc::new(dict_of(k, keys)))),
             keyed().prop_map(|(k, keys)| {
                 let pairs = keys.into_iter().zip(k).collect();
                 Container::ordered_dict(&registry(), pairs).expect("hashable keys")
@@ -82,7 +81,10 @@ pub fn pytree_value(depth: u32) -> impl Strategy<Value = Value> {
                 Container::deque(&registry(), k, maxlen).expect("a valid maxlen")
             }),
             (inner.clone(), inner.clone()).prop_map(|(x, y)| {
-                let cls = registry().lookup("my.models.Point").cloned().expect("registered");
+                let cls = registry()
+                    .lookup("my.models.Point")
+                    .cloned()
+                    .expect("registered");
                 Container::namedtuple(cls, vec![x, y]).expect("two fields")
             }),
             (inner.clone(), inner.clone()).prop_map(|(v, i)| {
@@ -93,5 +95,56 @@ pub fn pytree_value(depth: u32) -> impl Strategy<Value = Value> {
                 Container::structseq(cls, vec![v, i]).expect("two fields")
             }),
         ]
+    })
+}
+
+/// A JSON-loadable context (what `json.loads` can give back): None, bool,
+/// int, finite float, str, list, dict with str keys.
+fn json_context() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::None),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::int),
+        (-1e300f64..1e300).prop_map(Value::Float),
+        "[a-zé😀\"\\\\\n]{0,3}".prop_map(|s| Value::str(&s)),
+    ];
+    leaf.prop_recursive(3, 12, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|v| Value::List(Rc::new(v))),
+            prop::collection::vec(("[a-z]{0,2}", inner), 0..3).prop_map(|kv| {
+                let mut d = Dict::new();
+                for (k, v) in kv {
+                    d.insert(Value::str(&k), v).expect("str keys");
+                }
+                Value::Dict(Rc::new(d))
+            }),
+        ]
+    })
+}
+
+/// A TreeSpec as `treespec_loads` may build it: tuple, list, dict, deque,
+/// structseq and torch.Size nodes with any JSON context (PyTorch checks none).
+pub fn loaded_treespec() -> impl Strategy<Value = crate::pytree::TreeSpec> {
+    use crate::pytree::TreeSpec;
+    let names = [
+        "builtins.tuple",
+        "builtins.list",
+        "builtins.dict",
+        "collections.OrderedDict",
+        "collections.deque",
+        "torch.return_types.max",
+        "torch.Size",
+        "torch.fx.immutable_collections.immutable_dict",
+    ];
+    Just(TreeSpec::leaf()).prop_recursive(4, 32, 4, move |inner| {
+        (
+            prop::sample::select(names.to_vec()),
+            json_context(),
+            prop::collection::vec(inner, 0..4),
+        )
+            .prop_map(|(name, context, children)| {
+                let t = registry().lookup(name).cloned().expect("registered");
+                TreeSpec::new(t, context, children)
+            })
     })
 }

@@ -8,7 +8,7 @@ use torchspec::pytree::{
     TreeSpec,
 };
 use torchspec::pyval::{PyResult, Raise, Value};
-use torchspec::testing::pytree::{pytree_value, registry};
+use torchspec::testing::pytree::{loaded_treespec, pytree_value, registry};
 
 const GOLDENS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -26,8 +26,12 @@ const UNSUPPORTED: &[(&str, &str, &str)] = &[(
 
 fn registry_from(header: &Json) -> Registry {
     let mut r = Registry::torch();
-    for entry in header["register"].as_array().expect("a `register` header line") {
-        let [name, module, qualname, fields] = entry.as_array().expect("an entry").as_slice() else {
+    for entry in header["register"]
+        .as_array()
+        .expect("a `register` header line")
+    {
+        let [name, module, qualname, fields] = entry.as_array().expect("an entry").as_slice()
+        else {
             panic!("register entry {entry}");
         };
         let fields: Vec<&str> = fields
@@ -88,7 +92,8 @@ fn check_field(
 
 #[test]
 fn pytree_goldens() {
-    let text = std::fs::read_to_string(GOLDENS).unwrap_or_else(|e| panic!("{GOLDENS}: {e}; {REGEN}"));
+    let text =
+        std::fs::read_to_string(GOLDENS).unwrap_or_else(|e| panic!("{GOLDENS}: {e}; {REGEN}"));
     let mut lines = text.lines();
     let header: Json = serde_json::from_str(lines.next().expect("a header")).expect("JSON");
     let reg = registry_from(&header);
@@ -101,7 +106,14 @@ fn pytree_goldens() {
         let input = g["input"].as_str().expect("an input");
         let loaded = treespec_loads(input, &reg);
         if let Some(err) = g.get("error") {
-            check_field(&mut failures, &mut hits, id, "loads", loaded.map(|s| s.to_string()), err);
+            check_field(
+                &mut failures,
+                &mut hits,
+                id,
+                "loads",
+                loaded.map(|s| s.to_string()),
+                err,
+            );
             continue;
         }
         let spec = match loaded {
@@ -115,7 +127,11 @@ fn pytree_goldens() {
         let h = &mut hits;
         check_field(f, h, id, "str", spec.to_str(), &g["str"]);
         if g["num_leaves"].as_u64() != Some(spec.num_leaves() as u64) {
-            f.push(format!("{id}: num_leaves {} != {}", spec.num_leaves(), g["num_leaves"]));
+            f.push(format!(
+                "{id}: num_leaves {} != {}",
+                spec.num_leaves(),
+                g["num_leaves"]
+            ));
         }
         match g.get("dumps") {
             Some(d) => check_field(f, h, id, "dumps", treespec_dumps(&spec), d),
@@ -129,7 +145,9 @@ fn pytree_goldens() {
     assert!(count > 200, "only {count} golden lines; {REGEN}");
     for (id, field, why) in UNSUPPORTED {
         if !hits.contains(&format!("{id}/{field}")) && !failures.iter().any(|m| m.starts_with(id)) {
-            failures.push(format!("{id}/{field} ({why}) is allow-listed but not reached"));
+            failures.push(format!(
+                "{id}/{field} ({why}) is allow-listed but not reached"
+            ));
         }
     }
     assert!(
@@ -179,6 +197,11 @@ proptest! {
     }
 
     #[test]
+    fn pytree_loaded_specs_round_trip(spec in loaded_treespec()) {
+        spec_roundtrip(&spec, &registry())?;
+    }
+
+    #[test]
     fn pytree_flatten_unflatten_round_trip(tree in pytree_value(5)) {
         let reg = registry();
         let (leaves, spec) = tree_flatten(&tree, &reg);
@@ -187,5 +210,22 @@ proptest! {
         prop_assert!(torchspec::pytree::value_eq(&back, &tree), "{:?} != {:?}", back.repr(), tree.repr());
         prop_assert_eq!(back.repr().ok(), tree.repr().ok());
         prop_assert_eq!(treespec_pprint(&spec).map(|_| ()).ok(), Some(()));
+    }
+}
+
+#[test]
+fn pytree_loads_is_total_on_every_prefix_of_the_golden_inputs() {
+    // Evaluation never panics: every truncation of every input is a value
+    // or a Python exception (or `Unsupported`).
+    let text = std::fs::read_to_string(GOLDENS).expect("goldens");
+    let reg = registry_from(&serde_json::from_str(text.lines().next().unwrap()).unwrap());
+    for line in text.lines().skip(1).step_by(3) {
+        let g: Json = serde_json::from_str(line).unwrap();
+        let input = g["input"].as_str().unwrap();
+        // At most ~100 cut points per input keeps this linear in the corpus.
+        let step = (input.len() / 100).max(1);
+        for (i, _) in input.char_indices().step_by(step) {
+            let _ = treespec_loads(&input[..i], &reg).map(|s| (s.to_str(), treespec_dumps(&s)));
+        }
     }
 }
