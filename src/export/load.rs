@@ -317,6 +317,8 @@ impl<'w> Deserializer<'w> {
     /// `_parse_sym_expr`: records the symbols the expression mentions.
     fn parse_sym_expr(&mut self, expr: &str) {
         collect_symbols(expr, &mut self.symbols);
+        self.symbols
+            .extend(crate::export::srepr::subexpression_strs(expr));
     }
 
     fn eval_sym_int(&mut self, s: &wire::SymInt) {

@@ -17,6 +17,7 @@ pub mod ranges;
 pub mod report;
 pub mod schema;
 pub mod signature;
+pub mod srepr;
 
 use std::path::Path;
 

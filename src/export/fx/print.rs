@@ -80,6 +80,8 @@ impl Graph {
                 out.push('%');
                 out.push_str(&self.node(*id).name);
             }
+            // `_device_annotation`: str(device).
+            Arg::Device(d) => out.push_str(d),
             other => self.str_arg(other, out),
         }
     }

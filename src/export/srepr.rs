@@ -1,0 +1,225 @@
+//! Reads the sympy `srepr` strings a serialized program stores
+//! (`Add(Mul(Integer(2), Symbol('s77', positive=True, integer=True)), Integer(1))`)
+//! far enough for the loader: `str()` of every subexpression, which is the
+//! key `GraphModuleDeserializer._parse_sym_expr` caches in
+//! `symbol_name_to_symbol` and range constraints are filtered by.
+//!
+//! `srepr` lists an `Add`'s terms in the order `str()` prints them, so
+//! printing follows the arguments. Functions beyond `Add`/`Mul`/`Pow`
+//! print as `Name(args)`.
+
+/// A parsed `srepr` node.
+#[derive(Clone, Debug, PartialEq)]
+enum Node {
+    Call(String, Vec<Node>),
+    Str(String),
+    Int(String),
+    Kw,
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn skip_ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i] == b' ' {
+            self.i += 1;
+        }
+    }
+
+    fn node(&mut self) -> Option<Node> {
+        self.depth += 1;
+        if self.depth > 200 {
+            return None;
+        }
+        self.skip_ws();
+        let c = *self.s.get(self.i)?;
+        let out = if c == b'\'' || c == b'"' {
+            let start = self.i + 1;
+            let end = start + self.s[start..].iter().position(|&b| b == c)?;
+            self.i = end + 1;
+            Node::Str(String::from_utf8_lossy(&self.s[start..end]).into_owned())
+        } else if c == b'-' || c.is_ascii_digit() {
+            let start = self.i;
+            self.i += 1;
+            while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.') {
+                self.i += 1;
+            }
+            Node::Int(String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
+        } else {
+            let start = self.i;
+            while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_') {
+                self.i += 1;
+            }
+            let name = String::from_utf8_lossy(&self.s[start..self.i]).into_owned();
+            if name.is_empty() {
+                return None;
+            }
+            self.skip_ws();
+            match self.s.get(self.i) {
+                Some(b'(') => {
+                    self.i += 1;
+                    let mut args = Vec::new();
+                    loop {
+                        self.skip_ws();
+                        if self.s.get(self.i) == Some(&b')') {
+                            self.i += 1;
+                            break;
+                        }
+                        args.push(self.node()?);
+                        self.skip_ws();
+                        match self.s.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b')') => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                    Node::Call(name, args)
+                }
+                Some(b'=') => {
+                    self.i += 1;
+                    self.node()?;
+                    Node::Kw
+                }
+                _ => Node::Call(name, Vec::new()),
+            }
+        };
+        self.depth -= 1;
+        Some(out)
+    }
+}
+
+fn positional(args: &[Node]) -> Vec<&Node> {
+    args.iter().filter(|a| !matches!(a, Node::Kw)).collect()
+}
+
+/// Whether a term prints with a leading minus (so `Add` writes ` - `).
+fn negative(n: &Node) -> bool {
+    match n {
+        Node::Call(f, args) if f == "Integer" => {
+            matches!(positional(args).first(), Some(Node::Int(i)) if i.starts_with('-'))
+        }
+        Node::Call(f, args) if f == "Mul" => positional(args).first().is_some_and(|a| negative(a)),
+        _ => false,
+    }
+}
+
+fn print(n: &Node) -> Option<String> {
+    match n {
+        Node::Int(i) => Some(i.clone()),
+        Node::Str(s) => Some(s.clone()),
+        Node::Kw => None,
+        Node::Call(f, args) => {
+            let args = positional(args);
+            match f.as_str() {
+                "Symbol" | "Dummy" => match args.first() {
+                    Some(Node::Str(s)) => Some(s.clone()),
+                    _ => None,
+                },
+                "Integer" => match args.first() {
+                    Some(Node::Int(i)) => Some(i.clone()),
+                    _ => None,
+                },
+                "Add" => {
+                    let mut out = String::new();
+                    for (k, t) in args.iter().enumerate() {
+                        let s = print(t)?;
+                        if k == 0 {
+                            out.push_str(&s);
+                        } else if negative(t) {
+                            out.push_str(" - ");
+                            out.push_str(s.strip_prefix('-').unwrap_or(&s));
+                        } else {
+                            out.push_str(" + ");
+                            out.push_str(&s);
+                        }
+                    }
+                    Some(out)
+                }
+                "Mul" => {
+                    let mut factors = Vec::new();
+                    let mut sign = "";
+                    for (k, a) in args.iter().enumerate() {
+                        let s = print(a)?;
+                        if k == 0 && s == "-1" && args.len() > 1 {
+                            sign = "-";
+                            continue;
+                        }
+                        let is_add = matches!(a, Node::Call(g, _) if g == "Add");
+                        factors.push(if is_add { format!("({s})") } else { s });
+                    }
+                    Some(format!("{sign}{}", factors.join("*")))
+                }
+                "Pow" if args.len() == 2 => {
+                    let base = print(args[0])?;
+                    let exp = print(args[1])?;
+                    let wrap = |a: &Node, s: String| match a {
+                        Node::Call(g, _) if g == "Add" || g == "Mul" => format!("({s})"),
+                        _ => s,
+                    };
+                    Some(format!("{}**{}", wrap(args[0], base), wrap(args[1], exp)))
+                }
+                _ => {
+                    let parts = args.iter().map(|a| print(a)).collect::<Option<Vec<_>>>()?;
+                    Some(format!("{f}({})", parts.join(", ")))
+                }
+            }
+        }
+    }
+}
+
+fn walk(n: &Node, out: &mut Vec<String>) {
+    if let Node::Call(f, args) = n {
+        if matches!(f.as_str(), "Integer" | "Float" | "Rational" | "BooleanTrue" | "BooleanFalse" | "true" | "false") {
+            return;
+        }
+        if f != "Symbol" {
+            for a in args {
+                walk(a, out);
+            }
+        }
+        if let Some(s) = print(n) {
+            out.push(s);
+        }
+    }
+}
+
+/// `str()` of the expression and of each subexpression that is not a number
+/// (the keys `_parse_sym_expr` caches); empty when the text does not parse.
+pub fn subexpression_strs(srepr: &str) -> Vec<String> {
+    let mut p = Parser {
+        s: srepr.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let mut out = Vec::new();
+    if let Some(n) = p.node() {
+        walk(&n, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_as_sympy_str() {
+        let s = |e: &str| subexpression_strs(e).pop().unwrap_or_default();
+        assert_eq!(s("Add(Integer(5), Mul(Integer(-1), Symbol('s77', positive=True, integer=True)))"), "5 - s77");
+        assert_eq!(s("Add(Mul(Integer(2), Symbol('s77', positive=True, integer=True)), Integer(-3))"), "2*s77 - 3");
+        assert_eq!(s("Add(Mul(Integer(-1), Integer(2), Symbol('s77', positive=True, integer=True)), Integer(-3))"), "-2*s77 - 3");
+        assert_eq!(s("Add(Symbol('s0', positive=True, integer=True), Symbol('s77', positive=True, integer=True), Integer(1))"), "s0 + s77 + 1");
+        assert_eq!(s("Pow(Symbol('s77', positive=True, integer=True), Integer(2))"), "s77**2");
+        assert_eq!(
+            subexpression_strs("Add(Mul(Integer(2), Symbol('s77', positive=True, integer=True)), Integer(1))"),
+            vec!["s77", "2*s77", "2*s77 + 1"]
+        );
+    }
+}
