@@ -44,6 +44,19 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Run graph passes on an exported program (`shared/passes.md`) and print
+    /// the report of the result.
+    Transform {
+        path: PathBuf,
+        /// A pass to run, in order (repeatable): dce,
+        /// remove-runtime-assertions, add-inline-constraint-assertions,
+        /// common-getitem-elimination, remove-unnecessary-copy.
+        #[arg(long = "pass", required = true)]
+        passes: Vec<String>,
+        /// Also write the transformed program (`.pt2` or program JSON).
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
+    },
     /// Print generated cases (JSON Lines), deterministic in the seed.
     Gen {
         #[arg(long)]
@@ -105,6 +118,18 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                     eprintln!("{}: {d}", path.display());
                 }
                 return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Transform { path, passes, out: out_path } => {
+            let ep = torchspec::export::ExportedProgram::load_path(&path)?;
+            let report = torchspec::export::passes::transform_report(&ep, &passes)
+                .map_err(|why| torchspec::Error::new(format!("unsupported by the reference: {why}")))?;
+            let _ = writeln!(out, "{report}");
+            if let Some(o) = out_path {
+                return Err(torchspec::Error::new(format!(
+                    "cannot write `{}`: serializing a transformed graph is not implemented yet",
+                    o.display()
+                )));
             }
         }
         Command::Check { root, verbose } => {

@@ -176,6 +176,27 @@ impl Graph {
         id
     }
 
+    /// `with graph.inserting_after(anchor): graph.create_node(...)`.
+    pub fn create_node_after(
+        &mut self,
+        anchor: NodeId,
+        op: Op,
+        target: &str,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+        name: Option<&str>,
+    ) -> NodeId {
+        let id = self.create_node(op, target, args, kwargs, name);
+        self.order.pop();
+        let pos = self
+            .order
+            .iter()
+            .position(|&n| n == anchor)
+            .map_or(self.order.len(), |p| p + 1);
+        self.order.insert(pos, id);
+        id
+    }
+
     fn add_user(&mut self, of: NodeId, user: NodeId) {
         let users = &mut self.nodes[of].users;
         if !users.contains(&user) {

@@ -2,6 +2,7 @@
 //! `ExportedProgram._transform_do_not_use` run; see `shared/passes.md`.
 
 mod impure_ops;
+mod inline_constraints;
 
 use std::collections::HashMap;
 
@@ -261,8 +262,13 @@ pub fn remove_unnecessary_copy(gm: &mut LoadedGraphModule) {
     }
 }
 
-/// Runs one named pass; returns `PassResult.modified`.
-pub fn run_pass(name: &str, gm: &mut LoadedGraphModule) -> Result<bool, PassError> {
+/// Runs one named pass; returns `PassResult.modified`. `values` is the
+/// serialized top-level graph, whose value metadata the nodes' `meta.val` name.
+pub fn run_pass(
+    name: &str,
+    gm: &mut LoadedGraphModule,
+    values: &crate::export::schema::Graph,
+) -> Result<bool, PassError> {
     match name {
         "dce" => Ok(eliminate_dead_code(&mut gm.graph, &mut gm.submodules)),
         "remove-runtime-assertions" => Ok(remove_runtime_assertions(gm)),
@@ -274,9 +280,7 @@ pub fn run_pass(name: &str, gm: &mut LoadedGraphModule) -> Result<bool, PassErro
             remove_unnecessary_copy(gm);
             Ok(true)
         }
-        "add-inline-constraint-assertions" => Err(PassError::Unsupported(
-            "add-inline-constraint-assertions retraces the graph with fake tensors; not modelled yet".into(),
-        )),
+        "add-inline-constraint-assertions" => inline_constraints::run(gm, values),
         other => Err(PassError::Unsupported(format!(
             "unknown pass `{other}` (one of {})",
             PASSES.join(", ")
@@ -292,7 +296,7 @@ pub fn transform(ep: &ExportedProgram, passes: &[String]) -> Result<ExportedProg
     let mut gm = ep.graph_module.clone();
     let mut modified = false;
     for p in passes {
-        modified |= run_pass(p, &mut gm)?;
+        modified |= run_pass(p, &mut gm, &ep.serialized.graph_module.graph)?;
     }
     if !modified {
         return Ok(ep.clone());
