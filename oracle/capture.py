@@ -3,7 +3,7 @@
 Usage:
     python oracle/capture.py CASES.jsonl > RESULTS.jsonl
     python oracle/capture.py --program PATH [--pass NAME ...]   # program report (one line)
-    python oracle/capture.py --program-goldens PATH              # the golden lines of a program
+    python oracle/capture.py --program-goldens OUTDIR P.pt2 ...  # program goldens (regen-goldens.sh)
     python oracle/capture.py --probes PROGRAM.pt2 PROBES.jsonl   # run input probes
 
 Program mode follows /work/shared/program-report.md and /work/shared/passes.md;
@@ -383,6 +383,11 @@ def import_torch() -> None:
     from torch._dynamo.variables.builder import lookup_spec_from_dynamo_source as _lookup
 
     torch, dynamic_spec, dynamo_source = _torch, _dynamic_spec, _source
+    # The zoo's namedtuple / dataclass input types, registered for pytree
+    # serialization as any process loading those programs must.
+    if "zoo_types" not in sys.modules:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import zoo_types  # noqa: F401
     lookup_spec_from_dynamo_source = _lookup
     BINARY_FNS.update({
         "add": operator.add, "sub": operator.sub, "mul": operator.mul,
@@ -708,9 +713,7 @@ def make_pass(name: str, ep: Any) -> Any:
 def capture_program(path: str, passes: list[str]) -> dict[str, Any]:
     """The report of the program at PATH after PASSES (a pass that raises: the error)."""
     pt2, schema_version = resolve_program(path)
-    import torch as _torch
-    global torch
-    torch = _torch
+    import_torch()
     try:
         ep = torch.export.load(pt2)
     except Exception as e:
@@ -736,6 +739,9 @@ def decode_probe_value(node: Any, where: str) -> Any:
     ``{"tensor": {"shape": [...], "dtype": "float32", "data": [...]}}`` is
     ``torch.tensor(data, dtype=...)`` (checked against shape), or
     ``torch.zeros(shape, dtype=...)`` when ``data`` is omitted.
+    ``{"namedtuple": {"type": NAME, "fields": [[field, VALUE], ...]}}`` and
+    ``{"dataclass": {...}}`` (same fields) build the pytree type registered
+    under the serialized type name NAME (the name the program's in_spec uses).
     """
     if node is None or isinstance(node, (bool, int, float, str)):
         return node
@@ -772,6 +778,19 @@ def decode_probe_value(node: Any, where: str) -> Any:
         if list(t.shape) != shape:
             raise CaseFileError(f"{sub}.data: has shape {list(t.shape)}, not {shape}")
         return t
+    if key in ("namedtuple", "dataclass"):
+        from torch.utils._pytree import SERIALIZED_TYPE_TO_PYTHON_TYPE
+        if not isinstance(arg, dict) or set(arg) != {"type", "fields"}:
+            raise CaseFileError(f"{sub}: a {key} has exactly the keys type and fields")
+        cls = SERIALIZED_TYPE_TO_PYTHON_TYPE.get(arg["type"])
+        if cls is None:
+            raise CaseFileError(f"{sub}.type: no pytree type registered as {arg['type']!r}")
+        fields = {}
+        for i, pair in enumerate(_check_list(arg["fields"], f"{sub}.fields", "fields")):
+            if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str):
+                raise CaseFileError(f"{sub}.fields[{i}]: a field is a [name, value] pair")
+            fields[pair[0]] = decode_probe_value(pair[1], f"{sub}.fields[{i}][1]")
+        return cls(**fields)
     raise CaseFileError(f"{where}: unknown object {key!r}")
 
 
@@ -851,7 +870,7 @@ GOLDEN_PIPELINES: tuple[tuple[str, ...], ...] = (
 USAGE = """\
 usage: capture.py CASES.jsonl
        capture.py --program PATH [--pass NAME ...]
-       capture.py --program-goldens PATH
+       capture.py --program-goldens OUTDIR PROGRAM.pt2 ...
        capture.py --probes PROGRAM.pt2 PROBES.jsonl"""
 
 
@@ -899,25 +918,47 @@ def main_program(argv: list[str]) -> int:
     return 0
 
 
-def main_program_goldens(path: str) -> int:
-    """The golden lines of one program: one line per pipeline of GOLDEN_PIPELINES.
+def program_golden_lines(path: str) -> list[dict[str, Any]]:
+    """The golden lines of one program: one per pipeline of GOLDEN_PIPELINES.
 
-    Each line is exactly what ``--program PATH --pass ...`` prints as its
-    report (a fresh torch.export.load per pipeline), wrapped with its id and
-    passes; one process for all of them only saves the start-up time.
+    Each report is exactly what ``--program PATH --pass ...`` prints (a fresh
+    torch.export.load per pipeline), wrapped with its id and passes.
     """
     name = os.path.basename(path)
     name = name[:-len(".pt2")] if name.endswith(".pt2") else name
-    out = _stdout_to_stderr()
-    for passes in GOLDEN_PIPELINES:
+    return [{"id": "+".join((name,) + passes), "passes": list(passes),
+             "report": capture_program(path, list(passes))}
+            for passes in GOLDEN_PIPELINES]
+
+
+def main_program_goldens(outdir: str, paths: list[str]) -> int:
+    """Write OUTDIR/NAME.jsonl (and OUTDIR/NAME.probes.jsonl when the program
+    has a sibling NAME.probes.jsonl) for each PROGRAM.pt2.
+
+    One process for the whole zoo only saves PyTorch's start-up time (seconds
+    per process on a loaded machine): every report starts from its own
+    torch.export.load and every probe from its own ep.module(), so the lines
+    are those that ``--program`` and ``--probes`` print one program at a time
+    (``oracle/regen-goldens.sh --check-single`` compares them).
+    """
+    _stdout_to_stderr()
+    import_torch()
+    for path in paths:
+        name = os.path.basename(path)[:-len(".pt2")]
         try:
-            report = capture_program(path, list(passes))
+            lines = program_golden_lines(path)
         except ProgramFileError as e:
             print(f"capture.py: {e}", file=sys.stderr)
             return 1
-        _write_line(out, {"id": "+".join((name,) + passes), "passes": list(passes),
-                          "report": report})
-    out.flush()
+        with open(os.path.join(outdir, name + ".jsonl"), "wb") as out:
+            for line in lines:
+                _write_line(out, line)
+        probes_path = path[:-len(".pt2")] + ".probes.jsonl"
+        if os.path.exists(probes_path):
+            ep = torch.export.load(path)
+            with open(os.path.join(outdir, name + ".probes.jsonl"), "wb") as out:
+                for probe_id, args, kwargs in read_probes(probes_path):
+                    _write_line(out, {"id": probe_id, **run_probe(ep, args, kwargs)})
     return 0
 
 
@@ -944,10 +985,10 @@ def main(argv: list[str]) -> int:
             return 2
         return main_program(argv[1:])
     if argv and argv[0] == "--program-goldens":
-        if len(argv) != 2:
+        if len(argv) < 3 or not all(p.endswith(".pt2") for p in argv[2:]):
             print(USAGE, file=sys.stderr)
             return 2
-        return main_program_goldens(argv[1])
+        return main_program_goldens(argv[1], argv[2:])
     if argv and argv[0] == "--probes":
         if len(argv) != 3:
             print(USAGE, file=sys.stderr)
