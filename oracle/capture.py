@@ -2,7 +2,12 @@
 
 Usage:
     python oracle/capture.py CASES.jsonl > RESULTS.jsonl
-    python oracle/capture.py --program PATH      # ExportedProgram reports: not implemented yet
+    python oracle/capture.py --program PATH [--pass NAME ...]   # program report (one line)
+    python oracle/capture.py --program-goldens OUTDIR P.pt2 ...  # program goldens (regen-goldens.sh)
+    python oracle/capture.py --probes PROGRAM.pt2 PROBES.jsonl   # run input probes
+
+Program mode follows /work/shared/program-report.md and /work/shared/passes.md;
+probe mode is described at run_probe and decode_probe_value below.
 
 The contract is /work/shared/case-format.md (case format v1). For each case line
 this prints exactly one result line on stdout, in order, with the same id:
@@ -378,6 +383,11 @@ def import_torch() -> None:
     from torch._dynamo.variables.builder import lookup_spec_from_dynamo_source as _lookup
 
     torch, dynamic_spec, dynamo_source = _torch, _dynamic_spec, _source
+    # The zoo's namedtuple / dataclass input types, registered for pytree
+    # serialization as any process loading those programs must.
+    if "zoo_types" not in sys.modules:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import zoo_types  # noqa: F401
     lookup_spec_from_dynamo_source = _lookup
     BINARY_FNS.update({
         "add": operator.add, "sub": operator.sub, "mul": operator.mul,
@@ -534,33 +544,467 @@ def evaluate(case: dict[str, Any]) -> str:
         return dumps(error_result(case_id, e))
 
 
-def main(argv: list[str]) -> int:
-    usage = "usage: capture.py CASES.jsonl | capture.py --program PATH"
-    if len(argv) == 2 and argv[0] == "--program":
-        print("capture.py: --program (ExportedProgram reports) is not implemented yet",
-              file=sys.stderr)
-        return 2
-    if len(argv) != 1 or argv[0].startswith("-"):
-        print(usage, file=sys.stderr)
-        return 2
-    path = argv[0]
-    cases = read_cases(path)
+# ---------------------------------------------------------------------------
+# Program mode: the program report (shared/program-report.md) and the passes
+# (shared/passes.md) of an ExportedProgram, from torch.export.load.
+# ---------------------------------------------------------------------------
 
-    # From here on nothing but result lines may reach stdout: keep a private
-    # duplicate of fd 1 for results and point fd 1 (and sys.stdout) at stderr,
-    # so stray prints, C++ logging and the like cannot interleave.
+# Report keys in the contract's order. Each is computed on its own: one that
+# raises in PyTorch becomes {"error": {...}} in its place.
+SIGNATURE_ARRAYS = ("parameters", "buffers", "non_persistent_buffers",
+                    "lifted_tensor_constants", "lifted_custom_objs",
+                    "input_tokens", "output_tokens", "user_inputs", "user_outputs")
+SIGNATURE_OBJECTS = ("inputs_to_parameters", "inputs_to_buffers", "buffers_to_mutate",
+                     "parameters_to_mutate", "user_inputs_to_mutate",
+                     "inputs_to_lifted_tensor_constants", "inputs_to_lifted_custom_objs")
+
+PASS_NAMES = ("dce", "remove-runtime-assertions", "add-inline-constraint-assertions",
+              "common-getitem-elimination", "remove-unnecessary-copy")
+
+
+class ProgramFileError(Exception):
+    """The file cannot be read as an exported program (whole command fails)."""
+
+
+def _archive_model_json(path: str) -> tuple[str, bytes]:
+    """The member name and bytes of ``*/models/model.json`` inside a .pt2 zip."""
+    import zipfile
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = [n for n in z.namelist()
+                     if n.endswith("/models/model.json") and n.count("/") == 2]
+            if len(names) != 1:
+                raise ProgramFileError(
+                    f"{path}: expected exactly one */models/model.json in the archive, "
+                    f"found {len(names)}")
+            return names[0], z.read(names[0])
+    except zipfile.BadZipFile as e:
+        raise ProgramFileError(f"{path}: not a .pt2 archive: {e}") from None
+
+
+def _schema_version(path: str, model_json: bytes) -> list[int]:
+    try:
+        program = json.loads(model_json)
+        version = program["schema_version"]
+        return [version["major"], version["minor"]]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ProgramFileError(
+            f"{path}: $.schema_version: cannot read the schema version: {e!r}") from None
+
+
+def resolve_program(path: str) -> tuple[str, list[int]]:
+    """Map PATH to the .pt2 that torch.export.load reads, and the schema version.
+
+    PyTorch cannot load a bare program JSON without its weights, so for
+    ``NAME.json`` (or any non-.pt2 file) the oracle loads the sibling
+    ``NAME.pt2`` and refuses unless that archive's ``models/model.json`` is the
+    same JSON value as the file given: the report is then the report of
+    exactly that program.
+    """
+    if not os.path.exists(path):
+        raise ProgramFileError(f"{path}: no such file")
+    if path.endswith(".pt2"):
+        _, model_json = _archive_model_json(path)
+        return path, _schema_version(path, model_json)
+    stem = path[:-len(".json")] if path.endswith(".json") else path
+    sibling = stem + ".pt2"
+    if not os.path.exists(sibling):
+        raise ProgramFileError(
+            f"{path}: a bare program JSON needs its weights: no sibling {sibling}")
+    with open(path, "rb") as f:
+        given = f.read()
+    _, model_json = _archive_model_json(sibling)
+    try:
+        same = json.loads(given) == json.loads(model_json)
+    except ValueError as e:
+        raise ProgramFileError(f"{path}: not JSON: {e}") from None
+    if not same:
+        raise ProgramFileError(
+            f"{path}: differs from models/model.json of the sibling {sibling}")
+    return sibling, _schema_version(path, given)
+
+
+def _state_dict_entry(v: Any) -> dict[str, Any]:
+    return {"shape": list(v.shape), "dtype": str(v.dtype),
+            "parameter": isinstance(v, torch.nn.Parameter)}
+
+
+def _report_value(x: Any) -> Any:
+    """JSON form of a signature entry: constants (user inputs/outputs) as values."""
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return enc(x)
+    return x
+
+
+def program_report(ep: Any, schema_version: list[int]) -> dict[str, Any]:
+    from torch.utils import _pytree as pytree
+
+    sig = ep.graph_signature
+    getters: list[tuple[str, Any]] = [
+        ("schema_version", lambda: list(schema_version)),
+        ("graph_signature", lambda: str(ep.graph_signature)),
+    ]
+    for name in SIGNATURE_ARRAYS:
+        getters.append((name, lambda name=name: [_report_value(x) for x in getattr(sig, name)]))
+    for name in SIGNATURE_OBJECTS:
+        getters.append((name, lambda name=name: dict(getattr(sig, name))))
+
+    def backward() -> Any:
+        b = sig.backward_signature
+        if b is None:
+            return None
+        return {"gradients_to_parameters": dict(b.gradients_to_parameters),
+                "gradients_to_user_inputs": dict(b.gradients_to_user_inputs),
+                "loss_output": b.loss_output}
+
+    getters += [
+        ("backward_signature", backward),
+        ("in_spec", lambda: pytree.treespec_dumps(ep.call_spec.in_spec)),
+        ("out_spec", lambda: pytree.treespec_dumps(ep.call_spec.out_spec)),
+        ("in_spec_str", lambda: str(ep.call_spec.in_spec)),
+        ("out_spec_str", lambda: str(ep.call_spec.out_spec)),
+        ("range_constraints", lambda: str(ep.range_constraints)),
+        ("graph", lambda: str(ep.graph)),
+        ("state_dict", lambda: {k: _state_dict_entry(v) for k, v in ep.state_dict.items()}),
+    ]
+    report: dict[str, Any] = {}
+    for key, get in getters:
+        try:
+            report[key] = get()
+        except Exception as e:
+            report[key] = {"error": error_result("", e)["error"]}
+    return report
+
+
+def make_pass(name: str, ep: Any) -> Any:
+    """The PyTorch 2.15.0 pass object of shared/passes.md for NAME, on program EP."""
+    from torch.fx.passes.infra.pass_base import PassResult
+
+    if name == "dce":
+        def dce(gm: Any) -> Any:
+            modified = gm.graph.eliminate_dead_code()
+            gm.recompile()
+            return PassResult(gm, modified)
+        return dce
+    if name == "remove-runtime-assertions":
+        from torch._export.passes.remove_runtime_assertions import _RemoveRuntimeAssertionsPass
+        return _RemoveRuntimeAssertionsPass()
+    if name == "add-inline-constraint-assertions":
+        from torch._export.passes.add_runtime_assertions_for_constraints_pass import (
+            _AddRuntimeAssertionsForInlineConstraintsPass)
+        return _AddRuntimeAssertionsForInlineConstraintsPass(ep.range_constraints)
+    if name == "common-getitem-elimination":
+        from torch.export.exported_program import _common_getitem_elimination_pass
+
+        def common_getitem_elimination(gm: Any) -> Any:
+            _common_getitem_elimination_pass(gm, ep.graph_signature, ep.module_call_graph)
+            return PassResult(gm, True)
+        return common_getitem_elimination
+    if name == "remove-unnecessary-copy":
+        from torch.export.exported_program import _remove_unnecessary_copy_op_pass
+
+        def remove_unnecessary_copy(gm: Any) -> Any:
+            _remove_unnecessary_copy_op_pass(gm, ep.graph_signature)
+            return PassResult(gm, True)
+        return remove_unnecessary_copy
+    raise AssertionError(f"unknown pass {name!r}")  # main() rejects it
+
+
+def capture_program(path: str, passes: list[str]) -> dict[str, Any]:
+    """The report of the program at PATH after PASSES (a pass that raises: the error)."""
+    pt2, schema_version = resolve_program(path)
+    import_torch()
+    try:
+        ep = torch.export.load(pt2)
+    except Exception as e:
+        raise ProgramFileError(f"{pt2}: torch.export.load failed: {type(e).__name__}: {e}") from e
+    try:
+        for name in passes:
+            ep = ep._transform_do_not_use(make_pass(name, ep))
+    except Exception as e:
+        return {"error": error_result("", e)["error"]}
+    return program_report(ep, schema_version)
+
+
+# ---------------------------------------------------------------------------
+# Probe mode: call ep.module() on probe inputs (corpus/programs/NAME.probes.jsonl).
+# ---------------------------------------------------------------------------
+
+PROBE_KEYS = {"id", "kind", "args", "kwargs"}
+
+
+def decode_probe_value(node: Any, where: str) -> Any:
+    """A probe VALUE: case-format VALUE (no vars, ops or specs) plus tensors.
+
+    ``{"tensor": {"shape": [...], "dtype": "float32", "data": [...]}}`` is
+    ``torch.tensor(data, dtype=...)`` (checked against shape), or
+    ``torch.zeros(shape, dtype=...)`` when ``data`` is omitted.
+    ``{"namedtuple": {"type": NAME, "fields": [[field, VALUE], ...]}}`` and
+    ``{"dataclass": {...}}`` (same fields) build the pytree type registered
+    under the serialized type name NAME (the name the program's in_spec uses).
+    """
+    if node is None or isinstance(node, (bool, int, float, str)):
+        return node
+    if isinstance(node, list):
+        return [decode_probe_value(x, f"{where}[{i}]") for i, x in enumerate(node)]
+    if not isinstance(node, dict) or len(node) != 1:
+        raise CaseFileError(f"{where}: a VALUE object must have exactly one key")
+    (key, arg), = node.items()
+    sub = f"{where}.{key}"
+    if key == "tuple":
+        return tuple(decode_probe_value(x, f"{sub}[{i}]")
+                     for i, x in enumerate(_check_list(arg, sub, "a tuple")))
+    if key == "dict":
+        out: dict[Any, Any] = {}
+        for i, pair in enumerate(_check_list(arg, sub, "a dict")):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise CaseFileError(f"{sub}[{i}]: a dict entry must be a [key, value] pair")
+            out[decode_probe_value(pair[0], f"{sub}[{i}][0]")] = \
+                decode_probe_value(pair[1], f"{sub}[{i}][1]")
+        return out
+    if key == "tensor":
+        if not isinstance(arg, dict) or not {"shape", "dtype"} <= set(arg) \
+                or not set(arg) <= {"shape", "dtype", "data"}:
+            raise CaseFileError(f"{sub}: a tensor has keys shape, dtype and optional data")
+        shape = _check_list(arg["shape"], f"{sub}.shape", "a shape")
+        if not all(_is_int(d) and d >= 0 for d in shape):
+            raise CaseFileError(f"{sub}.shape: must be non-negative integers")
+        dtype = getattr(torch, arg["dtype"], None) if isinstance(arg["dtype"], str) else None
+        if not isinstance(dtype, torch.dtype):
+            raise CaseFileError(f"{sub}.dtype: unknown dtype {arg['dtype']!r}")
+        if "data" not in arg:
+            return torch.zeros(shape, dtype=dtype)
+        t = torch.tensor(arg["data"], dtype=dtype)
+        if list(t.shape) != shape:
+            raise CaseFileError(f"{sub}.data: has shape {list(t.shape)}, not {shape}")
+        return t
+    if key in ("namedtuple", "dataclass"):
+        from torch.utils._pytree import SERIALIZED_TYPE_TO_PYTHON_TYPE
+        if not isinstance(arg, dict) or set(arg) != {"type", "fields"}:
+            raise CaseFileError(f"{sub}: a {key} has exactly the keys type and fields")
+        cls = SERIALIZED_TYPE_TO_PYTHON_TYPE.get(arg["type"])
+        if cls is None:
+            raise CaseFileError(f"{sub}.type: no pytree type registered as {arg['type']!r}")
+        fields = {}
+        for i, pair in enumerate(_check_list(arg["fields"], f"{sub}.fields", "fields")):
+            if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str):
+                raise CaseFileError(f"{sub}.fields[{i}]: a field is a [name, value] pair")
+            fields[pair[0]] = decode_probe_value(pair[1], f"{sub}.fields[{i}][1]")
+        return cls(**fields)
+    raise CaseFileError(f"{where}: unknown object {key!r}")
+
+
+def read_probes(path: str) -> list[tuple[str, Any, Any]]:
+    """Parse the probe file: (id, args tuple, kwargs dict) per line; exit 1 on a problem."""
+    out = []
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    seen: set[str] = set()
+    for lineno, raw in enumerate(lines, start=1):
+        try:
+            probe = json.loads(raw.decode("utf-8"), object_pairs_hook=_object_no_duplicates,
+                               parse_constant=_reject_constant)
+            if not isinstance(probe, dict) or set(probe) != PROBE_KEYS:
+                raise CaseFileError(f"a probe has exactly the keys {sorted(PROBE_KEYS)}")
+            if not isinstance(probe["id"], str) or probe["id"] in seen:
+                raise CaseFileError(f"bad or duplicate id {probe['id']!r}")
+            seen.add(probe["id"])
+            args = decode_probe_value(probe["args"], "args")
+            kwargs = decode_probe_value(probe["kwargs"], "kwargs")
+            if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+                raise CaseFileError("args must be a {\"tuple\": [...]} and kwargs a {\"dict\": [...]}")
+        except (ValueError, UnicodeDecodeError, CaseFileError) as e:
+            print(f"{path}:{lineno}: {e}", file=sys.stderr)
+            sys.exit(1)
+        out.append((probe["id"], args, kwargs))
+    return out
+
+
+def run_probe(ep: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Call a fresh ``ep.module()`` on the inputs; say whether an error came before any kernel.
+
+    ``pre_kernel`` is measured, not guessed from the message: the call runs
+    under a TorchDispatchMode that counts every ATen operator dispatched on
+    real tensors. The input checks of the unlifted module (the pytree
+    structure check of ``_unlift._check_inputs_match`` in its forward pre-hook,
+    and the ``_guards_fn`` submodule and ``_check_input_constraints_for_graph``
+    shape/range checks) read sizes and compare Python values, which dispatches
+    no ATen operator; the graph's first node that computes anything does. So
+    an exception raised with a count of zero was raised before any kernel ran
+    (``pre_kernel: true``); a dtype mismatch caught by the kernel itself, or an
+    in-graph ``_assert_scalar`` on an ``.item()`` value, has a count above
+    zero (``pre_kernel: false``).
+    """
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class CountKernels(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, a=(), kw=None):
+            CountKernels.count += 1
+            return func(*a, **(kw or {}))
+
+    module = ep.module()
+    try:
+        with CountKernels():
+            module(*args, **kwargs)
+    except Exception as e:
+        return {"error": error_result("", e)["error"], "pre_kernel": CountKernels.count == 0}
+    return {"ok": True}
+
+
+# The pass pipelines recorded in corpus/goldens/torch-2.15.0/programs/NAME.jsonl,
+# after the line of the program as loaded (no pass).
+GOLDEN_PIPELINES: tuple[tuple[str, ...], ...] = (
+    (),
+    ("dce",),
+    ("remove-runtime-assertions",),
+    ("remove-runtime-assertions", "dce"),
+    ("add-inline-constraint-assertions",),
+    ("common-getitem-elimination",),
+    ("remove-unnecessary-copy",),
+)
+
+USAGE = """\
+usage: capture.py CASES.jsonl
+       capture.py --program PATH [--pass NAME ...]
+       capture.py --program-goldens OUTDIR PROGRAM.pt2 ...
+       capture.py --probes PROGRAM.pt2 PROBES.jsonl"""
+
+
+def _stdout_to_stderr() -> Any:
+    """Point fd 1 (and sys.stdout) at stderr; return a private handle on the real stdout.
+
+    From here on nothing but result lines may reach stdout: stray prints, C++
+    logging and PyTorch's warnings cannot interleave with them.
+    """
     sys.stdout.flush()
     real_stdout = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    return real_stdout
 
+
+def _write_line(out: Any, obj: Any) -> None:
+    # A lone surrogate (from a \ud800 escape in the input) cannot be encoded as
+    # UTF-8; backslashreplace writes it back as the JSON escape \ud800, so the
+    # line stays valid JSON with the same string value.
+    out.write(dumps(obj).encode("utf-8", "backslashreplace") + b"\n")
+
+
+def main_program(argv: list[str]) -> int:
+    path, passes = argv[0], []
+    rest = argv[1:]
+    while rest:
+        if rest[0] != "--pass" or len(rest) < 2:
+            print(USAGE, file=sys.stderr)
+            return 2
+        if rest[1] not in PASS_NAMES:
+            print(f"capture.py: unknown pass {rest[1]!r} (known: {', '.join(PASS_NAMES)})",
+                  file=sys.stderr)
+            return 2
+        passes.append(rest[1])
+        rest = rest[2:]
+    out = _stdout_to_stderr()
+    try:
+        report = capture_program(path, passes)
+    except ProgramFileError as e:
+        print(f"capture.py: {e}", file=sys.stderr)
+        return 1
+    _write_line(out, report)
+    out.flush()
+    return 0
+
+
+def program_golden_lines(path: str) -> list[dict[str, Any]]:
+    """The golden lines of one program: one per pipeline of GOLDEN_PIPELINES.
+
+    Each report is exactly what ``--program PATH --pass ...`` prints (a fresh
+    torch.export.load per pipeline), wrapped with its id and passes.
+    """
+    name = os.path.basename(path)
+    name = name[:-len(".pt2")] if name.endswith(".pt2") else name
+    return [{"id": "+".join((name,) + passes), "passes": list(passes),
+             "report": capture_program(path, list(passes))}
+            for passes in GOLDEN_PIPELINES]
+
+
+def main_program_goldens(outdir: str, paths: list[str]) -> int:
+    """Write OUTDIR/NAME.jsonl (and OUTDIR/NAME.probes.jsonl when the program
+    has a sibling NAME.probes.jsonl) for each PROGRAM.pt2.
+
+    One process for the whole zoo only saves PyTorch's start-up time (seconds
+    per process on a loaded machine): every report starts from its own
+    torch.export.load and every probe from its own ep.module(), so the lines
+    are those that ``--program`` and ``--probes`` print one program at a time
+    (``oracle/regen-goldens.sh --check-single`` compares them).
+    """
+    _stdout_to_stderr()
+    import_torch()
+    for path in paths:
+        name = os.path.basename(path)[:-len(".pt2")]
+        try:
+            lines = program_golden_lines(path)
+        except ProgramFileError as e:
+            print(f"capture.py: {e}", file=sys.stderr)
+            return 1
+        with open(os.path.join(outdir, name + ".jsonl"), "wb") as out:
+            for line in lines:
+                _write_line(out, line)
+        probes_path = path[:-len(".pt2")] + ".probes.jsonl"
+        if os.path.exists(probes_path):
+            ep = torch.export.load(path)
+            with open(os.path.join(outdir, name + ".probes.jsonl"), "wb") as out:
+                for probe_id, args, kwargs in read_probes(probes_path):
+                    _write_line(out, {"id": probe_id, **run_probe(ep, args, kwargs)})
+    return 0
+
+
+def main_probes(program: str, probes_path: str) -> int:
+    out = _stdout_to_stderr()
+    try:
+        pt2, _ = resolve_program(program)
+    except ProgramFileError as e:
+        print(f"capture.py: {e}", file=sys.stderr)
+        return 1
+    import_torch()
+    probes = read_probes(probes_path)
+    ep = torch.export.load(pt2)
+    for probe_id, args, kwargs in probes:
+        _write_line(out, {"id": probe_id, **run_probe(ep, args, kwargs)})
+    out.flush()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--program":
+        if len(argv) < 2:
+            print(USAGE, file=sys.stderr)
+            return 2
+        return main_program(argv[1:])
+    if argv and argv[0] == "--program-goldens":
+        if len(argv) < 3 or not all(p.endswith(".pt2") for p in argv[2:]):
+            print(USAGE, file=sys.stderr)
+            return 2
+        return main_program_goldens(argv[1], argv[2:])
+    if argv and argv[0] == "--probes":
+        if len(argv) != 3:
+            print(USAGE, file=sys.stderr)
+            return 2
+        return main_probes(argv[1], argv[2])
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    path = argv[0]
+    cases = read_cases(path)
+    real_stdout = _stdout_to_stderr()
     if cases:
         import_torch()
     for case in cases:
         line = evaluate(case)
-        # A lone surrogate (from a \ud800 escape in the case file) cannot be
-        # encoded as UTF-8; backslashreplace writes it back as the JSON escape
-        # \ud800, so the line stays valid JSON with the same string value.
+        # See _write_line: a lone surrogate goes back out as its JSON escape.
         real_stdout.write(line.encode("utf-8", "backslashreplace") + b"\n")
     real_stdout.flush()
     return 0

@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Regenerate every PyTorch golden: corpus/cases/*.jsonl -> corpus/goldens/torch-2.15.0/.
+# Regenerate every PyTorch golden: corpus/cases/*.jsonl -> corpus/goldens/torch-2.15.0/,
+# corpus/programs/NAME.pt2 -> corpus/goldens/torch-2.15.0/programs/NAME.jsonl (the program
+# report as loaded and after each pass pipeline) and NAME.probes.jsonl (the input probes
+# corpus/programs/NAME.probes.jsonl run through ep.module()).
 #
 # Usage (from any directory):
-#   oracle/regen-goldens.sh           rewrite the goldens and METADATA.json, drop stale goldens
-#   oracle/regen-goldens.sh --check   re-capture into a temp dir and diff against the
-#                                     committed goldens; exit 1 on any difference
+#   oracle/regen-goldens.sh [--programs-only]           rewrite the goldens and METADATA.json,
+#                                                       drop stale goldens
+#   oracle/regen-goldens.sh --check [--programs-only]   re-capture into a temp dir and diff
+#                                                       against the committed goldens; exit 1
+#                                                       on any difference
+#   oracle/regen-goldens.sh --check-single              re-capture each program golden line
+#                                                       with its own `capture.py --program` /
+#                                                       `--probes` process (slow) and diff
+#
+# --programs-only skips the case files (minutes) and captures only the programs.
 #
 # The Python that runs real PyTorch is ${ORACLE_PYTHON:-.oracle/bin/python}
 # (relative to the repo root). Output has no timestamps: re-running on
@@ -18,12 +28,21 @@ PY="${ORACLE_PYTHON:-.oracle/bin/python}"
 CASES_DIR=corpus/cases
 GOLDENS_DIR="corpus/goldens/torch-$TORCH_VERSION"
 
+PROGRAMS_DIR=corpus/programs
+PIPELINES=("" "dce" "remove-runtime-assertions" "remove-runtime-assertions dce"
+           "add-inline-constraint-assertions" "common-getitem-elimination"
+           "remove-unnecessary-copy")
+
 mode=write
-case "${1-}" in
-  "") ;;
-  --check) mode=check ;;
-  *) echo "usage: oracle/regen-goldens.sh [--check]" >&2; exit 2 ;;
-esac
+programs_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) mode=check ;;
+    --check-single) mode=check-single ;;
+    --programs-only) programs_only=1 ;;
+    *) echo "usage: oracle/regen-goldens.sh [--check | --check-single] [--programs-only]" >&2; exit 2 ;;
+  esac
+done
 
 if [[ ! -x "$PY" ]] && ! command -v "$PY" >/dev/null 2>&1; then
   echo "regen-goldens: no Python at '$PY' (set ORACLE_PYTHON; it needs oracle/requirements.txt)" >&2
@@ -39,11 +58,44 @@ while IFS= read -r f; do case_files+=("$f"); done < <(
   for f in "$CASES_DIR"/*.jsonl; do printf '%s\n' "$f"; done | LC_ALL=C sort)
 
 # METADATA.json first: it also refuses to run under any torch but $TORCH_VERSION.
+program_files=()
+while IFS= read -r f; do program_files+=("$f"); done < <(
+  for f in "$PROGRAMS_DIR"/*.pt2; do printf '%s\n' "$f"; done | LC_ALL=C sort)
+
+if [[ $mode == check-single ]]; then
+  # Each golden line of each program, re-captured by the single-program
+  # commands the README documents, must equal the batch capture's line.
+  status=0
+  for f in "${program_files[@]}"; do
+    name="$(basename "$f" .pt2)"
+    golden="$GOLDENS_DIR/programs/$name.jsonl"
+    i=0
+    for pipeline in "${PIPELINES[@]}"; do
+      i=$((i + 1))
+      flags=(); for p in $pipeline; do flags+=(--pass "$p"); done
+      want="$("$PY" -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.readlines()[int(sys.argv[1])])["report"], ensure_ascii=False, separators=(",",":")))' $((i - 1)) <"$golden")"
+      got="$("$PY" oracle/capture.py --program "$f" "${flags[@]}" 2>/dev/null)"
+      if [[ "$want" != "$got" ]]; then echo "differs: $name ${flags[*]}" >&2; status=1; fi
+    done
+    if [[ -e "$PROGRAMS_DIR/$name.probes.jsonl" ]]; then
+      if ! "$PY" oracle/capture.py --probes "$f" "$PROGRAMS_DIR/$name.probes.jsonl" 2>/dev/null \
+          | diff -u "$GOLDENS_DIR/programs/$name.probes.jsonl" - >&2; then
+        echo "differs: $name probes" >&2; status=1
+      fi
+    fi
+    echo "checked $name" >&2
+  done
+  exit $status
+fi
+
 names=()
 for f in "${case_files[@]}"; do names+=("$(basename "$f")"); done
-"$PY" - "$TORCH_VERSION" "$tmp/METADATA.json" "${names[@]}" <<'PYEOF' 2>"$tmp/.metadata.err" || { cat "$tmp/.metadata.err" >&2; exit 1; }
+programs=()
+for f in "${program_files[@]}"; do programs+=("$(basename "$f" .pt2)"); done
+"$PY" - "$TORCH_VERSION" "$tmp/METADATA.json" "${#names[@]}" "${names[@]}" "${programs[@]}" <<'PYEOF' 2>"$tmp/.metadata.err" || { cat "$tmp/.metadata.err" >&2; exit 1; }
 import json, platform, sys
-want, out, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+want, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+names, programs = sys.argv[4:4 + n], sys.argv[4 + n:]
 import torch
 if torch.__version__.split("+")[0] != want:
     sys.exit(f"regen-goldens: torch {torch.__version__} is installed, goldens are for torch {want}")
@@ -56,12 +108,23 @@ meta = {
     "capture": "${ORACLE_PYTHON:-.oracle/bin/python} oracle/capture.py "
                f"corpus/cases/NAME.jsonl > corpus/goldens/torch-{want}/NAME.jsonl",
     "cases": names,
+    "program_capture": "${ORACLE_PYTHON:-.oracle/bin/python} oracle/capture.py "
+                       f"--program-goldens corpus/goldens/torch-{want}/programs "
+                       "corpus/programs/NAME.pt2 ... (one line per pipeline of "
+                       "`capture.py --program corpus/programs/NAME.pt2 [--pass P ...]`, "
+                       "probes as `capture.py --probes NAME.pt2 NAME.probes.jsonl`)",
+    "program_pipelines": [[], ["dce"], ["remove-runtime-assertions"],
+                          ["remove-runtime-assertions", "dce"],
+                          ["add-inline-constraint-assertions"],
+                          ["common-getitem-elimination"], ["remove-unnecessary-copy"]],
+    "programs": programs,
 }
 with open(out, "w", encoding="utf-8") as f:
     f.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
 PYEOF
 rm -f "$tmp/.metadata.err"
 
+if [[ $programs_only == 0 ]]; then
 for f in "${case_files[@]}"; do
   name="$(basename "$f")"
   echo "capture $f" >&2
@@ -72,6 +135,18 @@ for f in "${case_files[@]}"; do
     exit 1
   fi
 done
+fi
+
+mkdir -p "$tmp/programs"
+if [[ ${#program_files[@]} -gt 0 ]]; then
+  echo "capture ${#program_files[@]} program(s) in $PROGRAMS_DIR" >&2
+  if ! "$PY" oracle/capture.py --program-goldens "$tmp/programs" "${program_files[@]}" \
+      2>"$tmp/.capture.err"; then
+    cat "$tmp/.capture.err" >&2
+    echo "regen-goldens: program capture failed; goldens left unchanged" >&2
+    exit 1
+  fi
+fi
 rm -f "$tmp/.capture.err"
 
 # Pytree goldens are not case files: oracle/pytree_cases.py builds its
@@ -85,19 +160,35 @@ if ! "$PY" oracle/pytree_cases.py >"$tmp/pytree/treespecs.jsonl" 2>"$tmp/.pytree
 fi
 rm -f "$tmp/.pytree.err"
 
+if [[ $programs_only == 1 ]]; then
+  # Compare and copy only what was captured: METADATA.json and programs/.
+  for g in "$GOLDENS_DIR"/*.jsonl; do cp "$g" "$tmp/"; done
+fi
+
 if [[ $mode == check ]]; then
   if diff -r -u "$GOLDENS_DIR" "$tmp" >&2; then
-    echo "goldens reproducible: ${#case_files[@]} case file(s) match $GOLDENS_DIR" >&2
+    echo "goldens reproducible: ${#case_files[@]} case file(s) and ${#program_files[@]} program(s) match $GOLDENS_DIR" >&2
     exit 0
   fi
   echo "regen-goldens --check: goldens differ from a fresh capture (run oracle/regen-goldens.sh)" >&2
   exit 1
 fi
 
-mkdir -p "$GOLDENS_DIR"
-# Drop goldens whose case file no longer exists.
+mkdir -p "$GOLDENS_DIR/programs"
+# Drop goldens whose case file or program no longer exists.
 for g in "$GOLDENS_DIR"/*.jsonl; do
   [[ -e "$CASES_DIR/$(basename "$g")" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
 done
-cp -r "$tmp"/* "$GOLDENS_DIR"/
-echo "wrote ${#case_files[@]} golden(s) and METADATA.json to $GOLDENS_DIR" >&2
+for g in "$GOLDENS_DIR"/programs/*.jsonl; do
+  base="$(basename "$g" .jsonl)"; base="${base%.probes}"
+  [[ -e "$PROGRAMS_DIR/$base.pt2" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
+done
+for g in "$GOLDENS_DIR"/programs/*.probes.jsonl; do
+  [[ -e "$tmp/programs/$(basename "$g")" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
+done
+cp "$tmp"/METADATA.json "$tmp"/*.jsonl "$GOLDENS_DIR"/
+mkdir -p "$GOLDENS_DIR/pytree"
+cp "$tmp"/pytree/* "$GOLDENS_DIR"/pytree/
+captured=("$tmp"/programs/*)
+if [[ ${#captured[@]} -gt 0 ]]; then cp "${captured[@]}" "$GOLDENS_DIR"/programs/; fi
+echo "wrote ${#case_files[@]} case golden(s), ${#program_files[@]} program golden(s) and METADATA.json to $GOLDENS_DIR" >&2

@@ -1,0 +1,952 @@
+"""The program zoo: small models exported with real PyTorch 2.15.0.
+
+Usage (from the repo root):
+    .oracle/bin/python oracle/zoo.py            # write every program and its probes
+    .oracle/bin/python oracle/zoo.py NAME ...   # only these
+
+For each entry below this writes ``corpus/programs/NAME.pt2``
+(``torch.export.save``) and ``corpus/programs/NAME.probes.jsonl`` (input
+probes, see ``probes_for``). The comment above each entry says what it
+covers. Weights are tiny (widths of 2 to 8) so the folder stays small, seeds
+are fixed and example inputs are built from ``arange``, so re-running gives
+the same programs: the archive bytes depend only on the model, the inputs
+and the file name (``torch.export.save`` names the archive root after it).
+
+The programs are what ``oracle/capture.py --program`` and ``--probes``
+read; their goldens are written by ``oracle/regen-goldens.sh``. Written
+against the PyTorch API only, independently of the Rust reader.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import sys
+from typing import Any, Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.utils._pytree as pytree
+from torch.export import Dim
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from zoo_types import Pair, Point  # noqa: E402  (registers them for serialization)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT_DIR = os.path.join(ROOT, "corpus", "programs")
+
+
+@dataclasses.dataclass
+class Entry:
+    name: str
+    make: Callable[[], "Export"]
+
+
+@dataclasses.dataclass
+class Export:
+    """What to export, and how."""
+    module: nn.Module
+    args: tuple
+    kwargs: dict = dataclasses.field(default_factory=dict)
+    dynamic_shapes: Any = None
+    strict: bool = False
+    decompose: bool = False          # ep.run_decompositions() after export
+    preserve: tuple = ()             # preserve_module_call_signature
+    probes: list = dataclasses.field(default_factory=list)  # extra (kind, args, kwargs)
+    keep_debug_meta: bool = True        # stack_trace, from_node, torch_fn
+
+
+ZOO: list[Entry] = []
+
+
+def program(name: str) -> Callable:
+    def register(make: Callable[[], Export]) -> Callable[[], Export]:
+        ZOO.append(Entry(name, make))
+        return make
+    return register
+
+
+def T(*shape: int, dtype: torch.dtype = torch.float32, fill: str = "arange") -> torch.Tensor:
+    """A deterministic example tensor: arange/4 (exact in every float dtype), or zeros."""
+    n = 1
+    for d in shape:
+        n *= d
+    if fill == "zeros":
+        return torch.zeros(shape, dtype=dtype)
+    base = torch.arange(n, dtype=torch.float32).reshape(shape)
+    if dtype.is_floating_point or dtype.is_complex:
+        return (base / 4).to(dtype)
+    if dtype == torch.bool:
+        return (base.to(torch.int64) % 2 == 1)
+    return base.to(dtype)
+
+
+# ---------------------------------------------------------------------------
+# The zoo. One entry per program; the comment says what it covers.
+# ---------------------------------------------------------------------------
+
+# identity: the no-op program; the output is the input placeholder itself.
+@program("identity")
+def _() -> Export:
+    class Identity(nn.Module):
+        def forward(self, x):
+            return x
+    return Export(Identity(), (T(2, 3),))
+
+
+# mlp-static: parameters (Linear, bias), static shapes, aten.linear/relu.
+@program("mlp-static")
+def _() -> Export:
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(4, 8)
+            self.fc2 = nn.Linear(8, 2)
+
+        def forward(self, x):
+            return self.fc2(torch.relu(self.fc1(x)))
+    return Export(MLP(), (T(3, 4),))
+
+
+# mlp-dynamic: a named Dim with min/max on the batch; sym_size in the graph.
+@program("mlp-dynamic")
+def _() -> Export:
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(x).reshape(x.shape[0] * 3)
+    return Export(MLP(), (T(5, 4),), dynamic_shapes=({0: Dim("batch", min=2, max=64)},))
+
+
+# mlp-decomposed: the same MLP after ep.run_decompositions() (core ATen:
+# permute, addmm, view), dynamic batch.
+@program("mlp-decomposed")
+def _() -> Export:
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(4, 8)
+            self.fc2 = nn.Linear(8, 2)
+
+        def forward(self, x):
+            return F.gelu(self.fc2(torch.relu(self.fc1(x))))
+    return Export(MLP(), (T(3, 4),), dynamic_shapes=({0: Dim("batch", max=1024)},),
+                  decompose=True)
+
+
+# dim-auto: Dim.AUTO and Dim.DYNAMIC (unnamed symbols, unbounded above),
+# an AUTO dim that export specializes to a constant.
+@program("dim-auto")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, y):
+            return x.sum(0) + y, x.shape[1] * 2
+    return Export(M(), (T(3, 4), T(4)),
+                  dynamic_shapes=({0: Dim.AUTO, 1: Dim.DYNAMIC}, {0: Dim.AUTO}))
+
+
+# derived-dims: derived Dims 2*d and d+1 over one root Dim with min/max;
+# range_constraints holds the derived expressions.
+@program("derived-dims")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, y, z):
+            return x.repeat(2) + y, z[1:] * x
+    d = Dim("d", min=2, max=32)
+    return Export(M(), (T(4), T(8), T(5)),
+                  dynamic_shapes=({0: d}, {0: 2 * d}, {0: d + 1}))
+
+
+# shared-dims: two inputs sharing one Dim (equality guard), two Dims on one
+# tensor, a static dim beside dynamic ones, matmul/softmax.
+@program("shared-dims")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, a, b):
+            return torch.softmax(a @ b, dim=-1), a.shape[0] + b.shape[1]
+    n = Dim("n", min=1, max=16)
+    k = Dim("k", min=2, max=16)
+    m = Dim("m")
+    return Export(M(), (T(3, 4), T(4, 5)),
+                  dynamic_shapes=({0: n, 1: k}, {0: k, 1: m}))
+
+
+# unbacked-item: .item() with torch._check_is_size and torch._check ->
+# _assert_scalar / sym_constrain_range_for_size nodes, unbacked u0 in
+# range_constraints, data-dependent slice.
+@program("unbacked-item")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, n):
+            k = n.item()
+            torch._check_is_size(k)
+            torch._check(k <= 6)
+            return x[:k] * 2
+    return Export(M(), (T(8), torch.tensor(3)), probes=[
+        ("scalar-range", (T(8), torch.tensor(7)), {}),
+        ("scalar-range", (T(8), torch.tensor(-1)), {}),
+    ])
+
+
+# unbacked-nonzero: nonzero (data-dependent output size), masked_select,
+# the unbacked size's runtime asserts, dynamic input dim as well.
+@program("unbacked-nonzero")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x):
+            idx = torch.nonzero(x > 1)
+            return idx, torch.masked_select(x, x > 0).sum()
+    return Export(M(), (T(6),), dynamic_shapes=({0: Dim("len", min=2, max=100)},))
+
+
+# unbacked-compare: an .item() checked into a range by torch._check pairs,
+# then used as a size (new_zeros) and compared with a backed size.
+@program("unbacked-compare")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, n):
+            k = n.item()
+            torch._check(k >= 1)
+            torch._check(k <= x.shape[0])
+            return x.new_zeros(k) + 1, x[:k].sum()
+    return Export(M(), (T(10), torch.tensor(4)),
+                  dynamic_shapes=({0: Dim("len", min=4, max=40)}, None), probes=[
+        ("scalar-range", (T(10), torch.tensor(0)), {}),
+        ("scalar-range", (T(10), torch.tensor(11)), {}),
+    ])
+
+
+# multi-output: split, topk, max.dim, unbind, sort -> call_function nodes
+# with several outputs and operator.getitem nodes (some outputs unused).
+@program("multi-output")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x):
+            a, b = torch.split(x, [2, 4], dim=1)
+            values, indices = torch.topk(x, 3)
+            mx, _argmax = x.max(dim=1)
+            first, *_ = torch.unbind(x, 1)
+            s = torch.sort(x, dim=1, descending=True).values
+            return a + 1, b.sum(), values, indices, mx + first, s
+    return Export(M(), (T(2, 6),))
+
+
+# buffer-mutation: in-place buffer update (counter, running stat) in the
+# default training IR: add_/copy_ in the graph, buffers_to_mutate empty;
+# a non-persistent buffer (lifted into constants, not in state_dict).
+@program("buffer-mutation")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", torch.zeros(1))
+            self.register_buffer("running", torch.zeros(3))
+            self.register_buffer("scale", torch.full((3,), 2.0), persistent=False)
+
+        def forward(self, x):
+            self.count.add_(1)
+            self.running.mul_(0.9).add_(x.mean(0) * 0.1)
+            return x * self.scale + self.running
+    return Export(M(), (T(2, 3),))
+
+
+# buffer-mutation-decomposed: the same after run_decompositions():
+# functional graph, buffers_to_mutate and BUFFER_MUTATION outputs.
+@program("buffer-mutation-decomposed")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", torch.zeros(1))
+            self.register_buffer("running", torch.zeros(3))
+            self.register_buffer("scale", torch.full((3,), 2.0), persistent=False)
+
+        def forward(self, x):
+            self.count.add_(1)
+            self.running.mul_(0.9).add_(x.mean(0) * 0.1)
+            return x * self.scale + self.running
+    return Export(M(), (T(2, 3),), decompose=True)
+
+
+# input-mutation: a user input mutated in place (x.add_, y[0] = ...) in the
+# training IR, plus a mutated input that is also returned.
+@program("input-mutation")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, y):
+            x.add_(1)
+            y[0] = 5.0
+            return x * 2, y
+    return Export(M(), (T(3), T(3)))
+
+
+# input-mutation-decomposed: the same after run_decompositions():
+# user_inputs_to_mutate, USER_INPUT_MUTATION outputs.
+@program("input-mutation-decomposed")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, y):
+            x.add_(1)
+            y[0] = 5.0
+            return x * 2, y
+    return Export(M(), (T(3), T(3)), decompose=True)
+
+
+# batchnorm-train: BatchNorm1d in training mode (running_mean/var and
+# num_batches_tracked mutated, int64 buffer), decomposed (functional).
+@program("batchnorm-train")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(3)
+
+        def forward(self, x):
+            return self.bn(x)
+    return Export(M().train(), (T(4, 3),), decompose=True)
+
+
+# conv-bn-eval: Conv2d + BatchNorm2d in eval mode + pooling: parameters and
+# persistent buffers read only.
+@program("conv-bn-eval")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(2, 3, 3, padding=1)
+            self.bn = nn.BatchNorm2d(3)
+
+        def forward(self, x):
+            return F.adaptive_avg_pool2d(torch.relu(self.bn(self.conv(x))), 1).flatten(1)
+    return Export(M().eval(), (T(2, 2, 5, 5),),
+                  dynamic_shapes=({0: Dim("batch", max=8), 2: Dim("h", min=3, max=32),
+                                   3: Dim("w", min=3, max=32)},))
+
+
+# lifted-constants: plain tensor attributes (not parameters or buffers) ->
+# lifted tensor constants (c_ placeholders, inputs_to_lifted_tensor_constants),
+# and a torch.tensor([...]) built in forward.
+@program("lifted-constants")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = torch.tensor([1.0, 2.0, 3.0])
+            self.mask = torch.tensor([True, False, True])
+
+        def forward(self, x):
+            return torch.where(self.mask, x * self.table, x) + torch.tensor([0.5, 0.25, 0.125])
+    return Export(M(), (T(3),))
+
+
+# nested-inputs: tuple, list and dict args, kwargs, a None input, int /
+# float / bool / str inputs (constants in user_inputs), a default argument.
+@program("nested-inputs")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, pair, items, table, n, scale, flag, mode, *, bias, extra=None,
+                    offset=1):
+            a, b = pair
+            out = a + b + items[0] * items[1] + table["u"] - table["v"]
+            if flag and mode == "add":
+                out = out + n * scale
+            if extra is not None:
+                out = out + extra
+            return out + bias + offset
+    return Export(M(), ((T(2), T(2)), [T(2), T(2)], {"u": T(2), "v": T(2)}, 3, 0.5, True,
+                        "add"), {"bias": T(2), "extra": None})
+
+
+# pytree-types: a registered namedtuple and a registered dataclass as
+# inputs (serialized_type_name in in_spec), the namedtuple also returned.
+@program("pytree-types")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, p, pair):
+            return Point(p.x + p.y, p.y * pair.scale), pair.first.sum()
+    return Export(M(), (Point(T(2), T(2)), Pair(T(3), 2)))
+
+
+# nested-outputs: outputs nested in dict / list / tuple, with None, int and
+# float constants among them, and an input returned as is. (A str output
+# exports and saves, but torch.export.load then fails: "Unable to
+# deserialize output node Argument(as_string=ok)", so there is none.)
+@program("nested-outputs")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x):
+            return {"sum": x.sum(), "parts": [x + 1, (x * 2, None)], "k": 7,
+                    "ratio": 0.25, "same": x}
+    return Export(M(), (T(2, 2),))
+
+
+# symint-output: SymInt outputs (x.shape[0], a derived size expression) and
+# a dynamic int input (Dim.DYNAMIC on an int: a SymInt placeholder).
+@program("symint-output")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, n: int):
+            return x[:n] * 2, x.shape[0], x.shape[0] * 2 + n
+    return Export(M(), (T(8), 3), dynamic_shapes=({0: Dim("len", min=4, max=64)}, Dim.DYNAMIC))
+
+
+# int-input-specialized: an int input specialized to its example value
+# (ConstantArgument in the signature; a different int fails the guard).
+@program("int-input-specialized")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, repeat: int):
+            return x.repeat(repeat)
+    return Export(M(), (T(2), 3))
+
+
+# cond: torch.cond on a data-dependent predicate, both branches as
+# submodules (true_graph_0 / false_graph_0), dynamic input, one branch
+# using a parameter.
+@program("cond")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.tensor([0.5, -0.5, 2.0]))
+
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda x: x.sin() * self.w, lambda x: x.cos() - 1,
+                              (x,))
+    return Export(M(), (T(4, 3),), dynamic_shapes=({0: Dim("rows", max=32)},))
+
+
+# cond-shape: torch.cond on a shape predicate (x.shape[0] > 4), nested cond.
+@program("cond-shape")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, y):
+            def inner_true(x, y):
+                return torch.cond(y.sum() > 0, lambda x, y: x + y, lambda x, y: x - y, (x, y))
+
+            return torch.cond(x.shape[0] > 4, inner_true, lambda x, y: x * y, (x, y))
+    d = Dim("d", min=2, max=16)
+    return Export(M(), (T(6), T(6)), dynamic_shapes=({0: d}, {0: d}))
+
+
+# map: torch._higher_order_ops.map over the leading dim (body_graph_0,
+# map_impl), with a closed-over extra argument.
+@program("map")
+def _() -> Export:
+    from torch._higher_order_ops.map import map as hop_map
+
+    class M(nn.Module):
+        def forward(self, xs, y):
+            return hop_map(lambda x, y: x * y + 1, xs, y)
+    return Export(M(), (T(3, 2), T(2)))
+
+
+# while-loop: torch._higher_order_ops.while_loop with a tensor counter
+# (cond and body subgraphs, carried outputs).
+@program("while-loop")
+def _() -> Export:
+    from torch._higher_order_ops.while_loop import while_loop
+
+    class M(nn.Module):
+        def forward(self, i, x):
+            return while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (i, x))
+    return Export(M(), (torch.tensor(0), T(2)))
+
+
+# no-grad-region: `with torch.no_grad()` inside forward ->
+# wrap_with_set_grad_enabled higher-order op and a submod_ submodule.
+@program("no-grad-region")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            with torch.no_grad():
+                y = self.fc(x) + 1
+            return y * 2
+    return Export(M(), (T(1, 2),))
+
+
+# submodules: nested submodules (module_call_graph with several entries),
+# preserve_module_call_signature for two of them (in/out specs recorded),
+# a submodule called twice (shared weights).
+@program("submodules")
+def _() -> Export:
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.norm = nn.LayerNorm(3)
+
+        def forward(self, x, scale=1.0):
+            return self.norm(self.fc(x)) * scale
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = Block()
+            self.second = Block()
+
+        def forward(self, x):
+            return self.second(self.first(x), scale=0.5)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = Encoder()
+            self.head = nn.Linear(3, 1)
+
+        def forward(self, x):
+            h = self.encoder(x)
+            return self.head(h), self.head(h * 2)
+    return Export(M(), (T(2, 3),), preserve=("encoder", "encoder.second"))
+
+
+# kwarg-only-ops: ops called with keyword-only and default arguments
+# (sum dtype/keepdim, gelu approximate, clamp min only, full / arange with
+# dtype, layer_norm eps, div rounding_mode, scatter reduce).
+@program("kwarg-only-ops")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, idx):
+            s = torch.sum(x, dim=1, keepdim=True, dtype=torch.float64)
+            g = F.gelu(x, approximate="tanh")
+            c = torch.clamp(x, min=0.5)
+            f = torch.full((2, 3), 1.5, dtype=torch.float16)
+            r = torch.arange(0, 6, 2, dtype=torch.int32)
+            n = F.layer_norm(x, (3,), eps=1e-3)
+            d = torch.div(x, 0.3, rounding_mode="floor")
+            z = torch.zeros(2, 3).scatter_reduce(1, idx, x, reduce="amax", include_self=False)
+            return s, g + c + n + d + z, f, r
+    return Export(M(), (T(2, 3), torch.tensor([[0, 1, 1], [2, 2, 0]])))
+
+
+# odd-names: parameters, buffers and a submodule with non-ASCII and
+# non-identifier names (mangled placeholder names, targets kept verbatim).
+@program("odd-names")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("π", torch.tensor([3.0, 1.0]))
+            self.register_buffer("données", torch.ones(2), persistent=False)
+            self.add_module("模块", nn.Linear(2, 2))
+            self.register_parameter("w-1", nn.Parameter(torch.tensor([0.5, 0.25])))
+            self.register_buffer("with space", torch.ones(2))
+
+        def forward(self, x):
+            return (getattr(self, "模块")(x) + getattr(self, "π") + getattr(self, "données")
+                    + getattr(self, "w-1") * getattr(self, "with space"))
+    return Export(M(), (T(2),))
+
+
+# dtypes: bf16, float16, int8, uint8, bool, complex64, float64 and int64
+# inputs and buffers, type promotion and casts (to, view_as_real).
+@program("dtypes")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("q", torch.tensor([1, -2, 3], dtype=torch.int8))
+            self.register_buffer("phase", torch.tensor([1 + 1j, 0.5j, 2], dtype=torch.complex64))
+            self.register_buffer("h", torch.tensor([0.5, 1.5, 2.5], dtype=torch.float16))
+
+        def forward(self, a, b, mask, c, u):
+            x = a.float() * self.q + self.h
+            y = torch.where(mask, x, b.to(torch.float32))
+            z = torch.view_as_real(c * self.phase)
+            return y.to(torch.bfloat16), z, (u.to(torch.int64) + 1), a.double().sum()
+    return Export(M(), (T(3, dtype=torch.bfloat16), T(3, dtype=torch.int8),
+                        T(3, dtype=torch.bool), T(3, dtype=torch.complex64, fill="zeros"),
+                        T(3, dtype=torch.uint8)))
+
+
+# strict-mode: the same kind of model exported with strict=True (TorchDynamo
+# tracing), with a dynamic dim, a Python-side branch and an attribute read.
+@program("strict-mode")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+            self.mode = "tanh"
+
+        def forward(self, x, y):
+            h = self.fc(x)
+            h = torch.tanh(h) if self.mode == "tanh" else h
+            return h + y
+    b = Dim("b", min=2, max=10)
+    return Export(M(), (T(4, 3), T(4, 2)), dynamic_shapes=({0: b}, {0: b}), strict=True)
+
+
+# strict-nested-inputs: strict=True with dict / list inputs and kwargs.
+@program("strict-nested-inputs")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, d, xs, *, k):
+            return d["a"] * xs[0] + xs[1] * k, [d["b"].sum()]
+    return Export(M(), ({"a": T(2), "b": T(3)}, [T(2), T(2)]), {"k": T(2)}, strict=True)
+
+
+# attention: embedding (int64 indices), scaled_dot_product_attention,
+# transpose/view, dynamic sequence length, a causal mask buffer slice.
+@program("attention")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+            self.qkv = nn.Linear(4, 12)
+            self.register_buffer("causal", torch.tril(torch.ones(16, 16, dtype=torch.bool)))
+
+        def forward(self, tokens):
+            b, t = tokens.shape
+            h = self.emb(tokens)
+            q, k, v = self.qkv(h).split(4, dim=-1)
+            q, k, v = (z.view(b, t, 2, 2).transpose(1, 2) for z in (q, k, v))
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=self.causal[:t, :t])
+            return out.transpose(1, 2).reshape(b, t, 4)
+    return Export(M(), (torch.tensor([[1, 2, 3, 4, 5]]),),
+                  dynamic_shapes=({1: Dim("seq", min=2, max=15)},))
+
+
+# shape-checks: torch._check on input sizes (x.shape[0] % 2, >= 4) over a
+# derived dim 2*half, view/expand/permute with symbolic sizes, sym_size
+# nodes, size arithmetic feeding a float (n / 2).
+@program("shape-checks")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x):
+            n = x.shape[0]
+            torch._check(n >= 4)
+            torch._check(n % 2 == 0)
+            y = x.view(n // 2, 2, x.shape[1]).permute(2, 0, 1)
+            return y.expand(2, *y.shape).contiguous(), x.mean() * (n / 2)
+    # A plain Dim("n") is refused ("Constraints violated (n)"): export wants
+    # the evenness spelled as a derived dim, n = 2*half.
+    half = Dim("half", min=2, max=64)
+    return Export(M(), (T(6, 3),), dynamic_shapes=({0: 2 * half},))
+
+
+# large-mlp: the benchmark program: 40 residual blocks (Linear, LayerNorm,
+# GELU, a sigmoid gate, a hand-written normalization with rsqrt, dropout
+# in eval mode) at width 4, decomposed to core ATen: about 1000 graph
+# nodes, 7 KB of weights, dynamic batch. Its stack traces, from_node and
+# torch_fn metadata are dropped to keep the archive small.
+@program("large-mlp")
+def _() -> Export:
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.gate = nn.Linear(4, 4)
+            self.norm = nn.LayerNorm(4)
+            self.scale = nn.Parameter(torch.ones(4))
+
+        def forward(self, x):
+            h = self.norm(self.fc(x))
+            h = F.gelu(h) * torch.sigmoid(self.gate(x))
+            mu = h.mean(-1, keepdim=True)
+            var = ((h - mu) ** 2).mean(-1, keepdim=True)
+            h = (h - mu) * torch.rsqrt(var + 1e-5) * self.scale
+            return x + F.dropout(h, 0.1, self.training)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.Sequential(*(Block() for _ in range(40)))
+            self.out = nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.out(self.blocks(x))
+    return Export(M().eval(), (T(2, 4),), dynamic_shapes=({0: Dim("batch", max=512)},),
+                  decompose=True, keep_debug_meta=False)
+
+
+# ---------------------------------------------------------------------------
+# Export and save.
+# ---------------------------------------------------------------------------
+
+def export_entry(entry: Entry) -> tuple[Export, torch.export.ExportedProgram]:
+    torch.manual_seed(0)
+    spec = entry.make()
+    # Export mutates inputs only symbolically, but input-mutation models
+    # would mutate the example tensors if run; keep our own copies pristine.
+    args, kwargs = pytree.tree_map(_clone, (spec.args, spec.kwargs))
+    ep = torch.export.export(spec.module, args, kwargs, dynamic_shapes=spec.dynamic_shapes,
+                             strict=spec.strict,
+                             preserve_module_call_signature=spec.preserve)
+    if spec.decompose:
+        ep = ep.run_decompositions()
+    normalize_metadata(ep, spec.keep_debug_meta)
+    return spec, ep
+
+
+def normalize_metadata(ep: torch.export.ExportedProgram, keep_debug_meta: bool) -> None:
+    """Make the saved bytes independent of the process and the checkout.
+
+    Node metadata is saved verbatim in the archive: ``stack_trace`` names
+    absolute paths (this checkout, the venv's site-packages) and the
+    provenance records in ``from_node`` carry ``graph_id = id(graph)`` and
+    targets like ``<built-in method tanh of type object at 0x7f...>``, and
+    strict export keys ``nn_module_stack`` entries by ``id(module)``: memory
+    addresses. Paths become relative (``oracle/zoo.py``, ``torch/nn/...``),
+    graph and module ids are renumbered 0, 1, ... in order of first
+    appearance, addresses in targets become ``0x0``. Nothing a report shows depends on either. Without
+    KEEP_DEBUG_META both are dropped, and torch_fn too.
+    """
+    site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__))) + os.sep
+    site_real = os.path.dirname(os.path.dirname(os.path.realpath(torch.__file__))) + os.sep
+    ids: dict[int, int] = {}
+    module_ids: dict[str, int] = {}
+    seen: set[int] = set()
+
+    def renumber(sources: list) -> None:
+        for src in sources:
+            if id(src) in seen:
+                continue
+            seen.add(id(src))
+            info = getattr(src, "node_info", None)
+            if info is not None:
+                info.graph_id = ids.setdefault(info.graph_id, len(ids))
+                info.target = re.sub(r" at 0x[0-9a-f]+>", " at 0x0>", info.target)
+            renumber(getattr(src, "from_node", []))
+
+    for gm in ep.graph_module.modules():
+        if not isinstance(gm, torch.fx.GraphModule):
+            continue
+        for node in gm.graph.nodes:
+            if not keep_debug_meta:
+                node.meta.pop("stack_trace", None)
+                node.meta.pop("from_node", None)
+                node.meta.pop("torch_fn", None)
+            trace = node.meta.get("stack_trace")
+            if trace is not None:
+                for prefix in (site, site_real, ROOT + os.sep):
+                    trace = trace.replace(f'File "{prefix}', 'File "')
+                node.meta["stack_trace"] = trace
+            renumber(node.meta.get("from_node", []))
+            stack = node.meta.get("nn_module_stack")
+            if stack:
+                # Strict export keys some entries by id(module).
+                node.meta["nn_module_stack"] = {
+                    (str(module_ids.setdefault(k, len(module_ids))) if k.isdigit() else k): v
+                    for k, v in stack.items()}
+
+
+def _clone(x: Any) -> Any:
+    return x.clone() if isinstance(x, torch.Tensor) else x
+
+
+# ---------------------------------------------------------------------------
+# Input probes: corpus/programs/NAME.probes.jsonl.
+# ---------------------------------------------------------------------------
+
+def encode_value(x: Any) -> Any:
+    """A probe VALUE (capture.py decode_probe_value is the reader)."""
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if isinstance(x, torch.Tensor):
+        t: dict[str, Any] = {"shape": list(x.shape), "dtype": str(x.dtype).removeprefix("torch.")}
+        if x.numel() and bool((x != 0).any()):
+            if x.is_complex():
+                raise ValueError("complex probe tensors must be zeros (JSON has no complex)")
+            t["data"] = x.tolist()
+        return {"tensor": t}
+    if isinstance(x, list):
+        return [encode_value(v) for v in x]
+    if isinstance(x, tuple) and type(x) in pytree.SUPPORTED_SERIALIZED_TYPES \
+            and hasattr(x, "_fields"):
+        name = pytree.SUPPORTED_SERIALIZED_TYPES[type(x)].serialized_type_name
+        return {"namedtuple": {"type": name,
+                               "fields": [[f, encode_value(getattr(x, f))] for f in x._fields]}}
+    if isinstance(x, tuple):
+        return {"tuple": [encode_value(v) for v in x]}
+    if isinstance(x, dict):
+        return {"dict": [[encode_value(k), encode_value(v)] for k, v in x.items()]}
+    if dataclasses.is_dataclass(x) and type(x) in pytree.SUPPORTED_SERIALIZED_TYPES:
+        name = pytree.SUPPORTED_SERIALIZED_TYPES[type(x)].serialized_type_name
+        return {"dataclass": {"type": name, "fields": [
+            [f.name, encode_value(getattr(x, f.name))] for f in dataclasses.fields(x)]}}
+    raise ValueError(f"cannot encode a probe value of type {type(x).__name__}")
+
+
+def _finite(x: Any) -> bool:
+    # Range bounds are sympy numbers; torch's int_oo is not `is_finite`-aware.
+    import sympy
+    from torch.utils._sympy.numbers import int_oo
+    return x not in (int_oo, -int_oo, sympy.oo, -sympy.oo)
+
+
+def _other_dtype(t: torch.Tensor) -> torch.dtype:
+    if t.dtype.is_complex:
+        return torch.float32
+    if t.dtype.is_floating_point:
+        return torch.float64 if t.dtype != torch.float64 else torch.float32
+    return torch.float32
+
+
+def probes_for(spec: Export, ep: torch.export.ExportedProgram) -> list[tuple[str, Any, Any]]:
+    """The probes of one program: (kind, args, kwargs), kinds in a fixed order.
+
+    Built from the example inputs and the *loaded* program: the user-input
+    placeholders' ``meta["val"]`` say which dims are static, which are a
+    plain symbol (with its range in ``ep.range_constraints``) and which are
+    derived expressions; a dim change is applied to every dim whose
+    expression mentions the symbol, so a below-min probe breaks only the
+    range, not an equality between inputs.
+    """
+    import sympy
+
+    args, kwargs = spec.args, spec.kwargs
+    probes: list[tuple[str, Any, Any]] = [("ok", args, kwargs)]
+    leaves, treespec = pytree.tree_flatten((args, kwargs))
+    placeholders = [n for n, s in zip(ep.graph.nodes, ep.graph_signature.input_specs)
+                    if n.op == "placeholder" and s.kind.name == "USER_INPUT"]
+
+    def with_leaves(new: list) -> tuple:
+        return pytree.tree_unflatten(new, treespec)
+
+    tensor_ix = [i for i, v in enumerate(leaves) if isinstance(v, torch.Tensor)]
+    if tensor_ix:
+        i = tensor_ix[0]
+        new = list(leaves)
+        new[i] = torch.zeros((1, *leaves[i].shape), dtype=leaves[i].dtype)
+        probes.append(("wrong-rank", *with_leaves(new)))
+
+    # Dims by expression, when the placeholders line up with the leaves.
+    dims: list[tuple[int, int, Any]] = []   # (leaf index, dim, sympy expr or int)
+    if len(placeholders) == len(leaves):
+        for i in tensor_ix:
+            val = placeholders[i].meta.get("val")
+            if isinstance(val, torch.Tensor):
+                for d, size in enumerate(val.shape):
+                    dims.append((i, d, size.node.expr if isinstance(size, torch.SymInt)
+                                 else int(size)))
+    static = [(i, d) for i, d, e in dims if isinstance(e, int)]
+    if static:
+        i, d = static[0]
+        new = list(leaves)
+        shape = list(leaves[i].shape)
+        shape[d] += 1
+        new[i] = torch.zeros(shape, dtype=leaves[i].dtype)
+        probes.append(("static-dim", *with_leaves(new)))
+
+    symbols = [e for _, _, e in dims if isinstance(e, sympy.Symbol)]
+    if symbols:
+        sym = symbols[0]
+        example = next(leaves[i].shape[d] for i, d, e in dims if e == sym)
+        vr = ep.range_constraints.get(sym)
+
+        def resized(value: int) -> tuple:
+            new = list(leaves)
+            for i in tensor_ix:
+                shape = list(leaves[i].shape)
+                changed = False
+                for j, d, e in dims:
+                    if j == i and not isinstance(e, int) and sym in e.free_symbols:
+                        # Other symbols keep their example values.
+                        sub = {s: next(leaves[a].shape[b] for a, b, x in dims if x == s)
+                               for s in e.free_symbols if s != sym}
+                        sub[sym] = value
+                        shape[d] = int(e.subs(sub))
+                        changed = True
+                if changed:
+                    new[i] = torch.zeros(shape, dtype=leaves[i].dtype)
+            return with_leaves(new)
+
+        if vr is not None:
+            lo, hi = vr.lower, vr.upper
+            if _finite(lo) and int(lo) - 1 >= 0:
+                probes.append(("dim-below-min", *resized(int(lo) - 1)))
+            if _finite(hi):
+                probes.append(("dim-above-max", *resized(int(hi) + 1)))
+        del example
+
+    derived = [(i, d) for i, d, e in dims
+               if not isinstance(e, int) and not isinstance(e, sympy.Symbol)]
+    if derived:
+        i, d = derived[0]
+        new = list(leaves)
+        shape = list(leaves[i].shape)
+        shape[d] += 1
+        new[i] = torch.zeros(shape, dtype=leaves[i].dtype)
+        probes.append(("derived-dim", *with_leaves(new)))
+
+    if tensor_ix:
+        i = tensor_ix[0]
+        new = list(leaves)
+        new[i] = torch.zeros(leaves[i].shape, dtype=_other_dtype(leaves[i]))
+        probes.append(("dtype", *with_leaves(new)))
+
+    # Structure: one positional argument fewer (or one more when there is none).
+    if args:
+        probes.append(("structure", args[:-1], kwargs))
+    else:
+        probes.append(("structure", (T(1),), kwargs))
+    if kwargs:
+        last = list(kwargs)[-1]
+        probes.append(("missing-kwarg", args, {k: v for k, v in kwargs.items() if k != last}))
+    probes.append(("extra-kwarg", args, {**kwargs, "unexpected": T(1)}))
+
+    # A plain int input: its value out of its range (a specialized int has
+    # the one value it was exported with).
+    ints = [i for i, v in enumerate(leaves) if type(v) is int]
+    if ints and len(placeholders) == len(leaves):
+        i = ints[0]
+        val = placeholders[i].meta.get("val")
+        new = list(leaves)
+        if isinstance(val, torch.SymInt) and val.node.expr in ep.range_constraints:
+            hi = ep.range_constraints[val.node.expr].upper
+            new[i] = int(hi) + 1 if _finite(hi) else -1
+        else:
+            new[i] = leaves[i] + 1
+        probes.append(("scalar-range", *with_leaves(new)))
+
+    probes.extend(spec.probes)
+    return probes
+
+
+def write_probes(name: str, probes: list[tuple[str, Any, Any]], path: str) -> None:
+    counts: dict[str, int] = {}
+    lines = []
+    for kind, args, kwargs in probes:
+        counts[kind] = counts.get(kind, 0) + 1
+        pid = f"{name}/{kind}" + (f"-{counts[kind]}" if counts[kind] > 1 else "")
+        lines.append(json.dumps({"id": pid, "kind": kind, "args": encode_value(tuple(args)),
+                                 "kwargs": encode_value(dict(kwargs))},
+                                ensure_ascii=False, separators=(",", ":")))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    wanted = set(argv)
+    unknown = wanted - {e.name for e in ZOO}
+    if unknown:
+        print(f"zoo.py: unknown program(s) {sorted(unknown)}", file=sys.stderr)
+        return 2
+    os.makedirs(OUT_DIR, exist_ok=True)
+    for entry in ZOO:
+        if wanted and entry.name not in wanted:
+            continue
+        print(f"export {entry.name}", file=sys.stderr)
+        spec, ep = export_entry(entry)
+        path = os.path.join(OUT_DIR, entry.name + ".pt2")
+        torch.export.save(ep, path)
+        loaded = torch.export.load(path)
+        write_probes(entry.name, probes_for(spec, loaded),
+                     os.path.join(OUT_DIR, entry.name + ".probes.jsonl"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
