@@ -30,7 +30,9 @@ GOLDENS_DIR="corpus/goldens/torch-$TORCH_VERSION"
 
 PROGRAMS_DIR=corpus/programs
 PIPELINES=("" "dce" "remove-runtime-assertions" "remove-runtime-assertions dce"
-           "add-inline-constraint-assertions" "common-getitem-elimination"
+           "add-inline-constraint-assertions"
+           "remove-runtime-assertions add-inline-constraint-assertions"
+           "common-getitem-elimination"
            "remove-unnecessary-copy")
 
 mode=write
@@ -116,6 +118,7 @@ meta = {
     "program_pipelines": [[], ["dce"], ["remove-runtime-assertions"],
                           ["remove-runtime-assertions", "dce"],
                           ["add-inline-constraint-assertions"],
+                          ["remove-runtime-assertions", "add-inline-constraint-assertions"],
                           ["common-getitem-elimination"], ["remove-unnecessary-copy"]],
     "programs": programs,
 }
