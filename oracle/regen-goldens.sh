@@ -10,7 +10,7 @@
 #   oracle/regen-goldens.sh --check [--programs-only]   re-capture into a temp dir and diff
 #                                                       against the committed goldens; exit 1
 #                                                       on any difference
-#   oracle/regen-goldens.sh --check-single              re-capture each program golden line
+#   oracle/regen-goldens.sh --check-single [NAME ...]   re-capture each program golden line
 #                                                       with its own `capture.py --program` /
 #                                                       `--probes` process (slow) and diff
 #
@@ -30,19 +30,26 @@ GOLDENS_DIR="corpus/goldens/torch-$TORCH_VERSION"
 
 PROGRAMS_DIR=corpus/programs
 PIPELINES=("" "dce" "remove-runtime-assertions" "remove-runtime-assertions dce"
-           "add-inline-constraint-assertions" "common-getitem-elimination"
+           "add-inline-constraint-assertions"
+           "remove-runtime-assertions add-inline-constraint-assertions"
+           "common-getitem-elimination"
            "remove-unnecessary-copy")
 
 mode=write
 programs_only=0
+only=()
 for arg in "$@"; do
   case "$arg" in
     --check) mode=check ;;
     --check-single) mode=check-single ;;
     --programs-only) programs_only=1 ;;
-    *) echo "usage: oracle/regen-goldens.sh [--check | --check-single] [--programs-only]" >&2; exit 2 ;;
+    -*) echo "usage: oracle/regen-goldens.sh [--check | --check-single [NAME ...]] [--programs-only]" >&2; exit 2 ;;
+    *) only+=("$arg") ;;
   esac
 done
+if [[ ${#only[@]} -gt 0 && $mode != check-single ]]; then
+  echo "regen-goldens: program names are only taken by --check-single" >&2; exit 2
+fi
 
 if [[ ! -x "$PY" ]] && ! command -v "$PY" >/dev/null 2>&1; then
   echo "regen-goldens: no Python at '$PY' (set ORACLE_PYTHON; it needs oracle/requirements.txt)" >&2
@@ -66,6 +73,9 @@ if [[ $mode == check-single ]]; then
   # Each golden line of each program, re-captured by the single-program
   # commands the README documents, must equal the batch capture's line.
   status=0
+  if [[ ${#only[@]} -gt 0 ]]; then
+    program_files=(); for n in "${only[@]}"; do program_files+=("$PROGRAMS_DIR/$n.pt2"); done
+  fi
   for f in "${program_files[@]}"; do
     name="$(basename "$f" .pt2)"
     golden="$GOLDENS_DIR/programs/$name.jsonl"
@@ -116,6 +126,7 @@ meta = {
     "program_pipelines": [[], ["dce"], ["remove-runtime-assertions"],
                           ["remove-runtime-assertions", "dce"],
                           ["add-inline-constraint-assertions"],
+                          ["remove-runtime-assertions", "add-inline-constraint-assertions"],
                           ["common-getitem-elimination"], ["remove-unnecessary-copy"]],
     "programs": programs,
 }
