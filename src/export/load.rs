@@ -294,6 +294,10 @@ pub fn load_graph_module(program: &wire::ExportedProgram) -> R<LoadedGraphModule
             })
             .collect(),
     );
+    mark_verified(&mut d.cx.graph);
+    for sub in &mut d.cx.submodules {
+        mark_verified_sub(sub);
+    }
     let mut loaded = LoadedGraphModule {
         graph: d.cx.graph,
         submodules: d.cx.submodules,
@@ -895,6 +899,20 @@ impl<'w> Deserializer<'w> {
             Some(name),
         );
         self.sync(name, id)
+    }
+}
+
+fn mark_verified(g: &mut Graph) {
+    let ids: Vec<NodeId> = g.node_ids().to_vec();
+    for id in ids {
+        g.node_mut(id).meta.has_val = true;
+    }
+}
+
+fn mark_verified_sub(s: &mut SubGraph) {
+    mark_verified(&mut s.graph);
+    for sub in &mut s.submodules {
+        mark_verified_sub(sub);
     }
 }
 

@@ -92,6 +92,10 @@ pub struct Meta {
     /// The serialized value name (`tensor_values` / `sym_int_values` key)
     /// whose metadata is this node's `val`, when it has one.
     pub val: Option<String>,
+    /// Whether the verifier's `_check_val` accepts the node: it has a
+    /// `val` (everything the loader builds does), or it is an operator
+    /// with no returns. Nodes a pass inserts start without one.
+    pub has_val: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -308,9 +308,32 @@ pub fn transform(ep: &ExportedProgram, passes: &[String]) -> Result<ExportedProg
         gm.range_constraints = Default::default();
     }
     common_getitem_elimination(&mut gm);
+    verify(&gm)?;
     let mut out = ep.clone();
     out.graph_module = gm;
     Ok(out)
+}
+
+/// The part of `Verifier._check_graph_module` a pass can break: every
+/// call_function node needs a `val` (`_check_val`).
+fn verify(gm: &LoadedGraphModule) -> Result<(), PassError> {
+    let mut graphs: Vec<&Graph> = vec![&gm.graph];
+    let mut stack: Vec<&SubGraph> = gm.submodules.iter().collect();
+    while let Some(sub) = stack.pop() {
+        graphs.push(&sub.graph);
+        stack.extend(sub.submodules.iter());
+    }
+    for g in graphs {
+        for (_, n) in g.nodes() {
+            if matches!(n.op, Op::CallFunction | Op::Placeholder) && !n.meta.has_val {
+                return Err(py(
+                    "SpecViolationError",
+                    format!("Node.meta {} is missing val field.", n.name),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `_get_updated_graph_signature`.
