@@ -153,6 +153,8 @@ pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bo
                         vec![],
                         None,
                     );
+                    // `create_size_node` copies `val.size(dim)` when the tensor has a val.
+                    gm.graph.node_mut(size).meta.has_val = true;
                     (
                         size,
                         format!(
