@@ -102,7 +102,11 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 Some(p) => std::fs::read_to_string(&p).map_err(|e| torchspec::Error::io(&p, e))?,
                 None => torchspec::export::schema::codegen::SCHEMA_YAML.to_string(),
             };
-            let _ = write!(out, "{}", torchspec::export::schema::codegen::generate(&yaml)?);
+            let _ = write!(
+                out,
+                "{}",
+                torchspec::export::schema::codegen::generate(&yaml)?
+            );
         }
         Command::Program { path, strict } => {
             let mode = if strict {
@@ -120,10 +124,16 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         }
-        Command::Transform { path, passes, out: out_path } => {
+        Command::Transform {
+            path,
+            passes,
+            out: out_path,
+        } => {
             let ep = torchspec::export::ExportedProgram::load_path(&path)?;
-            let report = torchspec::export::passes::transform_report(&ep, &passes)
-                .map_err(|why| torchspec::Error::new(format!("unsupported by the reference: {why}")))?;
+            let report =
+                torchspec::export::passes::transform_report(&ep, &passes).map_err(|why| {
+                    torchspec::Error::new(format!("unsupported by the reference: {why}"))
+                })?;
             let _ = writeln!(out, "{report}");
             if let Some(o) = out_path {
                 return Err(torchspec::Error::new(format!(

@@ -44,9 +44,14 @@ struct Golden {
 fn read_goldens(path: &Path) -> Result<Vec<Golden>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let err = |m: String| Error::new(m).on_line(i + 1).in_file(path);
-        let json: Json = serde_json::from_str(line).map_err(|e| err(format!("invalid JSON: {e}")))?;
+        let json: Json =
+            serde_json::from_str(line).map_err(|e| err(format!("invalid JSON: {e}")))?;
         let id = json
             .get("id")
             .and_then(Json::as_str)
@@ -82,7 +87,11 @@ fn pretty(v: &Json) -> String {
             Json::Object(m) => {
                 let mut keys: Vec<&String> = m.keys().collect();
                 keys.sort();
-                Json::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+                Json::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
             }
             Json::Array(a) => Json::Array(a.iter().map(sorted).collect()),
             other => other.clone(),
@@ -116,28 +125,39 @@ pub fn report_diff(golden: &Json, ours: &Json) -> String {
 }
 
 /// The report of `program` after `passes`, or the whole-report error.
-pub fn report_after(program: &ExportedProgram, passes: &[String]) -> std::result::Result<Json, String> {
+pub fn report_after(
+    program: &ExportedProgram,
+    passes: &[String],
+) -> std::result::Result<Json, String> {
     if passes.is_empty() {
         return Ok(program.report());
     }
     crate::export::passes::transform_report(program, passes)
 }
 
-pub(super) fn run(root: &Path, allow: &std::collections::HashMap<String, String>, out: &mut Vec<CaseReport>) -> Result<()> {
+pub(super) fn run(
+    root: &Path,
+    allow: &std::collections::HashMap<String, String>,
+    out: &mut Vec<CaseReport>,
+) -> Result<()> {
     for file in program_files(root)? {
         let name = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
-        let golden_path = root.join(GOLDENS).join("programs").join(format!("{name}.jsonl"));
+        let golden_path = root
+            .join(GOLDENS)
+            .join("programs")
+            .join(format!("{name}.jsonl"));
         let loaded = ExportedProgram::load_path(&file);
         // The program JSON written back must be PyTorch's bytes.
         // (The wire layer alone: a program whose pytree types the loading
         // process must register still writes back.)
         let mut archive = Pt2Archive::open(&file)?;
         let original = archive.read_program()?;
-        let wire = crate::export::schema::load_program(&original, crate::export::schema::Mode::Default);
+        let wire =
+            crate::export::schema::load_program(&original, crate::export::schema::Mode::Default);
         let roundtrip = match &wire {
             Ok(w) => {
                 let ours = crate::export::schema::dump_program(&w.program);
@@ -179,7 +199,10 @@ pub(super) fn run(root: &Path, allow: &std::collections::HashMap<String, String>
             });
             continue;
         }
-        let grel = golden_path.strip_prefix(root).unwrap_or(&golden_path).to_path_buf();
+        let grel = golden_path
+            .strip_prefix(root)
+            .unwrap_or(&golden_path)
+            .to_path_buf();
         for g in read_goldens(&golden_path)? {
             let ours: Json = match &loaded {
                 Ok(ep) => match report_after(ep, &g.passes) {
@@ -199,7 +222,9 @@ pub(super) fn run(root: &Path, allow: &std::collections::HashMap<String, String>
                 },
                 Err(e) => match &e.exception {
                     Some(t) => serde_json::json!({"error": {"type": t, "message": e.message}}),
-                    None => serde_json::json!({"error": {"type": "torchspec", "message": e.to_string()}}),
+                    None => {
+                        serde_json::json!({"error": {"type": "torchspec", "message": e.to_string()}})
+                    }
                 },
             };
             let verdict = if json_eq(&g.report, &ours) {

@@ -58,6 +58,9 @@ impl LoadFailure {
 
 type R<T> = Result<T, LoadFailure>;
 
+/// A call's `(args, kwargs)`.
+type ArgsKwargs = (Vec<Arg>, Vec<(String, Arg)>);
+
 /// `ModuleCallSignature` after loading (specs kept as the serialized
 /// strings; `crate::pytree` reads them).
 #[derive(Clone, Debug, PartialEq)]
@@ -311,11 +314,31 @@ pub fn load_graph_module(program: &wire::ExportedProgram) -> R<LoadedGraphModule
 
 impl<'w> Deserializer<'w> {
     fn index_values(&mut self, g: &'w wire::Graph) {
-        self.tensor_values = g.tensor_values.iter().map(|(k, v)| (k.as_str(), v)).collect();
-        self.sym_int_values = g.sym_int_values.iter().map(|(k, v)| (k.as_str(), v)).collect();
-        self.sym_float_values = g.sym_float_values.iter().map(|(k, v)| (k.as_str(), v)).collect();
-        self.sym_bool_values = g.sym_bool_values.iter().map(|(k, v)| (k.as_str(), v)).collect();
-        self.custom_obj_values = g.custom_obj_values.iter().map(|(k, _)| k.as_str()).collect();
+        self.tensor_values = g
+            .tensor_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.sym_int_values = g
+            .sym_int_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.sym_float_values = g
+            .sym_float_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.sym_bool_values = g
+            .sym_bool_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.custom_obj_values = g
+            .custom_obj_values
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
     }
 
     /// `_parse_sym_expr`: records the symbols the expression mentions.
@@ -497,10 +520,10 @@ impl<'w> Deserializer<'w> {
                 .iter()
                 .map(|i| self.deserialize_input(&i.arg))
                 .collect::<R<Vec<_>>>()?;
-            let id = self
-                .cx
-                .graph
-                .create_node(Op::CallFunction, &printed, args, vec![], Some(&name));
+            let id =
+                self.cx
+                    .graph
+                    .create_node(Op::CallFunction, &printed, args, vec![], Some(&name));
             let out = sym_output_name(n)?;
             return self.sync(&out, id);
         }
@@ -544,17 +567,20 @@ impl<'w> Deserializer<'w> {
             let (args, kwargs) = self.op_inputs(&n.inputs)?;
             (args, kwargs, name)
         };
-        let id = self
-            .cx
-            .graph
-            .create_node(Op::CallFunction, &printed, args, kwargs, name.as_deref());
+        let id =
+            self.cx
+                .graph
+                .create_node(Op::CallFunction, &printed, args, kwargs, name.as_deref());
         self.deserialize_outputs(n, id, &printed)
     }
 
     /// `deserialize_inputs` for an OpOverload, ordered by the serialized
     /// inputs (the serializer writes them in schema order) and placed by
     /// their `ArgumentKind`.
-    fn op_inputs(&mut self, inputs: &'w [wire::NamedArgument]) -> R<(Vec<Arg>, Vec<(String, Arg)>)> {
+    fn op_inputs(
+        &mut self,
+        inputs: &'w [wire::NamedArgument],
+    ) -> R<ArgsKwargs> {
         let mut args = Vec::new();
         let mut kwargs = Vec::new();
         for input in inputs {
@@ -576,7 +602,10 @@ impl<'w> Deserializer<'w> {
     }
 
     /// `deserialize_hoo_inputs`.
-    fn hoo_inputs(&mut self, inputs: &'w [wire::NamedArgument]) -> R<(Vec<Arg>, Vec<(String, Arg)>)> {
+    fn hoo_inputs(
+        &mut self,
+        inputs: &'w [wire::NamedArgument],
+    ) -> R<ArgsKwargs> {
         let mut args = Vec::new();
         let mut kwargs: Vec<(String, Arg)> = Vec::new();
         for input in inputs {
@@ -600,12 +629,16 @@ impl<'w> Deserializer<'w> {
             A::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
             A::AsScalarType(s) => Arg::Torch(
                 dtype_name(s.value())
-                    .ok_or_else(|| LoadFailure::py("KeyError", format!("<ScalarType: {}>", s.value())))?
+                    .ok_or_else(|| {
+                        LoadFailure::py("KeyError", format!("<ScalarType: {}>", s.value()))
+                    })?
                     .into(),
             ),
             A::AsMemoryFormat(m) => Arg::Torch(
                 memory_format_name(m.value())
-                    .ok_or_else(|| LoadFailure::py("KeyError", format!("<MemoryFormat: {}>", m.value())))?
+                    .ok_or_else(|| {
+                        LoadFailure::py("KeyError", format!("<MemoryFormat: {}>", m.value()))
+                    })?
                     .into(),
             ),
             A::AsLayout(l) => Arg::Torch(
@@ -644,10 +677,10 @@ impl<'w> Deserializer<'w> {
                     graph: sub.graph,
                     submodules: sub.submodules,
                 });
-                let id = self
-                    .cx
-                    .graph
-                    .create_node(Op::GetAttr, &g.name, vec![], vec![], Some(&g.name));
+                let id =
+                    self.cx
+                        .graph
+                        .create_node(Op::GetAttr, &g.name, vec![], vec![], Some(&g.name));
                 Arg::Node(id)
             }
             A::AsDevice(d) => Arg::Device(match &d.index {
@@ -739,15 +772,15 @@ impl<'w> Deserializer<'w> {
             },
             A::AsCustomObj(c) => match self.cx.name_to_node.get(&c.name) {
                 Some(id) => Arg::Node(*id),
-                None => {
-                    return Err(LoadFailure::unsupported(
-                        "a custom object argument that is not a graph input (a ScriptObject constant)",
-                    ))
-                }
+                None => return Err(LoadFailure::unsupported(
+                    "a custom object argument that is not a graph input (a ScriptObject constant)",
+                )),
             },
             A::AsOperator(op) => match op.strip_prefix("torch.ops.") {
                 // str(OpOverload) is `aten.add.Tensor`.
-                Some(rest) if !rest.starts_with("higher_order.") && rest.split('.').count() == 3 => {
+                Some(rest)
+                    if !rest.starts_with("higher_order.") && rest.split('.').count() == 3 =>
+                {
                     Arg::Torch(rest.to_string())
                 }
                 _ => {
@@ -804,7 +837,8 @@ impl<'w> Deserializer<'w> {
                     return Err(LoadFailure::unsupported("a constant symbolic output"))
                 }
                 A::AsNone(_) => {
-                    let candidate = format!("{}_unused", fx::target_to_str(Op::CallFunction, printed));
+                    let candidate =
+                        format!("{}_unused", fx::target_to_str(Op::CallFunction, printed));
                     self.cx.graph.rename(id, &candidate);
                     return Ok(());
                 }
@@ -945,11 +979,41 @@ fn sym_output_name(n: &wire::Node) -> R<String> {
 fn is_python_keyword(s: &str) -> bool {
     matches!(
         s,
-        "False" | "None" | "True" | "and" | "as" | "assert" | "async" | "await" | "break"
-            | "class" | "continue" | "def" | "del" | "elif" | "else" | "except" | "finally"
-            | "for" | "from" | "global" | "if" | "import" | "in" | "is" | "lambda"
-            | "nonlocal" | "not" | "or" | "pass" | "raise" | "return" | "try" | "while"
-            | "with" | "yield"
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
     )
 }
 
@@ -984,7 +1048,9 @@ fn constant(v: &wire::ConstantValue) -> Constant {
 fn deserialize_argument_spec(x: &wire::Argument) -> R<ArgumentSpec> {
     use wire::Argument as A;
     Ok(match x {
-        A::AsTensor(t) => ArgumentSpec::Tensor { name: t.name.clone() },
+        A::AsTensor(t) => ArgumentSpec::Tensor {
+            name: t.name.clone(),
+        },
         A::AsSymInt(s) => match s {
             wire::SymIntArgument::AsName(n) => ArgumentSpec::SymInt { name: n.clone() },
             wire::SymIntArgument::AsInt(_) => {
@@ -1044,19 +1110,25 @@ fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> 
             },
             I::Parameter(p) => InputSpec {
                 kind: InputKind::Parameter,
-                arg: ArgumentSpec::Tensor { name: p.arg.name.clone() },
+                arg: ArgumentSpec::Tensor {
+                    name: p.arg.name.clone(),
+                },
                 target: Some(p.parameter_name.clone()),
                 persistent: None,
             },
             I::Buffer(b) => InputSpec {
                 kind: InputKind::Buffer,
-                arg: ArgumentSpec::Tensor { name: b.arg.name.clone() },
+                arg: ArgumentSpec::Tensor {
+                    name: b.arg.name.clone(),
+                },
                 target: Some(b.buffer_name.clone()),
                 persistent: Some(b.persistent),
             },
             I::TensorConstant(t) => InputSpec {
                 kind: InputKind::ConstantTensor,
-                arg: ArgumentSpec::Tensor { name: t.arg.name.clone() },
+                arg: ArgumentSpec::Tensor {
+                    name: t.arg.name.clone(),
+                },
                 target: Some(t.tensor_constant_name.clone()),
                 persistent: None,
             },
@@ -1071,7 +1143,9 @@ fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> 
             },
             I::Token(t) => InputSpec {
                 kind: InputKind::Token,
-                arg: ArgumentSpec::Token { name: t.arg.name.clone() },
+                arg: ArgumentSpec::Token {
+                    name: t.arg.name.clone(),
+                },
                 target: None,
                 persistent: None,
             },
@@ -1089,7 +1163,9 @@ fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> 
     let mut output_specs = Vec::with_capacity(sig.output_specs.len());
     for o in &sig.output_specs {
         use wire::OutputSpec as O;
-        let tensor = |t: &wire::TensorArgument| ArgumentSpec::Tensor { name: t.name.clone() };
+        let tensor = |t: &wire::TensorArgument| ArgumentSpec::Tensor {
+            name: t.name.clone(),
+        };
         output_specs.push(match o {
             O::UserOutput(u) => OutputSpec {
                 kind: OutputKind::UserOutput,
@@ -1128,7 +1204,9 @@ fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> 
             },
             O::Token(t) => OutputSpec {
                 kind: OutputKind::Token,
-                arg: ArgumentSpec::Token { name: t.arg.name.clone() },
+                arg: ArgumentSpec::Token {
+                    name: t.arg.name.clone(),
+                },
                 target: None,
             },
         });

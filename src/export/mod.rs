@@ -81,10 +81,9 @@ impl ExportedProgram {
         let mut ep = Self::load_json(&program, mode)
             .map_err(|e| Error::new(format!("in `models/model.json`: {e}")))?;
         if let Some(config) = archive.read_weights_config("model")? {
-            ep.state_dict = Some(
-                read_weights_config(&config)
-                    .map_err(|e| Error::new(format!("in `data/weights/model_weights_config.json`: {e}")))?,
-            );
+            ep.state_dict = Some(read_weights_config(&config).map_err(|e| {
+                Error::new(format!("in `data/weights/model_weights_config.json`: {e}"))
+            })?);
         }
         Ok(ep)
     }

@@ -5,8 +5,8 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::export::signature::{Constant, UserValue};
 use crate::export::ExportedProgram;
-use crate::pyval::{PyException, Raise};
 use crate::pytree::{treespec_dumps, treespec_loads, Registry};
+use crate::pyval::{PyException, Raise};
 
 fn error_json(type_name: &str, message: &str) -> Json {
     json!({"error": {"type": type_name, "message": message}})
@@ -69,9 +69,18 @@ pub fn program_report(ep: &ExportedProgram) -> Json {
     r.insert("graph_signature".into(), Json::String(sig.to_string()));
     r.insert("parameters".into(), strings(sig.parameters()));
     r.insert("buffers".into(), strings(sig.buffers()));
-    r.insert("non_persistent_buffers".into(), strings(sig.non_persistent_buffers()));
-    r.insert("lifted_tensor_constants".into(), strings(sig.lifted_tensor_constants()));
-    r.insert("lifted_custom_objs".into(), strings(sig.lifted_custom_objs()));
+    r.insert(
+        "non_persistent_buffers".into(),
+        strings(sig.non_persistent_buffers()),
+    );
+    r.insert(
+        "lifted_tensor_constants".into(),
+        strings(sig.lifted_tensor_constants()),
+    );
+    r.insert(
+        "lifted_custom_objs".into(),
+        strings(sig.lifted_custom_objs()),
+    );
     r.insert(
         "input_tokens".into(),
         sig.input_tokens().map_or_else(|e| exc_json(&e), strings),
@@ -86,11 +95,20 @@ pub fn program_report(ep: &ExportedProgram) -> Json {
         sig.user_outputs()
             .map_or_else(|e| exc_json(&e), |v| user_values(&v)),
     );
-    r.insert("inputs_to_parameters".into(), mapping(sig.inputs_to_parameters()));
+    r.insert(
+        "inputs_to_parameters".into(),
+        mapping(sig.inputs_to_parameters()),
+    );
     r.insert("inputs_to_buffers".into(), mapping(sig.inputs_to_buffers()));
     r.insert("buffers_to_mutate".into(), mapping(sig.buffers_to_mutate()));
-    r.insert("parameters_to_mutate".into(), mapping(sig.parameters_to_mutate()));
-    r.insert("user_inputs_to_mutate".into(), mapping(sig.user_inputs_to_mutate()));
+    r.insert(
+        "parameters_to_mutate".into(),
+        mapping(sig.parameters_to_mutate()),
+    );
+    r.insert(
+        "user_inputs_to_mutate".into(),
+        mapping(sig.user_inputs_to_mutate()),
+    );
     r.insert(
         "inputs_to_lifted_tensor_constants".into(),
         mapping(sig.inputs_to_lifted_tensor_constants()),

@@ -367,7 +367,11 @@ impl ExportGraphSignature {
 
     pub fn input_tokens(&self) -> Result<Vec<String>, PyException> {
         let mut out = Vec::new();
-        for s in self.input_specs.iter().filter(|s| s.kind == InputKind::Token) {
+        for s in self
+            .input_specs
+            .iter()
+            .filter(|s| s.kind == InputKind::Token)
+        {
             match &s.arg {
                 ArgumentSpec::Token { name } => out.push(name.clone()),
                 other => {
@@ -383,7 +387,11 @@ impl ExportGraphSignature {
 
     pub fn output_tokens(&self) -> Result<Vec<String>, PyException> {
         let mut out = Vec::new();
-        for s in self.output_specs.iter().filter(|s| s.kind == OutputKind::Token) {
+        for s in self
+            .output_specs
+            .iter()
+            .filter(|s| s.kind == OutputKind::Token)
+        {
             match &s.arg {
                 ArgumentSpec::Token { name } => out.push(name.clone()),
                 other => {

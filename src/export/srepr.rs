@@ -45,13 +45,17 @@ impl Parser<'_> {
         } else if c == b'-' || c.is_ascii_digit() {
             let start = self.i;
             self.i += 1;
-            while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.') {
+            while self.i < self.s.len()
+                && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.')
+            {
                 self.i += 1;
             }
             Node::Int(String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
         } else {
             let start = self.i;
-            while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_') {
+            while self.i < self.s.len()
+                && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_')
+            {
                 self.i += 1;
             }
             let name = String::from_utf8_lossy(&self.s[start..self.i]).into_owned();
@@ -176,7 +180,10 @@ fn print(n: &Node) -> Option<String> {
 
 fn walk(n: &Node, out: &mut Vec<String>) {
     if let Node::Call(f, args) = n {
-        if matches!(f.as_str(), "Integer" | "Float" | "Rational" | "BooleanTrue" | "BooleanFalse" | "true" | "false") {
+        if matches!(
+            f.as_str(),
+            "Integer" | "Float" | "Rational" | "BooleanTrue" | "BooleanFalse" | "true" | "false"
+        ) {
             return;
         }
         if f != "Symbol" {
@@ -212,13 +219,24 @@ mod tests {
     #[test]
     fn prints_as_sympy_str() {
         let s = |e: &str| subexpression_strs(e).pop().unwrap_or_default();
-        assert_eq!(s("Add(Integer(5), Mul(Integer(-1), Symbol('s77', positive=True, integer=True)))"), "5 - s77");
-        assert_eq!(s("Add(Mul(Integer(2), Symbol('s77', positive=True, integer=True)), Integer(-3))"), "2*s77 - 3");
+        assert_eq!(
+            s("Add(Integer(5), Mul(Integer(-1), Symbol('s77', positive=True, integer=True)))"),
+            "5 - s77"
+        );
+        assert_eq!(
+            s("Add(Mul(Integer(2), Symbol('s77', positive=True, integer=True)), Integer(-3))"),
+            "2*s77 - 3"
+        );
         assert_eq!(s("Add(Mul(Integer(-1), Integer(2), Symbol('s77', positive=True, integer=True)), Integer(-3))"), "-2*s77 - 3");
         assert_eq!(s("Add(Symbol('s0', positive=True, integer=True), Symbol('s77', positive=True, integer=True), Integer(1))"), "s0 + s77 + 1");
-        assert_eq!(s("Pow(Symbol('s77', positive=True, integer=True), Integer(2))"), "s77**2");
         assert_eq!(
-            subexpression_strs("Add(Mul(Integer(2), Symbol('s77', positive=True, integer=True)), Integer(1))"),
+            s("Pow(Symbol('s77', positive=True, integer=True), Integer(2))"),
+            "s77**2"
+        );
+        assert_eq!(
+            subexpression_strs(
+                "Add(Mul(Integer(2), Symbol('s77', positive=True, integer=True)), Integer(1))"
+            ),
             vec!["s77", "2*s77", "2*s77 + 1"]
         );
     }

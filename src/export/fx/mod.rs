@@ -124,7 +124,9 @@ impl Node {
         let mut out = Vec::new();
         let mut push = |id| out.push(id);
         self.args.iter().for_each(|a| a.for_each_node(&mut push));
-        self.kwargs.iter().for_each(|(_, a)| a.for_each_node(&mut push));
+        self.kwargs
+            .iter()
+            .for_each(|(_, a)| a.for_each_node(&mut push));
         out
     }
 

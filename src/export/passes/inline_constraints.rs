@@ -57,10 +57,14 @@ fn unbacked_symbol(srepr: &str) -> Option<String> {
 }
 
 fn sym_expr(values: &wire::Graph, name: &str) -> Option<String> {
-    values.sym_int_values.iter().find(|(k, _)| k == name).and_then(|(_, v)| match v {
-        wire::SymInt::AsExpr(e) => Some(e.expr_str.clone()),
-        wire::SymInt::AsInt(_) => None,
-    })
+    values
+        .sym_int_values
+        .iter()
+        .find(|(k, _)| k == name)
+        .and_then(|(_, v)| match v {
+            wire::SymInt::AsExpr(e) => Some(e.expr_str.clone()),
+            wire::SymInt::AsInt(_) => None,
+        })
 }
 
 /// `_get_existing_inline_assertions`: symbols already bounded by an
@@ -143,7 +147,14 @@ pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bo
             let (lower, upper) = (end(&range.lower), end(&range.upper));
             generated.insert(sym);
             let (target, msg) = match dim {
-                None => (id, format!("{node_name} is outside of inline constraint [{}, {}].", lower.text(), upper.text())),
+                None => (
+                    id,
+                    format!(
+                        "{node_name} is outside of inline constraint [{}, {}].",
+                        lower.text(),
+                        upper.text()
+                    ),
+                ),
                 Some(i) => {
                     let size = gm.graph.create_node_after(
                         id,

@@ -337,7 +337,10 @@ fn verify(gm: &LoadedGraphModule) -> Result<(), PassError> {
 }
 
 /// `_get_updated_graph_signature`.
-fn updated_signature(old: &ExportGraphSignature, graph: &Graph) -> Result<ExportGraphSignature, PassError> {
+fn updated_signature(
+    old: &ExportGraphSignature,
+    graph: &Graph,
+) -> Result<ExportGraphSignature, PassError> {
     let mut input_specs = Vec::new();
     for (i, (_, node)) in graph.nodes().enumerate() {
         if node.op != Op::Placeholder {
@@ -365,7 +368,10 @@ fn updated_signature(old: &ExportGraphSignature, graph: &Graph) -> Result<Export
     if last.op != Op::Output {
         return Err(py(
             "AssertionError",
-            format!("expected last node to have op='output', got '{}'", last.op.as_str()),
+            format!(
+                "expected last node to have op='output', got '{}'",
+                last.op.as_str()
+            ),
         ));
     }
     let outputs: Vec<Arg> = match last.args.first() {
@@ -373,7 +379,11 @@ fn updated_signature(old: &ExportGraphSignature, graph: &Graph) -> Result<Export
         Some(Arg::Node(_)) => {
             return Err(py("TypeError", "'Node' object is not iterable"));
         }
-        _ => return Err(PassError::Unsupported("an output that is not a tuple".into())),
+        _ => {
+            return Err(PassError::Unsupported(
+                "an output that is not a tuple".into(),
+            ))
+        }
     };
     let mut output_specs = Vec::new();
     for (i, out) in outputs.iter().enumerate() {
