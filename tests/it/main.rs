@@ -6,4 +6,5 @@ mod errors;
 mod fuzz_corpus;
 mod lookup_props;
 mod properties;
+mod schema;
 mod snapshots;
