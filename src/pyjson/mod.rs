@@ -25,6 +25,9 @@ use num_traits::ToPrimitive;
 pub use dump::{dumps, dumps_into};
 pub use parse::{loads, MAX_DEPTH};
 
+#[cfg(test)]
+mod tests;
+
 /// A Python int: `i64` when it fits, else a `BigInt` (never a `Big` that
 /// fits `i64`, so derived equality is value equality).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
