@@ -57,3 +57,78 @@ fn programs_round_trip_byte_for_byte() {
         }
     }
 }
+
+const CASES: &str = include_str!("../data/schema/cases.jsonl");
+
+/// Our refusals where PyTorch reads on with a wrongly typed value (policy in
+/// `src/export/schema/mod.rs`).
+const OURS: &[(&str, &str)] = &[
+    ("wrong_type_target", "expected `str`, found `int`"),
+    ("wrong_type_bool_for_int", "expected `int`, found `bool`"),
+    ("wrong_type_enum", "expected an int for `ScalarType`, found `str`"),
+];
+
+/// Strict mode's diagnostics, in walk order.
+const STRICT: &[(&str, &[&str])] = &[
+    (
+        "version_newer_minor",
+        &["at $.schema_version.minor: schema version 8.21 is newer than this reader's 8.20"],
+    ),
+    (
+        "unknown_fields",
+        &[
+            "at $.extra: unknown field `extra` of `ExportedProgram`",
+            "at $.graph_module.graph.nodes[0].future: unknown field `future` of `Node`",
+        ],
+    ),
+    (
+        "unknown_enum_values",
+        &[
+            "at $.graph_module.graph.nodes[0].inputs[0].kind: unknown `ArgumentKind` value 5",
+            "at $.graph_module.graph.nodes[0].inputs[1].arg.as_scalar_type: unknown `ScalarType` value 77",
+            "at $.graph_module.graph.tensor_values[\"x\"].dtype: unknown `ScalarType` value 99",
+            "at $.graph_module.graph.tensor_values[\"x\"].layout: unknown `Layout` value 42",
+        ],
+    ),
+];
+
+/// One case line: PyTorch's outcome (and our path for a refusal) against ours.
+fn check(case: &serde_json::Value) {
+    let name = case["name"].as_str().unwrap();
+    let input = case["input"].as_str().unwrap().as_bytes();
+    let path = case.get("path").map(|p| p.as_str().unwrap());
+    let ours = OURS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m);
+    for mode in [Mode::Default, Mode::Strict] {
+        let got = load_program(input, mode);
+        match (case.get("error"), ours) {
+            (Some(error), _) => {
+                let e = got.err().unwrap_or_else(|| panic!("{name}: PyTorch refuses it, we read it"));
+                assert_eq!(e.to_string(), format!("at {}: {}", path.unwrap(), error.as_str().unwrap()), "{name}");
+            }
+            (None, Some(message)) => {
+                let e = got.err().unwrap_or_else(|| panic!("{name}: we should refuse it"));
+                assert_eq!(e.to_string(), format!("at {}: {message}", path.unwrap()), "{name}");
+            }
+            (None, None) => {
+                let loaded = got.unwrap_or_else(|e| panic!("{name}: PyTorch reads it, we refuse: {e}"));
+                assert_eq!(dump_program(&loaded.program), case["dump"].as_str().unwrap(), "{name}");
+                let expected: &[&str] = match mode {
+                    Mode::Strict => STRICT.iter().find(|(n, _)| *n == name).map_or(&[], |(_, d)| d),
+                    Mode::Default => &[],
+                };
+                let diagnostics: Vec<String> = loaded.diagnostics.iter().map(|d| d.to_string()).collect();
+                assert_eq!(diagnostics, expected, "{name} ({mode:?})");
+            }
+        }
+    }
+}
+
+#[test]
+fn refusals_and_readings_agree_with_pytorch() {
+    let mut n = 0;
+    for line in CASES.lines() {
+        check(&serde_json::from_str(line).unwrap());
+        n += 1;
+    }
+    assert!(n >= 40, "{n} cases");
+}

@@ -458,8 +458,13 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
     for (i, f) in fields.iter().enumerate() {
         let _ = write!(o, "{}\"{}\"", if i > 0 { ", " } else { "" }, f.name);
     }
+    o.push_str("];\n        const REQUIRED: &[&str] = &[");
+    let required: Vec<&Field> = fields.iter().filter(|f| f.default.is_none()).collect();
+    for (i, f) in required.iter().enumerate() {
+        let _ = write!(o, "{}\"{}\"", if i > 0 { ", " } else { "" }, f.name);
+    }
     o.push_str("];\n");
-    let _ = writeln!(o, "        let d = load_object(v, path, cx, \"{name}\", FIELDS)?;");
+    let _ = writeln!(o, "        let d = load_object(v, path, cx, \"{name}\", FIELDS, REQUIRED)?;");
     for f in fields {
         let _ = writeln!(
             o,
@@ -469,7 +474,6 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
             load_fn(&f.ty)
         );
     }
-    let required: Vec<&Field> = fields.iter().filter(|f| f.default.is_none()).collect();
     if !required.is_empty() {
         o.push_str("        let missing = [");
         for (i, f) in required.iter().enumerate() {
