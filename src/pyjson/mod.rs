@@ -23,7 +23,7 @@ use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
 pub use dump::{dumps, dumps_into};
-pub use parse::{loads, MAX_DEPTH};
+pub use parse::{loads, loads_with_depth, MAX_DEPTH};
 
 #[cfg(test)]
 mod tests;

@@ -21,6 +21,12 @@ const INDEX_AT: usize = 24;
 
 /// `json.loads(text)`.
 pub fn loads(text: &str) -> Result<PyJson, Error> {
+    loads_with_depth(text).map(|(v, _)| v)
+}
+
+/// [`loads`], also telling the deepest nesting of lists and objects (`[]`
+/// is 1), so a recursive walk of the result can size its stack.
+pub fn loads_with_depth(text: &str) -> Result<(PyJson, usize), Error> {
     if text.starts_with('\u{feff}') {
         return Err(decode_error(
             text,
@@ -32,6 +38,7 @@ pub fn loads(text: &str) -> Result<PyJson, Error> {
         text,
         s: text.as_bytes(),
         pos: 0,
+        max_depth: 0,
     };
     p.skip_ws();
     let v = p.value()?;
@@ -39,7 +46,7 @@ pub fn loads(text: &str) -> Result<PyJson, Error> {
     if p.pos != p.s.len() {
         return Err(p.error("Extra data", p.pos));
     }
-    Ok(v)
+    Ok((v, p.max_depth))
 }
 
 /// `JSONDecodeError(msg, doc, pos)` with `pos` a byte offset into `text`.
@@ -70,6 +77,7 @@ struct Parser<'a> {
     text: &'a str,
     s: &'a [u8],
     pos: usize,
+    max_depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -87,7 +95,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn too_deep(&self, depth: usize) -> Option<Error> {
+    fn too_deep(&mut self, depth: usize) -> Option<Error> {
+        self.max_depth = self.max_depth.max(depth + 1);
         (depth >= MAX_DEPTH).then(|| {
             Error::new(format!(
                 "json nested deeper than {MAX_DEPTH} levels at char {}",

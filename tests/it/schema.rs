@@ -132,3 +132,35 @@ fn refusals_and_readings_agree_with_pytorch() {
     }
     assert!(n >= 40, "{n} cases");
 }
+
+/// The schema walk recurses with the document; at the deepest nesting
+/// `pyjson` accepts it must not overflow a test thread's stack (2 MiB, debug).
+#[test]
+fn deepest_document_does_not_overflow_the_stack() {
+    let base = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/programs/linear.json"),
+    )
+    .unwrap();
+    let needle = r#""arg": {"as_tensor": {"name": "x"}}"#;
+    assert!(base.contains(needle));
+    // `as_string_to_argument` nests two JSON levels per step.
+    for steps in [496, 600] {
+        let nested = format!(
+            "{}{{\"as_int\": 1}}{}",
+            r#"{"as_string_to_argument": {"k": "#.repeat(steps),
+            "}}".repeat(steps)
+        );
+        let text = base.replacen(needle, &format!("\"arg\": {nested}"), 1);
+        match load_program(text.as_bytes(), Mode::Strict) {
+            Ok(loaded) => {
+                assert!(steps < 500);
+                let out = dump_program(&loaded.program);
+                assert_eq!(out.len(), text.len());
+            }
+            Err(e) => {
+                assert!(steps >= 500);
+                assert!(e.to_string().starts_with("json nested deeper than 1000 levels"), "{e}");
+            }
+        }
+    }
+}

@@ -77,16 +77,38 @@ pub fn decode_utf8(bytes: &[u8]) -> Result<&str, Error> {
 /// to its schema version check.
 pub fn load_program(bytes: &[u8], mode: Mode) -> Result<Loaded, Error> {
     let text = decode_utf8(bytes)?;
-    let doc = pyjson::loads(text)?;
+    let (doc, depth) = pyjson::loads_with_depth(text)?;
     let mut cx = LoadCx::new(mode);
-    let mut path = JsonPath::new();
-    let program =
-        ExportedProgram::from_pyjson(&doc, &mut path, &mut cx).map_err(LoadError::into_error)?;
+    let program = if depth <= INLINE_DEPTH {
+        walk(&doc, &mut cx)
+    } else {
+        // The walk recurses with the document: a deep one gets a stack
+        // sized for `pyjson::MAX_DEPTH` levels, whatever thread we are on.
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(DEEP_STACK)
+                .spawn_scoped(s, || walk(&doc, &mut cx))
+                .map_err(|e| Error::new(format!("cannot start a thread for a deep document: {e}")))?
+                .join()
+                .expect("the schema walk does not panic")
+        })
+    }?;
     check_version(&program, &mut cx)?;
     Ok(Loaded {
         program,
         diagnostics: cx.diagnostics,
     })
+}
+
+/// Documents up to this deep are read on the caller's stack.
+const INLINE_DEPTH: usize = 64;
+
+/// The stack of the walk of a deeper document (reserved, touched as used).
+const DEEP_STACK: usize = 256 << 20;
+
+fn walk(doc: &pyjson::PyJson, cx: &mut LoadCx) -> Result<ExportedProgram, Error> {
+    let mut path = JsonPath::new();
+    ExportedProgram::from_pyjson(doc, &mut path, cx).map_err(LoadError::into_error)
 }
 
 /// `ExportedProgramDeserializer.deserialize`: the major version must be ours
