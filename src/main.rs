@@ -81,7 +81,11 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 Some(p) => std::fs::read_to_string(&p).map_err(|e| torchspec::Error::io(&p, e))?,
                 None => torchspec::export::schema::codegen::SCHEMA_YAML.to_string(),
             };
-            let _ = write!(out, "{}", torchspec::export::schema::codegen::generate(&yaml)?);
+            let _ = write!(
+                out,
+                "{}",
+                torchspec::export::schema::codegen::generate(&yaml)?
+            );
         }
         Command::Check { root, verbose } => {
             let report = conformance::run(&root)?;

@@ -326,9 +326,7 @@ impl<'a> Parser<'a> {
                     return Ok(self.text[begin + 1..i].to_owned());
                 }
                 Some(b'\\') => break,
-                Some(&b) if b < 0x20 => {
-                    return Err(self.error("Invalid control character at", i))
-                }
+                Some(&b) if b < 0x20 => return Err(self.error("Invalid control character at", i)),
                 Some(_) => i += 1,
             }
         }

@@ -14,9 +14,9 @@ fn check(case: &serde_json::Value) {
     let short: String = input.chars().take(60).collect();
     match loads(input) {
         Err(e) => {
-            let expected = case["loads_error"].as_str().unwrap_or_else(|| {
-                panic!("{short:?}: Python loads it, we refuse: {e}")
-            });
+            let expected = case["loads_error"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{short:?}: Python loads it, we refuse: {e}"));
             assert_eq!(e.to_string(), expected, "{short:?}");
         }
         Ok(v) => {
@@ -25,7 +25,9 @@ fn check(case: &serde_json::Value) {
                 "{short:?}: Python refuses it, we read {v:?}"
             );
             match (dumps(&v), case.get("dumps")) {
-                (Ok(out), Some(expected)) => assert_eq!(out, expected.as_str().unwrap(), "{short:?}"),
+                (Ok(out), Some(expected)) => {
+                    assert_eq!(out, expected.as_str().unwrap(), "{short:?}")
+                }
                 (Err(e), None) => assert_eq!(e.to_string(), case["dumps_error"].as_str().unwrap()),
                 (got, _) => panic!("{short:?}: dumps gives {got:?}, Python {case}"),
             }
@@ -95,12 +97,18 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
 
 #[test]
 fn lone_surrogates_are_refused_with_their_position() {
-    for (text, at) in [(r#""\ud800""#, 1), (r#"["ab\udc00x"]"#, 4), (r#""\ud800\u0041""#, 1)] {
+    for (text, at) in [
+        (r#""\ud800""#, 1),
+        (r#"["ab\udc00x"]"#, 4),
+        (r#""\ud800\u0041""#, 1),
+    ] {
         let e = loads(text).unwrap_err();
         let u = &text[at + 1..at + 6];
         assert_eq!(
             e.to_string(),
-            format!("lone surrogate `\\{u}` in a string, which a Rust string cannot hold, at char {at}")
+            format!(
+                "lone surrogate `\\{u}` in a string, which a Rust string cannot hold, at char {at}"
+            )
         );
     }
     assert_eq!(
@@ -177,4 +185,3 @@ proptest! {
         prop_assert_eq!(dumps(&back).unwrap(), text);
     }
 }
-

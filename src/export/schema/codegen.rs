@@ -104,8 +104,8 @@ struct Schema {
 }
 
 fn read_schema(yaml: &str) -> Result<Schema, Error> {
-    let docs = YamlLoader::load_from_str(yaml)
-        .map_err(|e| Error::new(format!("schema.yaml: {e}")))?;
+    let docs =
+        YamlLoader::load_from_str(yaml).map_err(|e| Error::new(format!("schema.yaml: {e}")))?;
     let Some(Yaml::Hash(top)) = docs.first() else {
         return Err(Error::new("schema.yaml: expected a mapping at the top"));
     };
@@ -123,7 +123,9 @@ fn read_schema(yaml: &str) -> Result<Schema, Error> {
                     .map(|l| l.iter().filter_map(Yaml::as_i64).collect())
                     .unwrap_or_default();
                 let [major, minor] = parts[..] else {
-                    return Err(Error::new("schema.yaml: `SCHEMA_VERSION` is not [major, minor]"));
+                    return Err(Error::new(
+                        "schema.yaml: `SCHEMA_VERSION` is not [major, minor]",
+                    ));
                 };
                 version = Some((major, minor));
                 continue;
@@ -142,15 +144,21 @@ fn read_schema(yaml: &str) -> Result<Schema, Error> {
         let def = if kind == "enum" {
             let mut values = Vec::new();
             for (fk, fv) in fields {
-                let fname = fk.as_str().ok_or_else(|| bad("an enum name is not a string"))?;
-                let value = fv.as_i64().ok_or_else(|| bad("an enum value is not an int"))?;
+                let fname = fk
+                    .as_str()
+                    .ok_or_else(|| bad("an enum name is not a string"))?;
+                let value = fv
+                    .as_i64()
+                    .ok_or_else(|| bad("an enum value is not an int"))?;
                 values.push((fname.to_string(), value));
             }
             Def::Enum(values)
         } else {
             let mut out = Vec::new();
             for (fk, fv) in fields {
-                let fname = fk.as_str().ok_or_else(|| bad("a field name is not a string"))?;
+                let fname = fk
+                    .as_str()
+                    .ok_or_else(|| bad("a field name is not a string"))?;
                 let ty = fv["type"]
                     .as_str()
                     .ok_or_else(|| bad(&format!("field `{fname}` has no `type`")))?;
@@ -417,7 +425,10 @@ const LOAD_SIG: &str = "pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPat
 
 fn gen_enum(o: &mut String, name: &str, values: &[(String, i64)]) {
     let _ = writeln!(o, "/// `class {name}(IntEnum)`; `Other` keeps a value upstream does not name (Python keeps the raw int).");
-    let _ = writeln!(o, "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\npub enum {name} {{");
+    let _ = writeln!(
+        o,
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\npub enum {name} {{"
+    );
     for (v, _) in values {
         let _ = writeln!(o, "    {v},");
     }
@@ -446,7 +457,10 @@ fn gen_enum(o: &mut String, name: &str, values: &[(String, i64)]) {
 }
 
 fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error> {
-    let _ = writeln!(o, "/// `@dataclass class {name}`.\n#[derive(Clone, Debug, PartialEq)]\npub struct {name} {{");
+    let _ = writeln!(
+        o,
+        "/// `@dataclass class {name}`.\n#[derive(Clone, Debug, PartialEq)]\npub struct {name} {{"
+    );
     for f in fields {
         let _ = writeln!(o, "    pub {}: {},", ident(&f.name), rust_ty(&f.ty));
     }
@@ -464,7 +478,10 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
         let _ = write!(o, "{}\"{}\"", if i > 0 { ", " } else { "" }, f.name);
     }
     o.push_str("];\n");
-    let _ = writeln!(o, "        let d = load_object(v, path, cx, \"{name}\", FIELDS, REQUIRED)?;");
+    let _ = writeln!(
+        o,
+        "        let d = load_object(v, path, cx, \"{name}\", FIELDS, REQUIRED)?;"
+    );
     for f in fields {
         let _ = writeln!(
             o,
@@ -477,17 +494,34 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
     if !required.is_empty() {
         o.push_str("        let missing = [");
         for (i, f) in required.iter().enumerate() {
-            let _ = write!(o, "{}(f_{}.is_none(), \"{}\")", if i > 0 { ", " } else { "" }, f.name, f.name);
+            let _ = write!(
+                o,
+                "{}(f_{}.is_none(), \"{}\")",
+                if i > 0 { ", " } else { "" },
+                f.name,
+                f.name
+            );
         }
         o.push_str("];\n");
-        let pats: Vec<String> = required.iter().map(|f| format!("Some(f_{})", f.name)).collect();
+        let pats: Vec<String> = required
+            .iter()
+            .map(|f| format!("Some(f_{})", f.name))
+            .collect();
         let vals: Vec<String> = required.iter().map(|f| format!("f_{}", f.name)).collect();
         if required.len() == 1 {
             let _ = writeln!(o, "        let {} = {} else {{", pats[0], vals[0]);
         } else {
-            let _ = writeln!(o, "        let ({}) = ({}) else {{", pats.join(", "), vals.join(", "));
+            let _ = writeln!(
+                o,
+                "        let ({}) = ({}) else {{",
+                pats.join(", "),
+                vals.join(", ")
+            );
         }
-        let _ = writeln!(o, "            return Err(missing_fields(\"{name}\", &missing, path));\n        }};");
+        let _ = writeln!(
+            o,
+            "            return Err(missing_fields(\"{name}\", &missing, path));\n        }};"
+        );
     }
     o.push_str("        Ok(Self {\n");
     for f in fields {
@@ -514,15 +548,28 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
         let sep = if i == 0 { "{" } else { ", " };
         let _ = writeln!(o, "        out.push_str(\"{sep}\\\"{}\\\": \");", f.name);
         let place = format!("self.{}", ident(&f.name));
-        let x = if matches!(f.ty, Ty::Named(_)) { place } else { format!("&{place}") };
+        let x = if matches!(f.ty, Ty::Named(_)) {
+            place
+        } else {
+            format!("&{place}")
+        };
         let _ = writeln!(o, "        {}", write_call(&f.ty, &x));
     }
     o.push_str("        out.push('}');\n    }\n\n");
     o.push_str("    pub fn to_pyjson(&self) -> PyJson {\n        PyJson::Object(vec![\n");
     for f in fields {
         let place = format!("self.{}", ident(&f.name));
-        let x = if matches!(f.ty, Ty::Named(_)) { place } else { format!("&{place}") };
-        let _ = writeln!(o, "            (\"{}\".to_owned(), {}),", f.name, py_call(&f.ty, &x));
+        let x = if matches!(f.ty, Ty::Named(_)) {
+            place
+        } else {
+            format!("&{place}")
+        };
+        let _ = writeln!(
+            o,
+            "            (\"{}\".to_owned(), {}),",
+            f.name,
+            py_call(&f.ty, &x)
+        );
     }
     o.push_str("        ])\n    }\n}\n");
     Ok(())
@@ -533,22 +580,40 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
     let _ = writeln!(o, "/// `class {name}(_Union)`: one variant per field.\n#[derive(Clone, Debug, PartialEq)]\npub enum {name} {{");
     for f in fields {
         let ty = rust_ty(&f.ty);
-        let ty = if is_boxed(f) { format!("Box<{ty}>") } else { ty };
+        let ty = if is_boxed(f) {
+            format!("Box<{ty}>")
+        } else {
+            ty
+        };
         let _ = writeln!(o, "    {}({ty}),", camel(&f.name));
     }
     o.push_str("}\n\n");
     let _ = writeln!(o, "impl {name} {{");
     o.push_str("    /// The field name upstream (`Argument.type`).\n    pub fn tag(&self) -> &'static str {\n        match self {\n");
     for f in fields {
-        let _ = writeln!(o, "            Self::{}(_) => \"{}\",", camel(&f.name), f.name);
+        let _ = writeln!(
+            o,
+            "            Self::{}(_) => \"{}\",",
+            camel(&f.name),
+            f.name
+        );
     }
     o.push_str("        }\n    }\n\n");
     let _ = writeln!(o, "    {LOAD_SIG} {{");
     o.push_str("        let (tag, val) = load_union(v, path)?;\n        let r = match tag {\n");
     for f in fields {
         let call = load_call(&f.ty, "val");
-        let call = if is_boxed(f) { format!("Box::new({call})") } else { call };
-        let _ = writeln!(o, "            \"{}\" => Self::{}({call}),", f.name, camel(&f.name));
+        let call = if is_boxed(f) {
+            format!("Box::new({call})")
+        } else {
+            call
+        };
+        let _ = writeln!(
+            o,
+            "            \"{}\" => Self::{}({call}),",
+            f.name,
+            camel(&f.name)
+        );
     }
     o.push_str("            _ => return Err(unknown_tag(tag, path)),\n        };\n        path.pop();\n        Ok(r)\n    }\n\n");
     o.push_str("    pub fn write_json(&self, out: &mut String) {\n        match self {\n");
@@ -564,7 +629,14 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
     o.push_str("        }\n        out.push('}');\n    }\n\n");
     o.push_str("    pub fn to_pyjson(&self) -> PyJson {\n        let value = match self {\n");
     for f in fields {
-        let _ = writeln!(o, "            Self::{}(x) => {},", camel(&f.name), py_call(&f.ty, "x"));
+        let _ = writeln!(
+            o,
+            "            Self::{}(x) => {},",
+            camel(&f.name),
+            py_call(&f.ty, "x")
+        );
     }
-    o.push_str("        };\n        PyJson::Object(vec![(self.tag().to_owned(), value)])\n    }\n}\n");
+    o.push_str(
+        "        };\n        PyJson::Object(vec![(self.tag().to_owned(), value)])\n    }\n}\n",
+    );
 }

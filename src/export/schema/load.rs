@@ -121,7 +121,8 @@ impl<'a> JsonPath<'a> {
     pub fn push_name(&mut self, k: &'a str) {
         let ident = k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        self.segs.push(if ident { Seg::Field(k) } else { Seg::Key(k) });
+        self.segs
+            .push(if ident { Seg::Field(k) } else { Seg::Key(k) });
     }
 
     pub fn pop(&mut self) {
@@ -269,9 +270,16 @@ pub fn load_list<'a, T>(
     let PyJson::List(items) = v else {
         // `typing.get_args(list[T])[1]` for a dict.
         if let PyJson::Object(_) = v {
-            return Err(LoadError::python(path, "IndexError", "tuple index out of range"));
+            return Err(LoadError::python(
+                path,
+                "IndexError",
+                "tuple index out of range",
+            ));
         }
-        return Err(LoadError::ours(path, format!("expected a list, found `{}`", v.type_name())));
+        return Err(LoadError::ours(
+            path,
+            format!("expected a list, found `{}`", v.type_name()),
+        ));
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -289,7 +297,10 @@ pub fn load_dict<'a, T>(
     f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Vec<(String, T)>> {
     let PyJson::Object(entries) = v else {
-        return Err(LoadError::ours(path, format!("expected a dict, found `{}`", v.type_name())));
+        return Err(LoadError::ours(
+            path,
+            format!("expected a dict, found `{}`", v.type_name()),
+        ));
     };
     let mut out = Vec::with_capacity(entries.len());
     for (k, item) in entries {

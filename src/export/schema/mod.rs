@@ -27,7 +27,6 @@
 
 pub mod codegen;
 #[rustfmt::skip]
-#[allow(clippy::all)]
 mod generated;
 pub mod load;
 
