@@ -167,9 +167,24 @@ CASES = [
 ]
 
 
-def run(text):
+# Documents that fail before the walk: UTF-8 and JSON (no path).
+RAW = [
+    ("utf8_invalid_start", b"\xff{}"),
+    ("utf8_invalid_continuation", b'{"a": "\xe9t\xe9"}'),
+    ("utf8_truncated_two", b'{"a": "\xe2\x82'),
+    ("utf8_truncated_one", b'{"a": \xe2'),
+    ("utf8_surrogate", b'"\xed\xa0\x80"'),
+    ("utf8_overlong", b"\xc0\xaf"),
+    ("utf8_above_max", b"\xf4\x90\x80\x80"),
+    ("json_truncated", b'{"graph_module": '),
+    ("json_not_an_object", b"[1, 2]", "$"),
+    ("json_int_too_long", b'{"x": ' + b"9" * 4301 + b"}"),
+]
+
+
+def run(data):
     try:
-        ep = serialize._bytes_to_dataclass(schema.ExportedProgram, text.encode("utf-8"))
+        ep = serialize._bytes_to_dataclass(schema.ExportedProgram, data)
         try:
             serialize.ExportedProgramDeserializer().deserialize(ep, {}, {})
         except serialize.SerializeError as e:
@@ -193,9 +208,15 @@ def main():
                 d = base()
                 twist(d)
                 text = json.dumps(d)
-            line = {"name": name, "input": text, **run(text)}
+            line = {"name": name, "input": text, **run(text.encode("utf-8"))}
             if path is not None:
                 line["path"] = path
+            f.write(json.dumps(line) + "\n")
+            print(name, line.get("error", "ok"))
+        for name, data, *path in RAW:
+            line = {"name": name, "input_hex": data.hex(), **run(data)}
+            if path:
+                line["path"] = path[0]
             f.write(json.dumps(line) + "\n")
             print(name, line.get("error", "ok"))
 

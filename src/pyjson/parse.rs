@@ -64,10 +64,14 @@ fn decode_error(text: &str, msg: &str, pos: usize) -> Error {
     )
 }
 
+/// An open container. Its items so far sit at `start..` of the parser's
+/// shared scratch stacks, moved into one exactly sized `Vec` when it closes.
 enum Frame {
-    List(Vec<PyJson>),
+    List {
+        start: usize,
+    },
     Object {
-        entries: Vec<(String, PyJson)>,
+        start: usize,
         key: String,
         index: Option<HashMap<String, usize>>,
     },
@@ -108,6 +112,8 @@ impl<'a> Parser<'a> {
     /// `scan_once` at `self.pos`, iteratively: containers become frames.
     fn value(&mut self) -> Result<PyJson, Error> {
         let mut stack: Vec<Frame> = Vec::new();
+        let mut items: Vec<PyJson> = Vec::new();
+        let mut entries: Vec<(String, PyJson)> = Vec::new();
         'value: loop {
             let mut v = match self.peek() {
                 Some(b'[') => {
@@ -120,7 +126,7 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         PyJson::List(Vec::new())
                     } else {
-                        stack.push(Frame::List(Vec::new()));
+                        stack.push(Frame::List { start: items.len() });
                         continue 'value;
                     }
                 }
@@ -138,7 +144,7 @@ impl<'a> Parser<'a> {
                         Some(b'"') => {
                             let key = self.key()?;
                             stack.push(Frame::Object {
-                                entries: Vec::new(),
+                                start: entries.len(),
                                 key,
                                 index: None,
                             });
@@ -158,7 +164,7 @@ impl<'a> Parser<'a> {
             loop {
                 match stack.last_mut() {
                     None => return Ok(v),
-                    Some(Frame::List(items)) => {
+                    Some(&mut Frame::List { start }) => {
                         items.push(v);
                         self.skip_ws();
                         match self.peek() {
@@ -169,20 +175,15 @@ impl<'a> Parser<'a> {
                             }
                             Some(b']') => {
                                 self.pos += 1;
-                                let Some(Frame::List(items)) = stack.pop() else {
-                                    unreachable!()
-                                };
-                                v = PyJson::List(items);
+                                stack.pop();
+                                v = PyJson::List(items.drain(start..).collect());
                             }
                             _ => return Err(self.error("Expecting ',' delimiter", self.pos)),
                         }
                     }
-                    Some(Frame::Object {
-                        entries,
-                        key,
-                        index,
-                    }) => {
-                        insert(entries, index, std::mem::take(key), v);
+                    Some(Frame::Object { start, key, index }) => {
+                        let start = *start;
+                        insert(&mut entries, start, index, std::mem::take(key), v);
                         self.skip_ws();
                         match self.peek() {
                             Some(b',') => {
@@ -199,10 +200,8 @@ impl<'a> Parser<'a> {
                             }
                             Some(b'}') => {
                                 self.pos += 1;
-                                let Some(Frame::Object { entries, .. }) = stack.pop() else {
-                                    unreachable!()
-                                };
-                                v = PyJson::Object(entries);
+                                stack.pop();
+                                v = PyJson::Object(entries.drain(start..).collect());
                             }
                             _ => return Err(self.error("Expecting ',' delimiter", self.pos)),
                         }
@@ -414,33 +413,35 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Adds an entry to the object whose entries are `all[start..]`. A Python
+/// dict: a repeated key keeps its first position, takes the last value.
 fn insert(
-    entries: &mut Vec<(String, PyJson)>,
+    all: &mut Vec<(String, PyJson)>,
+    start: usize,
     index: &mut Option<HashMap<String, usize>>,
     key: String,
     v: PyJson,
 ) {
-    // A Python dict: a repeated key keeps its first position, takes the last value.
     match index {
         Some(ix) => match ix.get(&key) {
-            Some(&at) => entries[at].1 = v,
+            Some(&at) => all[at].1 = v,
             None => {
-                ix.insert(key.clone(), entries.len());
-                entries.push((key, v));
+                ix.insert(key.clone(), all.len());
+                all.push((key, v));
             }
         },
         None => {
-            if let Some(e) = entries.iter_mut().find(|(k, _)| *k == key) {
+            if let Some(e) = all[start..].iter_mut().find(|(k, _)| *k == key) {
                 e.1 = v;
                 return;
             }
-            entries.push((key, v));
-            if entries.len() >= INDEX_AT {
+            all.push((key, v));
+            if all.len() - start >= INDEX_AT {
                 *index = Some(
-                    entries
+                    all[start..]
                         .iter()
                         .enumerate()
-                        .map(|(i, (k, _))| (k.clone(), i))
+                        .map(|(i, (k, _))| (k.clone(), start + i))
                         .collect(),
                 );
             }
