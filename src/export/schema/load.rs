@@ -212,7 +212,9 @@ pub fn load_float<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) ->
 }
 
 /// CPython's `float(str)`: surrounding whitespace, `_` between digits,
-/// `inf`/`infinity`/`nan` in any case with a sign.
+/// `inf`/`infinity`/`nan` in any case with a sign. Not modelled: non-ASCII
+/// decimal digits (`float("١")`), which Python accepts and we refuse with
+/// Python's `ValueError` text; whitespace is Rust's `char::is_whitespace`.
 pub fn py_float(s: &str) -> Option<f64> {
     let t = s.trim_matches(|c: char| c.is_whitespace());
     let (neg, body) = match t.as_bytes().first() {

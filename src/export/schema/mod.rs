@@ -13,11 +13,19 @@
 //!   major schema version (`SerializeError`). Unknown keys are ignored, a
 //!   missing key takes the field's default, unknown enum values are kept
 //!   (`Other(i64)`), as Python keeps the raw int.
-//! - Python does no type check on primitives and containers: it carries a
-//!   `str` where an `int` belongs, or fails later on an incidental error.
-//!   We refuse every wrongly typed value with our own error naming its JSON
-//!   path (`at $.graph_module.graph.nodes[3].target: expected `str`, found
-//!   `int``). Booleans are not ints here (JSON keeps them apart).
+//! - Python does no type check: `_dict_to_dataclass` carries a `str` where
+//!   an `int` belongs, or trips on an incidental error. The incidental
+//!   errors that depend only on the data's shape are mirrored word for word
+//!   (a dict or non-empty list for a scalar or a list for a scalar field is
+//!   `IndexError: tuple index out of range`; a scalar for a dataclass is
+//!   `TypeError: argument of type 'int' is not iterable`; a list or string
+//!   for a dataclass is `in` then indexing, as Python does it). Every
+//!   wrongly typed value Python would carry on with is refused with our own
+//!   error naming its JSON path (`at $.graph_module.graph.nodes[3].target:
+//!   expected `str`, found `int``). Booleans are not ints here.
+//! - The walk recurses with the document; a document nested deeper than 64
+//!   levels (up to `pyjson::MAX_DEPTH`) is walked on a thread with a large
+//!   stack, so no depth `pyjson` accepts overflows the caller's stack.
 //! - Strict mode also reports, as diagnostics with their JSON path, each
 //!   unknown field, a minor version newer than ours, and each unknown enum
 //!   value; all of them are collected. A refusal (Python's or ours) stops
