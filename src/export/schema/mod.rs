@@ -16,8 +16,8 @@
 //! - Python does no type check: `_dict_to_dataclass` carries a `str` where
 //!   an `int` belongs, or trips on an incidental error. The incidental
 //!   errors that depend only on the data's shape are mirrored word for word
-//!   (a dict or non-empty list for a scalar or a list for a scalar field is
-//!   `IndexError: tuple index out of range`; a scalar for a dataclass is
+//!   (a dict or a non-empty list for a scalar field, or a dict for a list
+//!   field, is `IndexError: tuple index out of range`; a scalar for a dataclass is
 //!   `TypeError: argument of type 'int' is not iterable`; a list or string
 //!   for a dataclass is `in` then indexing, as Python does it). Every
 //!   wrongly typed value Python would carry on with is refused with our own
@@ -29,9 +29,13 @@
 //! - Strict mode also reports, as diagnostics with their JSON path, each
 //!   unknown field, a minor version newer than ours, and each unknown enum
 //!   value; all of them are collected. A refusal (Python's or ours) stops
-//!   the walk in both modes, as Python's exception does.
+//!   the walk in both modes, as Python's exception does: so a union with
+//!   zero or two keys is, in strict mode too, Python's `AssertionError` at
+//!   the union's path.
 //! - Writing follows `_dataclass_to_dict`: non-finite floats become the
 //!   strings `"Infinity"`, `"-Infinity"`, `"NaN"`, enums their int values.
+//!   An int past CPython's 4300-digit limit (only a program built in Rust
+//!   can hold one) is written whole where Python would raise.
 
 pub mod codegen;
 #[rustfmt::skip]
