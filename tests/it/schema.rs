@@ -65,6 +65,8 @@ fn programs_round_trip_byte_for_byte() {
                 "{}: dump differs from PyTorch's model.json",
                 file.display()
             );
+            let via_tree = torchspec::pyjson::dumps(&loaded.program.to_pyjson()).unwrap();
+            assert!(via_tree == out, "{}: `to_pyjson` differs", file.display());
         }
     }
 }

@@ -589,7 +589,8 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
     }
     o.push_str("}\n\n");
     let _ = writeln!(o, "impl {name} {{");
-    o.push_str("    /// The field name upstream (`Argument.type`).\n    pub fn tag(&self) -> &'static str {\n        match self {\n");
+    let _ = writeln!(o, "    /// The set field's name (`{name}.type` upstream).");
+    o.push_str("    pub fn tag(&self) -> &'static str {\n        match self {\n");
     for f in fields {
         let _ = writeln!(
             o,

@@ -115,7 +115,7 @@ pub enum Argument {
 }
 
 impl Argument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`Argument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsNone(_) => "as_none",
@@ -495,7 +495,7 @@ pub enum ConstantValue {
 }
 
 impl ConstantValue {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`ConstantValue.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsNone(_) => "as_none",
@@ -1095,7 +1095,7 @@ pub enum InputSpec {
 }
 
 impl InputSpec {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`InputSpec.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::UserInput(_) => "user_input",
@@ -1805,7 +1805,7 @@ pub enum OptionalTensorArgument {
 }
 
 impl OptionalTensorArgument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`OptionalTensorArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsTensor(_) => "as_tensor",
@@ -1861,7 +1861,7 @@ pub enum OutputSpec {
 }
 
 impl OutputSpec {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`OutputSpec.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::UserOutput(_) => "user_output",
@@ -2294,7 +2294,7 @@ pub enum SymBool {
 }
 
 impl SymBool {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymBool.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsExpr(_) => "as_expr",
@@ -2344,7 +2344,7 @@ pub enum SymBoolArgument {
 }
 
 impl SymBoolArgument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymBoolArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsName(_) => "as_name",
@@ -2435,7 +2435,7 @@ pub enum SymExprHint {
 }
 
 impl SymExprHint {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymExprHint.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsInt(_) => "as_int",
@@ -2492,7 +2492,7 @@ pub enum SymFloat {
 }
 
 impl SymFloat {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymFloat.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsExpr(_) => "as_expr",
@@ -2542,7 +2542,7 @@ pub enum SymFloatArgument {
 }
 
 impl SymFloatArgument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymFloatArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsName(_) => "as_name",
@@ -2592,7 +2592,7 @@ pub enum SymInt {
 }
 
 impl SymInt {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymInt.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsExpr(_) => "as_expr",
@@ -2642,7 +2642,7 @@ pub enum SymIntArgument {
 }
 
 impl SymIntArgument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymIntArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsName(_) => "as_name",
