@@ -5,6 +5,7 @@ use num_bigint::BigInt;
 use proptest::prelude::*;
 
 use super::*;
+use crate::testing::pyjson::arb_pyjson;
 
 const CASES: &str = include_str!("../../tests/data/pyjson/cases.jsonl");
 
@@ -135,49 +136,9 @@ fn dumps_refuses_what_python_refuses() {
     assert_eq!(dumps(&at_limit).unwrap().len(), 4300);
 }
 
-fn arb_int() -> impl Strategy<Value = PyInt> {
-    prop_oneof![
-        any::<i64>().prop_map(PyInt::Small),
-        (any::<i128>(), any::<u64>())
-            .prop_map(|(a, b)| PyInt::from_big(BigInt::from(a) * BigInt::from(b))),
-    ]
-}
-
-fn arb_key() -> impl Strategy<Value = String> {
-    prop_oneof![any::<String>(), "[a-z_]{0,6}"]
-}
-
-pub(crate) fn arb_pyjson() -> impl Strategy<Value = PyJson> {
-    let leaf = prop_oneof![
-        Just(PyJson::Null),
-        any::<bool>().prop_map(PyJson::Bool),
-        arb_int().prop_map(PyJson::Int),
-        any::<f64>()
-            .prop_filter("finite", |f| f.is_finite())
-            .prop_map(PyJson::Float),
-        any::<String>().prop_map(PyJson::Str),
-    ];
-    leaf.prop_recursive(6, 64, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(PyJson::List),
-            prop::collection::vec((arb_key(), inner), 0..6).prop_map(|entries| {
-                // A Python dict: one entry per key, first position, last value.
-                let mut out: Vec<(String, PyJson)> = Vec::new();
-                for (k, v) in entries {
-                    match out.iter_mut().find(|(ok, _)| *ok == k) {
-                        Some(e) => e.1 = v,
-                        None => out.push((k, v)),
-                    }
-                }
-                PyJson::Object(out)
-            }),
-        ]
-    })
-}
-
 proptest! {
     #[test]
-    fn dumps_then_loads_is_the_identity(v in arb_pyjson()) {
+    fn dumps_then_loads_is_the_identity(v in arb_pyjson(true)) {
         let text = dumps(&v).unwrap();
         prop_assert!(text.is_ascii());
         let back = loads(&text).unwrap();

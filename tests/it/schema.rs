@@ -245,3 +245,40 @@ fn generator_refuses_what_it_does_not_map() {
     }
     assert!(generate(&yaml("Optional[List[Dict[str, float]]]")).is_ok());
 }
+
+const PROGRAMS: &[&str] = &[
+    include_str!("../data/programs/cond.json"),
+    include_str!("../data/programs/dyn.json"),
+    include_str!("../data/programs/linear.json"),
+    include_str!("../data/programs/scalars.json"),
+    include_str!("../data/programs/unicode.json"),
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(200))]
+    /// A program with one twist anywhere is read or refused, never a panic;
+    /// both modes agree on which; what is read writes back stably.
+    #[test]
+    fn twisted_programs_are_read_or_refused(
+        which in 0..PROGRAMS.len(),
+        (steps, twist) in torchspec::testing::pyjson::arb_twist(),
+    ) {
+        use torchspec::pyjson;
+        let mut doc = pyjson::loads(PROGRAMS[which]).unwrap();
+        torchspec::testing::pyjson::apply_twist(&mut doc, &steps, twist);
+        let text = pyjson::dumps(&doc).unwrap();
+        let default = load_program(text.as_bytes(), Mode::Default);
+        let strict = load_program(text.as_bytes(), Mode::Strict);
+        match (default, strict) {
+            (Ok(d), Ok(s)) => {
+                proptest::prop_assert!(d.diagnostics.is_empty());
+                let out = dump_program(&d.program);
+                proptest::prop_assert_eq!(&dump_program(&s.program), &out);
+                let again = load_program(out.as_bytes(), Mode::Default).unwrap();
+                proptest::prop_assert_eq!(dump_program(&again.program), out);
+            }
+            (Err(d), Err(s)) => proptest::prop_assert_eq!(d.to_string(), s.to_string()),
+            (d, s) => proptest::prop_assert!(false, "modes disagree: {:?} / {:?}", d.err(), s.err()),
+        }
+    }
+}
