@@ -318,6 +318,7 @@ impl<'a> Parser<'a> {
         let mut i = begin + 1;
         // Fast path: no escape.
         loop {
+            i = skip_plain(s, i);
             match s.get(i) {
                 None => return Err(self.error("Unterminated string starting at", begin)),
                 Some(b'"') => {
@@ -334,6 +335,7 @@ impl<'a> Parser<'a> {
         loop {
             let chunk = i;
             loop {
+                i = skip_plain(s, i);
                 match s.get(i) {
                     None => return Err(self.error("Unterminated string starting at", begin)),
                     Some(b'"' | b'\\') => break,
@@ -413,6 +415,30 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The first index at or after `i` holding `"`, `\\` or a control
+/// character (or near the end), eight bytes at a time.
+#[inline]
+fn skip_plain(s: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let quote = x ^ (ONES * b'"' as u64);
+        let backslash = x ^ (ONES * b'\\' as u64);
+        // A byte is zero in `quote`/`backslash`, or below 0x20 in `x`: the
+        // classic "has a zero byte" / "has a byte less than n" tests. A set
+        // high bit in `x` (non-ASCII) never counts as below 0x20.
+        let special = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (x.wrapping_sub(ONES * 0x20) & !x);
+        if special & HIGH != 0 {
+            return i;
+        }
+        i += 8;
+    }
+    i
+}
+
 /// Adds an entry to the object whose entries are `all[start..]`. A Python
 /// dict: a repeated key keeps its first position, takes the last value.
 fn insert(
@@ -445,6 +471,28 @@ fn insert(
                         .collect(),
                 );
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `skip_plain` never skips a special byte (it may stop early).
+        #[test]
+        fn skip_plain_stops_at_or_before_the_first_special(
+            s in prop::collection::vec(prop_oneof![Just(b'"'), Just(b'\\'), 0u8..0x20, 0x20u8..=0xff], 0..40),
+            from in 0usize..40,
+        ) {
+            let from = from.min(s.len());
+            let stop = super::skip_plain(&s, from);
+            let first = (from..s.len())
+                .find(|&i| s[i] == b'"' || s[i] == b'\\' || s[i] < 0x20)
+                .unwrap_or(s.len());
+            prop_assert!(from <= stop && stop <= first, "{from} {stop} {first}");
+            prop_assert!(stop + 8 > first || stop == first, "stops within a chunk of it");
         }
     }
 }
