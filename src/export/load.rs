@@ -577,10 +577,7 @@ impl<'w> Deserializer<'w> {
     /// `deserialize_inputs` for an OpOverload, ordered by the serialized
     /// inputs (the serializer writes them in schema order) and placed by
     /// their `ArgumentKind`.
-    fn op_inputs(
-        &mut self,
-        inputs: &'w [wire::NamedArgument],
-    ) -> R<ArgsKwargs> {
+    fn op_inputs(&mut self, inputs: &'w [wire::NamedArgument]) -> R<ArgsKwargs> {
         let mut args = Vec::new();
         let mut kwargs = Vec::new();
         for input in inputs {
@@ -602,10 +599,7 @@ impl<'w> Deserializer<'w> {
     }
 
     /// `deserialize_hoo_inputs`.
-    fn hoo_inputs(
-        &mut self,
-        inputs: &'w [wire::NamedArgument],
-    ) -> R<ArgsKwargs> {
+    fn hoo_inputs(&mut self, inputs: &'w [wire::NamedArgument]) -> R<ArgsKwargs> {
         let mut args = Vec::new();
         let mut kwargs: Vec<(String, Arg)> = Vec::new();
         for input in inputs {

@@ -14,39 +14,70 @@ pub fn dumps(v: &PyJson) -> Result<String, Error> {
     Ok(out)
 }
 
-/// [`dumps`] appending to `out` (on error `out` holds a prefix).
+enum Open<'a> {
+    List(std::slice::Iter<'a, PyJson>),
+    Object(std::slice::Iter<'a, (String, PyJson)>),
+}
+
+/// [`dumps`] appending to `out` (on error `out` holds a prefix). Iterative,
+/// so any depth `loads` accepts (or a caller builds) is written.
 pub fn dumps_into(out: &mut String, v: &PyJson) -> Result<(), Error> {
-    match v {
-        PyJson::Null => out.push_str("null"),
-        PyJson::Bool(true) => out.push_str("true"),
-        PyJson::Bool(false) => out.push_str("false"),
-        PyJson::Int(i) => write_int(out, i)?,
-        PyJson::Float(f) => write_float(out, *f)?,
-        PyJson::Str(s) => write_str(out, s),
-        PyJson::List(items) => {
-            out.push('[');
-            for (n, item) in items.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
+    let mut stack: Vec<Open<'_>> = Vec::new();
+    let mut next = Some(v);
+    loop {
+        if let Some(v) = next.take() {
+            match v {
+                PyJson::Null => out.push_str("null"),
+                PyJson::Bool(true) => out.push_str("true"),
+                PyJson::Bool(false) => out.push_str("false"),
+                PyJson::Int(i) => write_int(out, i)?,
+                PyJson::Float(f) => write_float(out, *f)?,
+                PyJson::Str(s) => write_str(out, s),
+                PyJson::List(items) => {
+                    out.push('[');
+                    stack.push(Open::List(items.iter()));
                 }
-                dumps_into(out, item)?;
+                PyJson::Object(entries) => {
+                    out.push('{');
+                    stack.push(Open::Object(entries.iter()));
+                }
             }
-            out.push(']');
         }
-        PyJson::Object(entries) => {
-            out.push('{');
-            for (n, (k, item)) in entries.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
+        let Some(top) = stack.last_mut() else {
+            return Ok(());
+        };
+        // The separator goes before every item but the first: the opening
+        // bracket is then the last character written.
+        let first = out.ends_with('[') || out.ends_with('{');
+        match top {
+            Open::List(items) => match items.next() {
+                Some(item) => {
+                    if !first {
+                        out.push_str(", ");
+                    }
+                    next = Some(item);
                 }
-                write_str(out, k);
-                out.push_str(": ");
-                dumps_into(out, item)?;
-            }
-            out.push('}');
+                None => {
+                    out.push(']');
+                    stack.pop();
+                }
+            },
+            Open::Object(entries) => match entries.next() {
+                Some((k, item)) => {
+                    if !first {
+                        out.push_str(", ");
+                    }
+                    write_str(out, k);
+                    out.push_str(": ");
+                    next = Some(item);
+                }
+                None => {
+                    out.push('}');
+                    stack.pop();
+                }
+            },
         }
     }
-    Ok(())
 }
 
 /// `int.__repr__`, with CPython's limit on decimal digits.

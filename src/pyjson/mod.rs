@@ -23,7 +23,10 @@ use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
 pub use dump::{dumps, dumps_into};
-pub use parse::{loads, MAX_DEPTH};
+pub use parse::{loads, loads_with_depth, MAX_DEPTH};
+
+#[cfg(test)]
+mod tests;
 
 /// A Python int: `i64` when it fits, else a `BigInt` (never a `Big` that
 /// fits `i64`, so derived equality is value equality).

@@ -21,6 +21,12 @@ const INDEX_AT: usize = 24;
 
 /// `json.loads(text)`.
 pub fn loads(text: &str) -> Result<PyJson, Error> {
+    loads_with_depth(text).map(|(v, _)| v)
+}
+
+/// [`loads`], also telling the deepest nesting of lists and objects (`[]`
+/// is 1), so a recursive walk of the result can size its stack.
+pub fn loads_with_depth(text: &str) -> Result<(PyJson, usize), Error> {
     if text.starts_with('\u{feff}') {
         return Err(decode_error(
             text,
@@ -32,6 +38,7 @@ pub fn loads(text: &str) -> Result<PyJson, Error> {
         text,
         s: text.as_bytes(),
         pos: 0,
+        max_depth: 0,
     };
     p.skip_ws();
     let v = p.value()?;
@@ -39,7 +46,7 @@ pub fn loads(text: &str) -> Result<PyJson, Error> {
     if p.pos != p.s.len() {
         return Err(p.error("Extra data", p.pos));
     }
-    Ok(v)
+    Ok((v, p.max_depth))
 }
 
 /// `JSONDecodeError(msg, doc, pos)` with `pos` a byte offset into `text`.
@@ -57,10 +64,14 @@ fn decode_error(text: &str, msg: &str, pos: usize) -> Error {
     )
 }
 
+/// An open container. Its items so far sit at `start..` of the parser's
+/// shared scratch stacks, moved into one exactly sized `Vec` when it closes.
 enum Frame {
-    List(Vec<PyJson>),
+    List {
+        start: usize,
+    },
     Object {
-        entries: Vec<(String, PyJson)>,
+        start: usize,
         key: String,
         index: Option<HashMap<String, usize>>,
     },
@@ -70,6 +81,7 @@ struct Parser<'a> {
     text: &'a str,
     s: &'a [u8],
     pos: usize,
+    max_depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -87,7 +99,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn too_deep(&self, depth: usize) -> Option<Error> {
+    fn too_deep(&mut self, depth: usize) -> Option<Error> {
+        self.max_depth = self.max_depth.max(depth + 1);
         (depth >= MAX_DEPTH).then(|| {
             Error::new(format!(
                 "json nested deeper than {MAX_DEPTH} levels at char {}",
@@ -99,6 +112,8 @@ impl<'a> Parser<'a> {
     /// `scan_once` at `self.pos`, iteratively: containers become frames.
     fn value(&mut self) -> Result<PyJson, Error> {
         let mut stack: Vec<Frame> = Vec::new();
+        let mut items: Vec<PyJson> = Vec::new();
+        let mut entries: Vec<(String, PyJson)> = Vec::new();
         'value: loop {
             let mut v = match self.peek() {
                 Some(b'[') => {
@@ -111,7 +126,7 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         PyJson::List(Vec::new())
                     } else {
-                        stack.push(Frame::List(Vec::new()));
+                        stack.push(Frame::List { start: items.len() });
                         continue 'value;
                     }
                 }
@@ -129,7 +144,7 @@ impl<'a> Parser<'a> {
                         Some(b'"') => {
                             let key = self.key()?;
                             stack.push(Frame::Object {
-                                entries: Vec::new(),
+                                start: entries.len(),
                                 key,
                                 index: None,
                             });
@@ -149,7 +164,7 @@ impl<'a> Parser<'a> {
             loop {
                 match stack.last_mut() {
                     None => return Ok(v),
-                    Some(Frame::List(items)) => {
+                    Some(&mut Frame::List { start }) => {
                         items.push(v);
                         self.skip_ws();
                         match self.peek() {
@@ -160,20 +175,15 @@ impl<'a> Parser<'a> {
                             }
                             Some(b']') => {
                                 self.pos += 1;
-                                let Some(Frame::List(items)) = stack.pop() else {
-                                    unreachable!()
-                                };
-                                v = PyJson::List(items);
+                                stack.pop();
+                                v = PyJson::List(items.drain(start..).collect());
                             }
                             _ => return Err(self.error("Expecting ',' delimiter", self.pos)),
                         }
                     }
-                    Some(Frame::Object {
-                        entries,
-                        key,
-                        index,
-                    }) => {
-                        insert(entries, index, std::mem::take(key), v);
+                    Some(Frame::Object { start, key, index }) => {
+                        let start = *start;
+                        insert(&mut entries, start, index, std::mem::take(key), v);
                         self.skip_ws();
                         match self.peek() {
                             Some(b',') => {
@@ -190,10 +200,8 @@ impl<'a> Parser<'a> {
                             }
                             Some(b'}') => {
                                 self.pos += 1;
-                                let Some(Frame::Object { entries, .. }) = stack.pop() else {
-                                    unreachable!()
-                                };
-                                v = PyJson::Object(entries);
+                                stack.pop();
+                                v = PyJson::Object(entries.drain(start..).collect());
                             }
                             _ => return Err(self.error("Expecting ',' delimiter", self.pos)),
                         }
@@ -310,6 +318,7 @@ impl<'a> Parser<'a> {
         let mut i = begin + 1;
         // Fast path: no escape.
         loop {
+            i = skip_plain(s, i);
             match s.get(i) {
                 None => return Err(self.error("Unterminated string starting at", begin)),
                 Some(b'"') => {
@@ -326,6 +335,7 @@ impl<'a> Parser<'a> {
         loop {
             let chunk = i;
             loop {
+                i = skip_plain(s, i);
                 match s.get(i) {
                     None => return Err(self.error("Unterminated string starting at", begin)),
                     Some(b'"' | b'\\') => break,
@@ -405,36 +415,84 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The first index at or after `i` holding `"`, `\\` or a control
+/// character (or near the end), eight bytes at a time.
+#[inline]
+fn skip_plain(s: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let quote = x ^ (ONES * b'"' as u64);
+        let backslash = x ^ (ONES * b'\\' as u64);
+        // A byte is zero in `quote`/`backslash`, or below 0x20 in `x`: the
+        // classic "has a zero byte" / "has a byte less than n" tests. A set
+        // high bit in `x` (non-ASCII) never counts as below 0x20.
+        let special = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (x.wrapping_sub(ONES * 0x20) & !x);
+        if special & HIGH != 0 {
+            return i;
+        }
+        i += 8;
+    }
+    i
+}
+
+/// Adds an entry to the object whose entries are `all[start..]`. A Python
+/// dict: a repeated key keeps its first position, takes the last value.
 fn insert(
-    entries: &mut Vec<(String, PyJson)>,
+    all: &mut Vec<(String, PyJson)>,
+    start: usize,
     index: &mut Option<HashMap<String, usize>>,
     key: String,
     v: PyJson,
 ) {
-    // A Python dict: a repeated key keeps its first position, takes the last value.
     match index {
         Some(ix) => match ix.get(&key) {
-            Some(&at) => entries[at].1 = v,
+            Some(&at) => all[at].1 = v,
             None => {
-                ix.insert(key.clone(), entries.len());
-                entries.push((key, v));
+                ix.insert(key.clone(), all.len());
+                all.push((key, v));
             }
         },
         None => {
-            if let Some(e) = entries.iter_mut().find(|(k, _)| *k == key) {
+            if let Some(e) = all[start..].iter_mut().find(|(k, _)| *k == key) {
                 e.1 = v;
                 return;
             }
-            entries.push((key, v));
-            if entries.len() >= INDEX_AT {
+            all.push((key, v));
+            if all.len() - start >= INDEX_AT {
                 *index = Some(
-                    entries
+                    all[start..]
                         .iter()
                         .enumerate()
-                        .map(|(i, (k, _))| (k.clone(), i))
+                        .map(|(i, (k, _))| (k.clone(), start + i))
                         .collect(),
                 );
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `skip_plain` never skips a special byte (it may stop early).
+        #[test]
+        fn skip_plain_stops_at_or_before_the_first_special(
+            s in prop::collection::vec(prop_oneof![Just(b'"'), Just(b'\\'), 0u8..0x20, 0x20u8..=0xff], 0..40),
+            from in 0usize..40,
+        ) {
+            let from = from.min(s.len());
+            let stop = super::skip_plain(&s, from);
+            let first = (from..s.len())
+                .find(|&i| s[i] == b'"' || s[i] == b'\\' || s[i] < 0x20)
+                .unwrap_or(s.len());
+            prop_assert!(from <= stop && stop <= first, "{from} {stop} {first}");
+            prop_assert!(stop + 8 > first || stop == first, "stops within a chunk of it");
         }
     }
 }

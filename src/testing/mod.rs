@@ -6,6 +6,7 @@
 pub mod derived;
 pub mod fuzz;
 pub mod lookup;
+pub mod pyjson;
 pub mod pytree;
 pub mod strategies;
 

@@ -7,4 +7,5 @@ mod fuzz_corpus;
 mod lookup_props;
 mod properties;
 mod pytree;
+mod schema;
 mod snapshots;

@@ -472,10 +472,15 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
     for (i, f) in fields.iter().enumerate() {
         let _ = write!(o, "{}\"{}\"", if i > 0 { ", " } else { "" }, f.name);
     }
+    o.push_str("];\n        const REQUIRED: &[&str] = &[");
+    let required: Vec<&Field> = fields.iter().filter(|f| f.default.is_none()).collect();
+    for (i, f) in required.iter().enumerate() {
+        let _ = write!(o, "{}\"{}\"", if i > 0 { ", " } else { "" }, f.name);
+    }
     o.push_str("];\n");
     let _ = writeln!(
         o,
-        "        let d = load_object(v, path, cx, \"{name}\", FIELDS)?;"
+        "        let d = load_object(v, path, cx, \"{name}\", FIELDS, REQUIRED)?;"
     );
     for f in fields {
         let _ = writeln!(
@@ -486,7 +491,6 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
             load_fn(&f.ty)
         );
     }
-    let required: Vec<&Field> = fields.iter().filter(|f| f.default.is_none()).collect();
     if !required.is_empty() {
         o.push_str("        let missing = [");
         for (i, f) in required.iter().enumerate() {
@@ -585,7 +589,8 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
     }
     o.push_str("}\n\n");
     let _ = writeln!(o, "impl {name} {{");
-    o.push_str("    /// The field name upstream (`Argument.type`).\n    pub fn tag(&self) -> &'static str {\n        match self {\n");
+    let _ = writeln!(o, "    /// The set field's name (`{name}.type` upstream).");
+    o.push_str("    pub fn tag(&self) -> &'static str {\n        match self {\n");
     for f in fields {
         let _ = writeln!(
             o,

@@ -28,7 +28,8 @@ pub struct AOTInductorModelPickleData {
 impl AOTInductorModelPickleData {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["library_basename", "input_names", "output_names", "floating_point_input_dtype", "floating_point_output_dtype", "aot_inductor_model_is_cpu"];
-        let d = load_object(v, path, cx, "AOTInductorModelPickleData", FIELDS)?;
+        const REQUIRED: &[&str] = &["library_basename", "input_names", "output_names"];
+        let d = load_object(v, path, cx, "AOTInductorModelPickleData", FIELDS, REQUIRED)?;
         let f_library_basename = load_field(d, "library_basename", path, cx, load_str)?;
         let f_input_names = load_field(d, "input_names", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
         let f_output_names = load_field(d, "output_names", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
@@ -114,7 +115,7 @@ pub enum Argument {
 }
 
 impl Argument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`Argument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsNone(_) => "as_none",
@@ -413,7 +414,8 @@ pub struct BufferMutationSpec {
 impl BufferMutationSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "buffer_name"];
-        let d = load_object(v, path, cx, "BufferMutationSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg", "buffer_name"];
+        let d = load_object(v, path, cx, "BufferMutationSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_buffer_name = load_field(d, "buffer_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_buffer_name.is_none(), "buffer_name")];
@@ -452,7 +454,8 @@ pub struct ComplexValue {
 impl ComplexValue {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["real", "imag"];
-        let d = load_object(v, path, cx, "ComplexValue", FIELDS)?;
+        const REQUIRED: &[&str] = &["real", "imag"];
+        let d = load_object(v, path, cx, "ComplexValue", FIELDS, REQUIRED)?;
         let f_real = load_field(d, "real", path, cx, load_float)?;
         let f_imag = load_field(d, "imag", path, cx, load_float)?;
         let missing = [(f_real.is_none(), "real"), (f_imag.is_none(), "imag")];
@@ -492,7 +495,7 @@ pub enum ConstantValue {
 }
 
 impl ConstantValue {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`ConstantValue.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsNone(_) => "as_none",
@@ -565,7 +568,8 @@ pub struct CustomObjArgument {
 impl CustomObjArgument {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "class_fqn"];
-        let d = load_object(v, path, cx, "CustomObjArgument", FIELDS)?;
+        const REQUIRED: &[&str] = &["name", "class_fqn"];
+        let d = load_object(v, path, cx, "CustomObjArgument", FIELDS, REQUIRED)?;
         let f_name = load_field(d, "name", path, cx, load_str)?;
         let f_class_fqn = load_field(d, "class_fqn", path, cx, load_str)?;
         let missing = [(f_name.is_none(), "name"), (f_class_fqn.is_none(), "class_fqn")];
@@ -604,7 +608,8 @@ pub struct Device {
 impl Device {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["type", "index"];
-        let d = load_object(v, path, cx, "Device", FIELDS)?;
+        const REQUIRED: &[&str] = &["type"];
+        let d = load_object(v, path, cx, "Device", FIELDS, REQUIRED)?;
         let f_type = load_field(d, "type", path, cx, load_str)?;
         let f_index = load_field(d, "index", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
         let missing = [(f_type.is_none(), "type")];
@@ -648,7 +653,8 @@ pub struct ExportedProgram {
 impl ExportedProgram {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version", "verifiers", "torch_version", "guards_code"];
-        let d = load_object(v, path, cx, "ExportedProgram", FIELDS)?;
+        const REQUIRED: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version"];
+        let d = load_object(v, path, cx, "ExportedProgram", FIELDS, REQUIRED)?;
         let f_graph_module = load_field(d, "graph_module", path, cx, GraphModule::from_pyjson)?;
         let f_opset_version = load_field(d, "opset_version", path, cx, |v, p, cx| load_dict(v, p, cx, load_int))?;
         let f_range_constraints = load_field(d, "range_constraints", path, cx, |v, p, cx| load_dict(v, p, cx, RangeConstraint::from_pyjson))?;
@@ -712,7 +718,8 @@ pub struct ExternKernelNode {
 impl ExternKernelNode {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "node"];
-        let d = load_object(v, path, cx, "ExternKernelNode", FIELDS)?;
+        const REQUIRED: &[&str] = &["name", "node"];
+        let d = load_object(v, path, cx, "ExternKernelNode", FIELDS, REQUIRED)?;
         let f_name = load_field(d, "name", path, cx, load_str)?;
         let f_node = load_field(d, "node", path, cx, Node::from_pyjson)?;
         let missing = [(f_name.is_none(), "name"), (f_node.is_none(), "node")];
@@ -750,7 +757,8 @@ pub struct ExternKernelNodes {
 impl ExternKernelNodes {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["nodes"];
-        let d = load_object(v, path, cx, "ExternKernelNodes", FIELDS)?;
+        const REQUIRED: &[&str] = &["nodes"];
+        let d = load_object(v, path, cx, "ExternKernelNodes", FIELDS, REQUIRED)?;
         let f_nodes = load_field(d, "nodes", path, cx, |v, p, cx| load_list(v, p, cx, ExternKernelNode::from_pyjson))?;
         let missing = [(f_nodes.is_none(), "nodes")];
         let Some(f_nodes) = f_nodes else {
@@ -784,7 +792,8 @@ pub struct GradientToParameterSpec {
 impl GradientToParameterSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "parameter_name"];
-        let d = load_object(v, path, cx, "GradientToParameterSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg", "parameter_name"];
+        let d = load_object(v, path, cx, "GradientToParameterSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_parameter_name = load_field(d, "parameter_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_parameter_name.is_none(), "parameter_name")];
@@ -823,7 +832,8 @@ pub struct GradientToUserInputSpec {
 impl GradientToUserInputSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "user_input_name"];
-        let d = load_object(v, path, cx, "GradientToUserInputSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg", "user_input_name"];
+        let d = load_object(v, path, cx, "GradientToUserInputSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_user_input_name = load_field(d, "user_input_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_user_input_name.is_none(), "user_input_name")];
@@ -869,7 +879,8 @@ pub struct Graph {
 impl Graph {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values", "is_single_tensor_return", "custom_obj_values", "sym_float_values"];
-        let d = load_object(v, path, cx, "Graph", FIELDS)?;
+        const REQUIRED: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values"];
+        let d = load_object(v, path, cx, "Graph", FIELDS, REQUIRED)?;
         let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
         let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
         let f_nodes = load_field(d, "nodes", path, cx, |v, p, cx| load_list(v, p, cx, Node::from_pyjson))?;
@@ -943,7 +954,8 @@ pub struct GraphArgument {
 impl GraphArgument {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "graph"];
-        let d = load_object(v, path, cx, "GraphArgument", FIELDS)?;
+        const REQUIRED: &[&str] = &["name", "graph"];
+        let d = load_object(v, path, cx, "GraphArgument", FIELDS, REQUIRED)?;
         let f_name = load_field(d, "name", path, cx, load_str)?;
         let f_graph = load_field(d, "graph", path, cx, Graph::from_pyjson)?;
         let missing = [(f_name.is_none(), "name"), (f_graph.is_none(), "graph")];
@@ -985,7 +997,8 @@ pub struct GraphModule {
 impl GraphModule {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["graph", "signature", "module_call_graph", "metadata", "treespec_namedtuple_fields"];
-        let d = load_object(v, path, cx, "GraphModule", FIELDS)?;
+        const REQUIRED: &[&str] = &["graph", "signature", "module_call_graph"];
+        let d = load_object(v, path, cx, "GraphModule", FIELDS, REQUIRED)?;
         let f_graph = load_field(d, "graph", path, cx, Graph::from_pyjson)?;
         let f_signature = load_field(d, "signature", path, cx, GraphSignature::from_pyjson)?;
         let f_module_call_graph = load_field(d, "module_call_graph", path, cx, |v, p, cx| load_list(v, p, cx, ModuleCallEntry::from_pyjson))?;
@@ -1039,7 +1052,8 @@ pub struct GraphSignature {
 impl GraphSignature {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["input_specs", "output_specs"];
-        let d = load_object(v, path, cx, "GraphSignature", FIELDS)?;
+        const REQUIRED: &[&str] = &["input_specs", "output_specs"];
+        let d = load_object(v, path, cx, "GraphSignature", FIELDS, REQUIRED)?;
         let f_input_specs = load_field(d, "input_specs", path, cx, |v, p, cx| load_list(v, p, cx, InputSpec::from_pyjson))?;
         let f_output_specs = load_field(d, "output_specs", path, cx, |v, p, cx| load_list(v, p, cx, OutputSpec::from_pyjson))?;
         let missing = [(f_input_specs.is_none(), "input_specs"), (f_output_specs.is_none(), "output_specs")];
@@ -1081,7 +1095,7 @@ pub enum InputSpec {
 }
 
 impl InputSpec {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`InputSpec.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::UserInput(_) => "user_input",
@@ -1169,7 +1183,8 @@ pub struct InputToBufferSpec {
 impl InputToBufferSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "buffer_name", "persistent"];
-        let d = load_object(v, path, cx, "InputToBufferSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg", "buffer_name", "persistent"];
+        let d = load_object(v, path, cx, "InputToBufferSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_buffer_name = load_field(d, "buffer_name", path, cx, load_str)?;
         let f_persistent = load_field(d, "persistent", path, cx, load_bool)?;
@@ -1213,7 +1228,8 @@ pub struct InputToConstantInputSpec {
 impl InputToConstantInputSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "value"];
-        let d = load_object(v, path, cx, "InputToConstantInputSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["name", "value"];
+        let d = load_object(v, path, cx, "InputToConstantInputSpec", FIELDS, REQUIRED)?;
         let f_name = load_field(d, "name", path, cx, load_str)?;
         let f_value = load_field(d, "value", path, cx, ConstantValue::from_pyjson)?;
         let missing = [(f_name.is_none(), "name"), (f_value.is_none(), "value")];
@@ -1252,7 +1268,8 @@ pub struct InputToCustomObjSpec {
 impl InputToCustomObjSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "custom_obj_name"];
-        let d = load_object(v, path, cx, "InputToCustomObjSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg", "custom_obj_name"];
+        let d = load_object(v, path, cx, "InputToCustomObjSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, CustomObjArgument::from_pyjson)?;
         let f_custom_obj_name = load_field(d, "custom_obj_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_custom_obj_name.is_none(), "custom_obj_name")];
@@ -1291,7 +1308,8 @@ pub struct InputToParameterSpec {
 impl InputToParameterSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "parameter_name"];
-        let d = load_object(v, path, cx, "InputToParameterSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg", "parameter_name"];
+        let d = load_object(v, path, cx, "InputToParameterSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_parameter_name = load_field(d, "parameter_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_parameter_name.is_none(), "parameter_name")];
@@ -1330,7 +1348,8 @@ pub struct InputToTensorConstantSpec {
 impl InputToTensorConstantSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "tensor_constant_name"];
-        let d = load_object(v, path, cx, "InputToTensorConstantSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg", "tensor_constant_name"];
+        let d = load_object(v, path, cx, "InputToTensorConstantSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_tensor_constant_name = load_field(d, "tensor_constant_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_tensor_constant_name.is_none(), "tensor_constant_name")];
@@ -1368,7 +1387,8 @@ pub struct InputTokenSpec {
 impl InputTokenSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
-        let d = load_object(v, path, cx, "InputTokenSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg"];
+        let d = load_object(v, path, cx, "InputTokenSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TokenArgument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {
@@ -1460,7 +1480,8 @@ pub struct LossOutputSpec {
 impl LossOutputSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
-        let d = load_object(v, path, cx, "LossOutputSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg"];
+        let d = load_object(v, path, cx, "LossOutputSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {
@@ -1544,7 +1565,8 @@ pub struct ModuleCallEntry {
 impl ModuleCallEntry {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["fqn", "signature"];
-        let d = load_object(v, path, cx, "ModuleCallEntry", FIELDS)?;
+        const REQUIRED: &[&str] = &["fqn"];
+        let d = load_object(v, path, cx, "ModuleCallEntry", FIELDS, REQUIRED)?;
         let f_fqn = load_field(d, "fqn", path, cx, load_str)?;
         let f_signature = load_field(d, "signature", path, cx, |v, p, cx| load_opt(v, p, cx, ModuleCallSignature::from_pyjson))?;
         let missing = [(f_fqn.is_none(), "fqn")];
@@ -1586,7 +1608,8 @@ pub struct ModuleCallSignature {
 impl ModuleCallSignature {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["inputs", "outputs", "in_spec", "out_spec", "forward_arg_names"];
-        let d = load_object(v, path, cx, "ModuleCallSignature", FIELDS)?;
+        const REQUIRED: &[&str] = &["inputs", "outputs", "in_spec", "out_spec"];
+        let d = load_object(v, path, cx, "ModuleCallSignature", FIELDS, REQUIRED)?;
         let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
         let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
         let f_in_spec = load_field(d, "in_spec", path, cx, load_str)?;
@@ -1641,7 +1664,8 @@ pub struct NamedArgument {
 impl NamedArgument {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "arg", "kind"];
-        let d = load_object(v, path, cx, "NamedArgument", FIELDS)?;
+        const REQUIRED: &[&str] = &["name", "arg"];
+        let d = load_object(v, path, cx, "NamedArgument", FIELDS, REQUIRED)?;
         let f_name = load_field(d, "name", path, cx, load_str)?;
         let f_arg = load_field(d, "arg", path, cx, Argument::from_pyjson)?;
         let f_kind = load_field(d, "kind", path, cx, |v, p, cx| load_opt(v, p, cx, ArgumentKind::from_pyjson))?;
@@ -1684,7 +1708,8 @@ pub struct NamedTupleDef {
 impl NamedTupleDef {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["field_names"];
-        let d = load_object(v, path, cx, "NamedTupleDef", FIELDS)?;
+        const REQUIRED: &[&str] = &["field_names"];
+        let d = load_object(v, path, cx, "NamedTupleDef", FIELDS, REQUIRED)?;
         let f_field_names = load_field(d, "field_names", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
         let missing = [(f_field_names.is_none(), "field_names")];
         let Some(f_field_names) = f_field_names else {
@@ -1722,7 +1747,8 @@ pub struct Node {
 impl Node {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["target", "inputs", "outputs", "metadata", "is_hop_single_tensor_return", "name"];
-        let d = load_object(v, path, cx, "Node", FIELDS)?;
+        const REQUIRED: &[&str] = &["target", "inputs", "outputs", "metadata"];
+        let d = load_object(v, path, cx, "Node", FIELDS, REQUIRED)?;
         let f_target = load_field(d, "target", path, cx, load_str)?;
         let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_list(v, p, cx, NamedArgument::from_pyjson))?;
         let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
@@ -1779,7 +1805,7 @@ pub enum OptionalTensorArgument {
 }
 
 impl OptionalTensorArgument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`OptionalTensorArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsTensor(_) => "as_tensor",
@@ -1835,7 +1861,7 @@ pub enum OutputSpec {
 }
 
 impl OutputSpec {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`OutputSpec.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::UserOutput(_) => "user_output",
@@ -1928,7 +1954,8 @@ pub struct OutputTokenSpec {
 impl OutputTokenSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
-        let d = load_object(v, path, cx, "OutputTokenSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg"];
+        let d = load_object(v, path, cx, "OutputTokenSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TokenArgument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {
@@ -1962,7 +1989,8 @@ pub struct ParameterMutationSpec {
 impl ParameterMutationSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "parameter_name"];
-        let d = load_object(v, path, cx, "ParameterMutationSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg", "parameter_name"];
+        let d = load_object(v, path, cx, "ParameterMutationSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_parameter_name = load_field(d, "parameter_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_parameter_name.is_none(), "parameter_name")];
@@ -2000,7 +2028,8 @@ pub struct PayloadConfig {
 impl PayloadConfig {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["config"];
-        let d = load_object(v, path, cx, "PayloadConfig", FIELDS)?;
+        const REQUIRED: &[&str] = &["config"];
+        let d = load_object(v, path, cx, "PayloadConfig", FIELDS, REQUIRED)?;
         let f_config = load_field(d, "config", path, cx, |v, p, cx| load_dict(v, p, cx, PayloadMeta::from_pyjson))?;
         let missing = [(f_config.is_none(), "config")];
         let Some(f_config) = f_config else {
@@ -2036,7 +2065,8 @@ pub struct PayloadMeta {
 impl PayloadMeta {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["path_name", "is_param", "use_pickle", "tensor_meta"];
-        let d = load_object(v, path, cx, "PayloadMeta", FIELDS)?;
+        const REQUIRED: &[&str] = &["path_name", "is_param", "use_pickle", "tensor_meta"];
+        let d = load_object(v, path, cx, "PayloadMeta", FIELDS, REQUIRED)?;
         let f_path_name = load_field(d, "path_name", path, cx, load_str)?;
         let f_is_param = load_field(d, "is_param", path, cx, load_bool)?;
         let f_use_pickle = load_field(d, "use_pickle", path, cx, load_bool)?;
@@ -2085,7 +2115,8 @@ pub struct RangeConstraint {
 impl RangeConstraint {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["min_val", "max_val"];
-        let d = load_object(v, path, cx, "RangeConstraint", FIELDS)?;
+        const REQUIRED: &[&str] = &["min_val", "max_val"];
+        let d = load_object(v, path, cx, "RangeConstraint", FIELDS, REQUIRED)?;
         let f_min_val = load_field(d, "min_val", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
         let f_max_val = load_field(d, "max_val", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
         let missing = [(f_min_val.is_none(), "min_val"), (f_max_val.is_none(), "max_val")];
@@ -2225,7 +2256,8 @@ pub struct SchemaVersion {
 impl SchemaVersion {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["major", "minor"];
-        let d = load_object(v, path, cx, "SchemaVersion", FIELDS)?;
+        const REQUIRED: &[&str] = &["major", "minor"];
+        let d = load_object(v, path, cx, "SchemaVersion", FIELDS, REQUIRED)?;
         let f_major = load_field(d, "major", path, cx, load_int)?;
         let f_minor = load_field(d, "minor", path, cx, load_int)?;
         let missing = [(f_major.is_none(), "major"), (f_minor.is_none(), "minor")];
@@ -2262,7 +2294,7 @@ pub enum SymBool {
 }
 
 impl SymBool {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymBool.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsExpr(_) => "as_expr",
@@ -2312,7 +2344,7 @@ pub enum SymBoolArgument {
 }
 
 impl SymBoolArgument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymBoolArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsName(_) => "as_name",
@@ -2364,7 +2396,8 @@ pub struct SymExpr {
 impl SymExpr {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["expr_str", "hint"];
-        let d = load_object(v, path, cx, "SymExpr", FIELDS)?;
+        const REQUIRED: &[&str] = &["expr_str"];
+        let d = load_object(v, path, cx, "SymExpr", FIELDS, REQUIRED)?;
         let f_expr_str = load_field(d, "expr_str", path, cx, load_str)?;
         let f_hint = load_field(d, "hint", path, cx, |v, p, cx| load_opt(v, p, cx, SymExprHint::from_pyjson))?;
         let missing = [(f_expr_str.is_none(), "expr_str")];
@@ -2402,7 +2435,7 @@ pub enum SymExprHint {
 }
 
 impl SymExprHint {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymExprHint.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsInt(_) => "as_int",
@@ -2459,7 +2492,7 @@ pub enum SymFloat {
 }
 
 impl SymFloat {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymFloat.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsExpr(_) => "as_expr",
@@ -2509,7 +2542,7 @@ pub enum SymFloatArgument {
 }
 
 impl SymFloatArgument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymFloatArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsName(_) => "as_name",
@@ -2559,7 +2592,7 @@ pub enum SymInt {
 }
 
 impl SymInt {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymInt.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsExpr(_) => "as_expr",
@@ -2609,7 +2642,7 @@ pub enum SymIntArgument {
 }
 
 impl SymIntArgument {
-    /// The field name upstream (`Argument.type`).
+    /// The set field's name (`SymIntArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
             Self::AsName(_) => "as_name",
@@ -2660,7 +2693,8 @@ pub struct TensorArgument {
 impl TensorArgument {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name"];
-        let d = load_object(v, path, cx, "TensorArgument", FIELDS)?;
+        const REQUIRED: &[&str] = &["name"];
+        let d = load_object(v, path, cx, "TensorArgument", FIELDS, REQUIRED)?;
         let f_name = load_field(d, "name", path, cx, load_str)?;
         let missing = [(f_name.is_none(), "name")];
         let Some(f_name) = f_name else {
@@ -2699,7 +2733,8 @@ pub struct TensorMeta {
 impl TensorMeta {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"];
-        let d = load_object(v, path, cx, "TensorMeta", FIELDS)?;
+        const REQUIRED: &[&str] = &["dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"];
+        let d = load_object(v, path, cx, "TensorMeta", FIELDS, REQUIRED)?;
         let f_dtype = load_field(d, "dtype", path, cx, ScalarType::from_pyjson)?;
         let f_sizes = load_field(d, "sizes", path, cx, |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson))?;
         let f_requires_grad = load_field(d, "requires_grad", path, cx, load_bool)?;
@@ -2762,7 +2797,8 @@ pub struct TokenArgument {
 impl TokenArgument {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name"];
-        let d = load_object(v, path, cx, "TokenArgument", FIELDS)?;
+        const REQUIRED: &[&str] = &["name"];
+        let d = load_object(v, path, cx, "TokenArgument", FIELDS, REQUIRED)?;
         let f_name = load_field(d, "name", path, cx, load_str)?;
         let missing = [(f_name.is_none(), "name")];
         let Some(f_name) = f_name else {
@@ -2796,7 +2832,8 @@ pub struct UserInputMutationSpec {
 impl UserInputMutationSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "user_input_name"];
-        let d = load_object(v, path, cx, "UserInputMutationSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg", "user_input_name"];
+        let d = load_object(v, path, cx, "UserInputMutationSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_user_input_name = load_field(d, "user_input_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_user_input_name.is_none(), "user_input_name")];
@@ -2834,7 +2871,8 @@ pub struct UserInputSpec {
 impl UserInputSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
-        let d = load_object(v, path, cx, "UserInputSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg"];
+        let d = load_object(v, path, cx, "UserInputSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, Argument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {
@@ -2867,7 +2905,8 @@ pub struct UserOutputSpec {
 impl UserOutputSpec {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
-        let d = load_object(v, path, cx, "UserOutputSpec", FIELDS)?;
+        const REQUIRED: &[&str] = &["arg"];
+        let d = load_object(v, path, cx, "UserOutputSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, Argument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {

@@ -116,6 +116,15 @@ impl<'a> JsonPath<'a> {
         self.segs.push(Seg::Key(k));
     }
 
+    /// A field name read from the document: `.name` when it is an
+    /// identifier, else `["..."]`.
+    pub fn push_name(&mut self, k: &'a str) {
+        let ident = k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        self.segs
+            .push(if ident { Seg::Field(k) } else { Seg::Key(k) });
+    }
+
     pub fn pop(&mut self) {
         self.segs.pop();
     }
@@ -141,7 +150,14 @@ impl fmt::Display for JsonPath<'_> {
 
 type R<T> = Result<T, LoadError>;
 
+/// A value of the wrong type. For a scalar field, `_dict_to_dataclass`'s
+/// list and dict branches run first and index `typing.get_args(cls)`, which
+/// is empty: a non-empty list or any dict is Python's `IndexError`.
+/// Everything else Python would carry on with; we refuse it.
 fn wrong_type(v: &PyJson, path: &JsonPath<'_>, expected: &str) -> LoadError {
+    if matches!(v, PyJson::Object(_)) || matches!(v, PyJson::List(l) if !l.is_empty()) {
+        return LoadError::python(path, "IndexError", "tuple index out of range");
+    }
     LoadError::ours(
         path,
         format!("expected {expected}, found `{}`", v.type_name()),
@@ -191,17 +207,14 @@ pub fn load_float<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) ->
             "TypeError",
             "float() argument must be a string or a real number, not 'NoneType'",
         )),
-        PyJson::List(items) if items.is_empty() => Err(wrong_type(v, path, "`float`")),
-        PyJson::List(_) | PyJson::Object(_) => Err(LoadError::python(
-            path,
-            "IndexError",
-            "tuple index out of range",
-        )),
+        PyJson::List(_) | PyJson::Object(_) => Err(wrong_type(v, path, "`float`")),
     }
 }
 
 /// CPython's `float(str)`: surrounding whitespace, `_` between digits,
-/// `inf`/`infinity`/`nan` in any case with a sign.
+/// `inf`/`infinity`/`nan` in any case with a sign. Not modelled: non-ASCII
+/// decimal digits (`float("١")`), which Python accepts and we refuse with
+/// Python's `ValueError` text; whitespace is Rust's `char::is_whitespace`.
 pub fn py_float(s: &str) -> Option<f64> {
     let t = s.trim_matches(|c: char| c.is_whitespace());
     let (neg, body) = match t.as_bytes().first() {
@@ -257,7 +270,18 @@ pub fn load_list<'a, T>(
     f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Vec<T>> {
     let PyJson::List(items) = v else {
-        return Err(wrong_type(v, path, "a list"));
+        // `typing.get_args(list[T])[1]` for a dict.
+        if let PyJson::Object(_) = v {
+            return Err(LoadError::python(
+                path,
+                "IndexError",
+                "tuple index out of range",
+            ));
+        }
+        return Err(LoadError::ours(
+            path,
+            format!("expected a list, found `{}`", v.type_name()),
+        ));
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -275,7 +299,10 @@ pub fn load_dict<'a, T>(
     f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Vec<(String, T)>> {
     let PyJson::Object(entries) = v else {
-        return Err(wrong_type(v, path, "a dict"));
+        return Err(LoadError::ours(
+            path,
+            format!("expected a dict, found `{}`", v.type_name()),
+        ));
     };
     let mut out = Vec::with_capacity(entries.len());
     for (k, item) in entries {
@@ -288,26 +315,53 @@ pub fn load_dict<'a, T>(
 
 /// A dataclass's data: a JSON object. In strict mode its keys that are not
 /// fields are reported (Python ignores them for forward compatibility).
+///
+/// Other data meets `_dict_to_dataclass`'s `name not in data` and
+/// `data[name]` as Python runs them: a scalar is not iterable; a list or a
+/// string answers `in` (membership, substring) and then refuses to be
+/// indexed by a name, or else every required field is missing.
 pub fn load_object<'a>(
     v: &'a PyJson,
     path: &mut JsonPath<'a>,
     cx: &mut LoadCx,
     class: &str,
     fields: &[&str],
+    required: &[&str],
 ) -> R<&'a [(String, PyJson)]> {
-    let PyJson::Object(entries) = v else {
-        return Err(wrong_type(v, path, &format!("a dict for `{class}`")));
-    };
-    if cx.strict() {
-        for (k, _) in entries {
-            if !fields.contains(&k.as_str()) {
-                path.push_key(k);
-                cx.report(path, format!("unknown field `{k}` of `{class}`"));
-                path.pop();
+    let indexed_by_name = match v {
+        PyJson::Object(entries) => {
+            if cx.strict() {
+                for (k, _) in entries {
+                    if !fields.contains(&k.as_str()) {
+                        path.push_name(k);
+                        cx.report(path, format!("unknown field `{k}` of `{class}`"));
+                        path.pop();
+                    }
+                }
             }
+            return Ok(entries);
         }
+        PyJson::List(items) => fields
+            .iter()
+            .any(|f| items.iter().any(|i| matches!(i, PyJson::Str(s) if s == f)))
+            .then_some("list indices must be integers or slices, not str"),
+        PyJson::Str(s) => fields
+            .iter()
+            .any(|f| s.contains(f))
+            .then_some("string indices must be integers, not 'str'"),
+        _ => {
+            return Err(LoadError::python(
+                path,
+                "TypeError",
+                format!("argument of type '{}' is not iterable", v.type_name()),
+            ))
+        }
+    };
+    if let Some(message) = indexed_by_name {
+        return Err(LoadError::python(path, "TypeError", message));
     }
-    Ok(entries)
+    let missing: Vec<(bool, &str)> = required.iter().map(|r| (true, *r)).collect();
+    Err(missing_fields(class, &missing, path))
 }
 
 /// `data[name]` if `name in data`, read under `.name`.
@@ -367,7 +421,7 @@ pub fn load_union<'a>(v: &'a PyJson, path: &mut JsonPath<'a>) -> R<(&'a str, &'a
         ));
     }
     let (tag, value) = &entries[0];
-    path.push_field(tag);
+    path.push_name(tag);
     Ok((tag, value))
 }
 

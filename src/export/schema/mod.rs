@@ -13,21 +13,32 @@
 //!   major schema version (`SerializeError`). Unknown keys are ignored, a
 //!   missing key takes the field's default, unknown enum values are kept
 //!   (`Other(i64)`), as Python keeps the raw int.
-//! - Python does no type check on primitives and containers: it carries a
-//!   `str` where an `int` belongs, or fails later on an incidental error.
-//!   We refuse every wrongly typed value with our own error naming its JSON
-//!   path (`at $.graph_module.graph.nodes[3].target: expected `str`, found
-//!   `int``). Booleans are not ints here (JSON keeps them apart).
+//! - Python does no type check: `_dict_to_dataclass` carries a `str` where
+//!   an `int` belongs, or trips on an incidental error. The incidental
+//!   errors that depend only on the data's shape are mirrored word for word
+//!   (a dict or a non-empty list for a scalar field, or a dict for a list
+//!   field, is `IndexError: tuple index out of range`; a scalar for a dataclass is
+//!   `TypeError: argument of type 'int' is not iterable`; a list or string
+//!   for a dataclass is `in` then indexing, as Python does it). Every
+//!   wrongly typed value Python would carry on with is refused with our own
+//!   error naming its JSON path (`at $.graph_module.graph.nodes[3].target:
+//!   expected `str`, found `int``). Booleans are not ints here.
+//! - The walk recurses with the document; a document nested deeper than 64
+//!   levels (up to `pyjson::MAX_DEPTH`) is walked on a thread with a large
+//!   stack, so no depth `pyjson` accepts overflows the caller's stack.
 //! - Strict mode also reports, as diagnostics with their JSON path, each
 //!   unknown field, a minor version newer than ours, and each unknown enum
 //!   value; all of them are collected. A refusal (Python's or ours) stops
-//!   the walk in both modes, as Python's exception does.
+//!   the walk in both modes, as Python's exception does: so a union with
+//!   zero or two keys is, in strict mode too, Python's `AssertionError` at
+//!   the union's path.
 //! - Writing follows `_dataclass_to_dict`: non-finite floats become the
 //!   strings `"Infinity"`, `"-Infinity"`, `"NaN"`, enums their int values.
+//!   An int past CPython's 4300-digit limit (only a program built in Rust
+//!   can hold one) is written whole where Python would raise.
 
 pub mod codegen;
 #[rustfmt::skip]
-#[allow(clippy::all)]
 mod generated;
 pub mod load;
 
@@ -77,16 +88,38 @@ pub fn decode_utf8(bytes: &[u8]) -> Result<&str, Error> {
 /// to its schema version check.
 pub fn load_program(bytes: &[u8], mode: Mode) -> Result<Loaded, Error> {
     let text = decode_utf8(bytes)?;
-    let doc = pyjson::loads(text)?;
+    let (doc, depth) = pyjson::loads_with_depth(text)?;
     let mut cx = LoadCx::new(mode);
-    let mut path = JsonPath::new();
-    let program =
-        ExportedProgram::from_pyjson(&doc, &mut path, &mut cx).map_err(LoadError::into_error)?;
+    let program = if depth <= INLINE_DEPTH {
+        walk(&doc, &mut cx)
+    } else {
+        // The walk recurses with the document: a deep one gets a stack
+        // sized for `pyjson::MAX_DEPTH` levels, whatever thread we are on.
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(DEEP_STACK)
+                .spawn_scoped(s, || walk(&doc, &mut cx))
+                .map_err(|e| Error::new(format!("cannot start a thread for a deep document: {e}")))?
+                .join()
+                .expect("the schema walk does not panic")
+        })
+    }?;
     check_version(&program, &mut cx)?;
     Ok(Loaded {
         program,
         diagnostics: cx.diagnostics,
     })
+}
+
+/// Documents up to this deep are read on the caller's stack.
+const INLINE_DEPTH: usize = 64;
+
+/// The stack of the walk of a deeper document (reserved, touched as used).
+const DEEP_STACK: usize = 256 << 20;
+
+fn walk(doc: &pyjson::PyJson, cx: &mut LoadCx) -> Result<ExportedProgram, Error> {
+    let mut path = JsonPath::new();
+    ExportedProgram::from_pyjson(doc, &mut path, cx).map_err(LoadError::into_error)
 }
 
 /// `ExportedProgramDeserializer.deserialize`: the major version must be ours
