@@ -17,6 +17,11 @@ fn corpus_agrees_with_pytorch_goldens() {
         "only {} corpus cases found",
         report.cases.len()
     );
+    let programs = report.cases.iter().filter(|c| c.kind == "program").count();
+    assert!(
+        programs >= 100,
+        "only {programs} program rows found (corpus/programs/ vanished?)"
+    );
     let agreeing = report
         .cases
         .iter()

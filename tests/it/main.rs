@@ -5,6 +5,7 @@ mod derived_props;
 mod errors;
 mod fuzz_corpus;
 mod lookup_props;
+mod programs;
 mod properties;
 mod pytree;
 mod schema;

@@ -1,0 +1,241 @@
+//! Reading exported programs: archive and JSON errors word for word (never
+//! a panic or a large allocation), both input forms agreeing, strict mode,
+//! and insta snapshots of the graph text before and after each pass (our
+//! renderings; PyTorch's are the goldens under `corpus/goldens/`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use torchspec::export::archive::Pt2Archive;
+use torchspec::export::schema::Mode;
+use torchspec::export::ExportedProgram;
+
+fn zoo(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus/programs")
+        .join(format!("{name}.pt2"))
+}
+
+fn program_json(name: &str) -> Vec<u8> {
+    Pt2Archive::open(&zoo(name))
+        .and_then(|mut a| a.read_program())
+        .expect("zoo archive reads")
+}
+
+/// A stored (uncompressed) zip of `entries`.
+fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, data) in entries {
+        w.start_file(*name, opts).expect("start entry");
+        w.write_all(data).expect("write entry");
+    }
+    w.finish().expect("finish zip").into_inner()
+}
+
+fn load_err(bytes: Vec<u8>) -> String {
+    match ExportedProgram::load_pt2(bytes, Mode::Default) {
+        Ok(_) => panic!("loaded a broken archive"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn archive_errors_name_what_is_wrong() {
+    let good = std::fs::read(zoo("identity")).expect("zoo archive");
+    let cases: Vec<(&str, Vec<u8>, &str)> =
+        vec![
+        ("truncated", good[..good.len() / 2].to_vec(), "not a readable zip archive: "),
+        ("empty", Vec::new(), "not a readable zip archive: "),
+        (
+            "no program",
+            zip_of(&[("arc/archive_format", b"pt2")]),
+            "archive `arc` has no program `models/model.json` (programs: none)",
+        ),
+        (
+            "other program",
+            zip_of(&[("arc/archive_format", b"pt2"), ("arc/models/other.json", b"{}")]),
+            "archive `arc` has no program `models/model.json` (programs: other)",
+        ),
+        (
+            "wrong format",
+            zip_of(&[("arc/archive_format", b"zip")]),
+            "`arc/archive_format` is \"zip\", not \"pt2\": AssertionError: Invalid archive format",
+        ),
+        (
+            "no format",
+            zip_of(&[("arc/models/model.json", b"{}")]),
+            "archive has no entry `arc/archive_format`",
+        ),
+    ];
+    for (what, bytes, expected) in cases {
+        let err = load_err(bytes);
+        assert!(
+            err.starts_with(expected),
+            "{what}: got `{err}`, expected `{expected}`"
+        );
+    }
+}
+
+#[test]
+fn a_huge_declared_size_is_refused_before_reading() {
+    let mut bytes = zip_of(&[
+        ("arc/archive_format", b"pt2"),
+        ("arc/models/model.json", b"{}"),
+    ]);
+    // Declare 4 GiB - 1 for model.json in both its local and central headers.
+    let name = b"arc/models/model.json";
+    let mut patched = 0;
+    for sig in [[0x50u8, 0x4b, 0x03, 0x04], [0x50, 0x4b, 0x01, 0x02]] {
+        let (size_at, name_at) = if sig[2] == 3 { (22, 30) } else { (24, 46) };
+        let mut i = 0;
+        while i + name_at + name.len() <= bytes.len() {
+            if bytes[i..i + 4] == sig && &bytes[i + name_at..i + name_at + name.len()] == name {
+                bytes[i + size_at..i + size_at + 4].copy_from_slice(&0xffff_fffeu32.to_le_bytes());
+                patched += 1;
+            }
+            i += 1;
+        }
+    }
+    assert_eq!(patched, 2, "test archive layout changed");
+    let err = load_err(bytes);
+    assert!(
+        err.contains("over the 536870912-byte limit") || err.starts_with("cannot read entry"),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_errors_carry_python_text_and_path() {
+    let cases: Vec<(&[u8], &str)> = vec![
+        (b"", "JSONDecodeError: Expecting value: line 1 column 1 (char 0)"),
+        (b"{\"graph_module\": ", "JSONDecodeError: Expecting value: line 1 column 18 (char 17)"),
+        (b"\xff", "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"),
+    ];
+    for (input, expected) in cases {
+        let err = ExportedProgram::load_json(input, Mode::Default)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains(expected), "got `{err}`, expected `{expected}`");
+    }
+    // A newer major version is PyTorch's SerializeError at its path.
+    let text = String::from_utf8(program_json("identity")).expect("utf-8");
+    let bumped = text.replace("\"major\": 8", "\"major\": 9");
+    let err = ExportedProgram::load_json(bumped.as_bytes(), Mode::Default)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert_eq!(
+        err,
+        "at $.schema_version: SerializeError: Serialized schema version SchemaVersion(major=9, minor=20) does not match our current schema version (8, 20)."
+    );
+}
+
+#[test]
+fn strict_mode_reports_what_default_mode_ignores() {
+    let text = String::from_utf8(program_json("identity")).expect("utf-8");
+    let extended = text.replacen(
+        "{\"graph_module\": {",
+        "{\"graph_module\": {\"extra\": 1, ",
+        1,
+    );
+    let lenient =
+        ExportedProgram::load_json(extended.as_bytes(), Mode::Default).expect("default mode");
+    assert!(lenient.diagnostics.is_empty());
+    let strict =
+        ExportedProgram::load_json(extended.as_bytes(), Mode::Strict).expect("strict mode");
+    let found: Vec<String> = strict.diagnostics.iter().map(|d| d.to_string()).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("$.graph_module.extra"), "{found:?}");
+}
+
+#[test]
+fn json_and_archive_give_the_same_report() {
+    for name in [
+        "multi-output",
+        "derived-dims",
+        "cond",
+        "buffer-mutation-decomposed",
+    ] {
+        let from_pt2 = ExportedProgram::load_path(&zoo(name)).expect("archive loads");
+        let from_json =
+            ExportedProgram::load_json(&program_json(name), Mode::Default).expect("json loads");
+        let mut a = from_pt2.report();
+        let b = from_json.report();
+        assert!(a
+            .as_object_mut()
+            .and_then(|m| m.remove("state_dict"))
+            .is_some());
+        assert_eq!(a, b, "{name}");
+        // And it writes back PyTorch's bytes.
+        assert_eq!(
+            from_json.to_json().as_bytes(),
+            program_json(name).as_slice(),
+            "{name}"
+        );
+    }
+}
+
+/// Graph text before and after each pass, for a handful of programs.
+#[test]
+fn graph_text_before_and_after_passes() {
+    let programs = [
+        "unbacked-nonzero",
+        "multi-output",
+        "buffer-mutation-decomposed",
+        "cond",
+    ];
+    let pipelines: &[&[&str]] = &[
+        &[],
+        &["dce"],
+        &["remove-runtime-assertions", "dce"],
+        &[
+            "remove-runtime-assertions",
+            "add-inline-constraint-assertions",
+        ],
+        &["common-getitem-elimination"],
+        &["remove-unnecessary-copy"],
+    ];
+    let mut names = Vec::new();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../snapshots/programs");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        for p in programs {
+            let ep = ExportedProgram::load_path(&zoo(p)).expect("zoo program loads");
+            for pipeline in pipelines {
+                let passes: Vec<String> = pipeline.iter().map(|s| s.to_string()).collect();
+                let rendered = match torchspec::export::passes::transform(&ep, &passes) {
+                    Ok(t) => format!(
+                        "{}\n\n{}",
+                        t.graph_module.graph.to_python_string(),
+                        t.graph_module.signature
+                    ),
+                    Err(e) => format!("error: {e:?}"),
+                };
+                let name = if pipeline.is_empty() {
+                    p.to_string()
+                } else {
+                    format!("{p}+{}", pipeline.join("+"))
+                };
+                insta::assert_snapshot!(name.as_str(), rendered);
+                names.push(name);
+            }
+        }
+    });
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/programs");
+    for entry in std::fs::read_dir(&dir).expect("snapshots/programs") {
+        let file = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        let id = file.trim_end_matches(".snap");
+        assert!(
+            names.iter().any(|n| n == id),
+            "snapshots/programs/{file} is unreferenced: delete it"
+        );
+    }
+}
