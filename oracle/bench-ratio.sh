@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the criterion benches and the same operations in PyTorch, in one run,
 # and prints torchspec's speed-up over PyTorch per benchmark.
-# Usage: oracle/bench-ratio.sh [spec|derived]...   (default: both; needs the oracle venv, see README)
+# Usage: oracle/bench-ratio.sh [spec|derived|program]...   (default: spec and derived; needs the oracle venv, see README)
+#   program  load + report, load + passes + report of zoo programs (oracle/program_timing.py)
 #   spec     repr / to_jsonable / lookup on benches/inputs.jsonl   (oracle/timing.py)
 #   derived  build and print random expressions                     (oracle/derived_timing.py)
 set -euo pipefail
@@ -14,10 +15,12 @@ for b in "${benches[@]}"; do
   case "$b" in
     spec) timing=oracle/timing.py; inputs=benches/inputs.jsonl ;;
     derived) timing=oracle/derived_timing.py; inputs=benches/derived-inputs.jsonl ;;
-    *) echo "usage: oracle/bench-ratio.sh [spec|derived]..." >&2; exit 2 ;;
+    program) timing=oracle/program_timing.py; inputs="large-mlp attention" ;;
+    *) echo "usage: oracle/bench-ratio.sh [spec|derived|program]..." >&2; exit 2 ;;
   esac
   cargo bench --bench "$b" -- --noplot >"$tmp/criterion-$b.txt" 2>&1 || { cat "$tmp/criterion-$b.txt"; exit 1; }
-  "$PY" "$timing" "$inputs" >"$tmp/torch-$b.json" 2>/dev/null
+  # shellcheck disable=SC2086  # program names are words
+  "$PY" "$timing" $inputs >"$tmp/torch-$b.json" 2>/dev/null
 done
 "$PY" - "$tmp"/torch-*.json <<'PYEOF'
 import json, os, sys

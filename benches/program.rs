@@ -1,0 +1,43 @@
+//! Loading exported programs and running passes, on the zoo archives
+//! `oracle/program_timing.py` times in PyTorch (`oracle/bench-ratio.sh program`).
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::path::PathBuf;
+use torchspec::export::ExportedProgram;
+
+/// Keep in step with oracle/program_timing.py.
+const PIPELINE: &[&str] = &[
+    "remove-runtime-assertions",
+    "dce",
+    "common-getitem-elimination",
+    "remove-unnecessary-copy",
+];
+
+fn bench(c: &mut Criterion) {
+    let passes: Vec<String> = PIPELINE.iter().map(|s| s.to_string()).collect();
+    for name in ["large-mlp", "attention"] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("corpus/programs")
+            .join(format!("{name}.pt2"));
+        c.bench_function(&format!("program/report/{name}"), |b| {
+            b.iter(|| {
+                let ep = ExportedProgram::load_path(&path).expect("zoo program loads");
+                ep.report()
+            })
+        });
+        c.bench_function(&format!("program/passes/{name}"), |b| {
+            b.iter(|| {
+                let ep = ExportedProgram::load_path(&path).expect("zoo program loads");
+                let t = torchspec::export::passes::transform(&ep, &passes).expect("passes run");
+                t.report()
+            })
+        });
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = bench
+}
+criterion_main!(benches);
