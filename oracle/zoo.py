@@ -889,7 +889,6 @@ def probes_for(spec: Export, ep: torch.export.ExportedProgram) -> list[tuple[str
     symbols = [e for _, _, e in dims if isinstance(e, sympy.Symbol)]
     if symbols:
         sym = symbols[0]
-        example = next(leaves[i].shape[d] for i, d, e in dims if e == sym)
         vr = ep.range_constraints.get(sym)
 
         def resized(value: int) -> tuple:
@@ -915,7 +914,6 @@ def probes_for(spec: Export, ep: torch.export.ExportedProgram) -> list[tuple[str
                 probes.append(("dim-below-min", *resized(int(lo) - 1)))
             if _finite(hi):
                 probes.append(("dim-above-max", *resized(int(hi) + 1)))
-        del example
 
     derived = [(i, d) for i, d, e in dims
                if not isinstance(e, int) and not isinstance(e, sympy.Symbol)]
