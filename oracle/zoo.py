@@ -57,6 +57,7 @@ class Export:
     preserve: tuple = ()             # preserve_module_call_signature
     probes: list = dataclasses.field(default_factory=list)  # extra (kind, args, kwargs)
     keep_debug_meta: bool = True        # stack_trace, from_node, torch_fn
+    edit: Callable[[Any], None] | None = None   # graph surgery on the final program
 
 
 ZOO: list[Entry] = []
@@ -671,6 +672,49 @@ def _() -> Export:
                   decompose=True, keep_debug_meta=False)
 
 
+# pass-targets: a decomposed program edited by hand so that
+# remove-unnecessary-copy has work to do: the buffer mutation is written
+# back through aten.copy.default (run_decompositions already runs that pass,
+# so exported programs never keep such a copy). The edit is graph surgery on
+# the ExportedProgram before saving, meta["val"] copied so the verifier and
+# the serializer accept it. (Duplicate getitem nodes, the work of
+# common-getitem-elimination, cannot be saved: the schema has no getitem
+# nodes, and the reader makes one per output of a multi-output node.)
+@program("pass-targets")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("state", torch.zeros(2))
+
+        def forward(self, x):
+            a, b = torch.split(x, 2)
+            self.state.copy_(a * 2)
+            return a + b
+
+    def edit(ep: Any) -> None:
+        graph = ep.graph
+        out = graph.output_node()
+        sig = ep.graph_signature
+        mutated = sig.buffers_to_mutate
+        placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+        buffer_inputs = {target: name for name, target in sig.inputs_to_buffers.items()}
+        outs = list(out.args[0])
+        for i, value in enumerate(outs):
+            if isinstance(value, torch.fx.Node) and value.name in mutated:
+                target = mutated[value.name]
+                with graph.inserting_before(out):
+                    copy = graph.call_function(torch.ops.aten.copy.default,
+                                               (placeholders[buffer_inputs[target]], value))
+                copy.meta = dict(value.meta)
+                outs[i] = copy
+                sig.output_specs[i].arg.name = copy.name
+        out.args = (tuple(outs),)
+        graph.lint()
+        ep.graph_module.recompile()
+    return Export(M(), (T(4),), decompose=True, edit=edit)
+
+
 # ---------------------------------------------------------------------------
 # Export and save.
 # ---------------------------------------------------------------------------
@@ -686,6 +730,8 @@ def export_entry(entry: Entry) -> tuple[Export, torch.export.ExportedProgram]:
                              preserve_module_call_signature=spec.preserve)
     if spec.decompose:
         ep = ep.run_decompositions()
+    if spec.edit is not None:
+        spec.edit(ep)
     normalize_metadata(ep, spec.keep_debug_meta)
     return spec, ep
 
@@ -843,7 +889,6 @@ def probes_for(spec: Export, ep: torch.export.ExportedProgram) -> list[tuple[str
     symbols = [e for _, _, e in dims if isinstance(e, sympy.Symbol)]
     if symbols:
         sym = symbols[0]
-        example = next(leaves[i].shape[d] for i, d, e in dims if e == sym)
         vr = ep.range_constraints.get(sym)
 
         def resized(value: int) -> tuple:
@@ -869,7 +914,6 @@ def probes_for(spec: Export, ep: torch.export.ExportedProgram) -> list[tuple[str
                 probes.append(("dim-below-min", *resized(int(lo) - 1)))
             if _finite(hi):
                 probes.append(("dim-above-max", *resized(int(hi) + 1)))
-        del example
 
     derived = [(i, d) for i, d, e in dims
                if not isinstance(e, int) and not isinstance(e, sympy.Symbol)]
