@@ -27,6 +27,12 @@ pub enum Node {
     IntOo {
         neg: bool,
     },
+    /// sympy's `oo` / `-oo` (what a Float overflow or `ToFloat(int_oo)` gives).
+    Inf {
+        neg: bool,
+    },
+    /// sympy's `nan` (`int_oo - int_oo`, `0*int_oo`, ...).
+    NaN,
     /// `sympy.Symbol("name#uid")`, with no assumptions. The value range the
     /// spec ShapeEnv registers for it (`var_to_range`) rides along; it is
     /// not part of sympy's equality, but names are unique per case.
@@ -75,6 +81,8 @@ pub enum Func {
     ToFloat,
     BitwiseAnd,
     BitwiseOr,
+    PowByNatural,
+    FloatPow,
 }
 
 impl Func {
@@ -88,6 +96,8 @@ impl Func {
             Func::ToFloat => "ToFloat",
             Func::BitwiseAnd => "BitwiseFn_bitwise_and",
             Func::BitwiseOr => "BitwiseFn_bitwise_or",
+            Func::PowByNatural => "PowByNatural",
+            Func::FloatPow => "FloatPow",
         }
     }
 
@@ -102,6 +112,8 @@ impl Func {
             | Func::FloatTrueDiv => Some(35),
             Func::BitwiseAnd => Some(38),
             Func::BitwiseOr => Some(36),
+            Func::PowByNatural => Some(50),
+            Func::FloatPow => Some(60),
             Func::ToFloat => None,
         }
     }
@@ -169,7 +181,10 @@ pub fn boolean(b: bool) -> Ex {
 
 impl Node {
     pub fn is_number(&self) -> bool {
-        matches!(self, Node::Int(_) | Node::Float(_) | Node::IntOo { .. })
+        matches!(
+            self,
+            Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN
+        )
     }
     pub fn as_int(&self) -> Option<&BigInt> {
         match self {
@@ -194,6 +209,8 @@ impl Node {
             Node::Int(_)
                 | Node::Float(_)
                 | Node::IntOo { .. }
+                | Node::Inf { .. }
+                | Node::NaN
                 | Node::Sym(_)
                 | Node::True
                 | Node::False
@@ -201,12 +218,28 @@ impl Node {
     }
 }
 
-/// A numeric value: sympy `Integer`, `Float`, or `int_oo`.
+/// A numeric value: sympy `Integer`, `Float`, `int_oo`, `oo` or `nan`.
 #[derive(Clone, Debug)]
 pub enum Num {
     Int(BigInt),
     Float(f64),
     IntOo(bool),
+    Inf(bool),
+    NaN,
+}
+
+/// `Float._new`: a Float result of arithmetic that is exactly zero is
+/// `S.Zero` (an Integer), an infinite one is `oo`, a NaN is `nan`.
+fn float_result(f: f64) -> Num {
+    if f == 0.0 {
+        Num::Int(BigInt::zero())
+    } else if f.is_nan() {
+        Num::NaN
+    } else if f.is_infinite() {
+        Num::Inf(f < 0.0)
+    } else {
+        Num::Float(f)
+    }
 }
 
 impl Num {
@@ -215,6 +248,8 @@ impl Num {
             Node::Int(i) => Some(Num::Int(i.clone())),
             Node::Float(f) => Some(Num::Float(*f)),
             Node::IntOo { neg } => Some(Num::IntOo(*neg)),
+            Node::Inf { neg } => Some(Num::Inf(*neg)),
+            Node::NaN => Some(Num::NaN),
             _ => None,
         }
     }
@@ -223,26 +258,29 @@ impl Num {
             Num::Int(i) => int(i.clone()),
             Num::Float(f) => float(*f),
             Num::IntOo(neg) => Rc::new(Node::IntOo { neg: *neg }),
+            Num::Inf(neg) => Rc::new(Node::Inf { neg: *neg }),
+            Num::NaN => Rc::new(Node::NaN),
         }
     }
     pub fn to_f64(&self) -> f64 {
         match self {
             Num::Int(i) => i.to_f64().unwrap_or(f64::INFINITY),
             Num::Float(f) => *f,
-            Num::IntOo(neg) => {
+            Num::IntOo(neg) | Num::Inf(neg) => {
                 if *neg {
                     f64::NEG_INFINITY
                 } else {
                     f64::INFINITY
                 }
             }
+            Num::NaN => f64::NAN,
         }
     }
     pub fn is_zero(&self) -> bool {
         match self {
             Num::Int(i) => i.is_zero(),
             Num::Float(f) => *f == 0.0,
-            Num::IntOo(_) => false,
+            _ => false,
         }
     }
     pub fn is_one(&self) -> bool {
@@ -252,25 +290,67 @@ impl Num {
         match self {
             Num::Int(i) => i.is_negative(),
             Num::Float(f) => *f < 0.0,
-            Num::IntOo(neg) => *neg,
+            Num::IntOo(neg) | Num::Inf(neg) => *neg,
+            Num::NaN => false,
         }
     }
+    pub fn is_positive(&self) -> bool {
+        match self {
+            Num::Int(i) => i.is_positive(),
+            Num::Float(f) => *f > 0.0,
+            Num::IntOo(neg) | Num::Inf(neg) => !*neg,
+            Num::NaN => false,
+        }
+    }
+    /// `is_finite` (an Integer, a Float, and `int_oo`, which says it is an
+    /// integer and so finite).
+    pub fn is_finite(&self) -> bool {
+        matches!(self, Num::Int(_) | Num::Float(_) | Num::IntOo(_))
+    }
+    /// Number addition: Integer/Float as sympy, `int_oo` as
+    /// torch/utils/_sympy/numbers.py `IntInfinity.__add__`.
     pub fn add(&self, o: &Num) -> PyResult<Num> {
         Ok(match (self, o) {
+            (Num::NaN, _) | (_, Num::NaN) => Num::NaN,
             (Num::Int(a), Num::Int(b)) => Num::Int(a + b),
-            (Num::IntOo(_), _) | (_, Num::IntOo(_)) => {
-                return Err(Raise::unsupported("int_oo arithmetic"))
+            (Num::IntOo(a), Num::IntOo(b)) | (Num::Inf(a), Num::Inf(b)) => {
+                if a == b {
+                    self.clone()
+                } else {
+                    Num::NaN
+                }
             }
-            _ => Num::Float(self.to_f64() + o.to_f64()),
+            (Num::IntOo(_), Num::Inf(_)) | (Num::Inf(_), Num::IntOo(_)) => {
+                return Err(Raise::unsupported("int_oo plus oo"))
+            }
+            (Num::IntOo(_), _) | (Num::Inf(_), _) => self.clone(),
+            (_, Num::IntOo(_)) | (_, Num::Inf(_)) => o.clone(),
+            _ => float_result(self.to_f64() + o.to_f64()),
         })
     }
+    /// Number multiplication (`IntInfinity.__mul__` for `int_oo`).
     pub fn mul(&self, o: &Num) -> PyResult<Num> {
         Ok(match (self, o) {
+            (Num::NaN, _) | (_, Num::NaN) => Num::NaN,
             (Num::Int(a), Num::Int(b)) => Num::Int(a * b),
-            (Num::IntOo(_), _) | (_, Num::IntOo(_)) => {
-                return Err(Raise::unsupported("int_oo arithmetic"))
+            (Num::IntOo(_), Num::Inf(_)) | (Num::Inf(_), Num::IntOo(_)) => {
+                return Err(Raise::unsupported("int_oo times oo"))
             }
-            _ => Num::Float(self.to_f64() * o.to_f64()),
+            (Num::IntOo(n), x) | (x, Num::IntOo(n)) => {
+                if x.is_zero() {
+                    Num::NaN
+                } else {
+                    Num::IntOo(*n != x.is_negative())
+                }
+            }
+            (Num::Inf(n), x) | (x, Num::Inf(n)) => {
+                if x.is_zero() {
+                    Num::NaN
+                } else {
+                    Num::Inf(*n != x.is_negative())
+                }
+            }
+            _ => float_result(self.to_f64() * o.to_f64()),
         })
     }
     pub fn neg(&self) -> Num {
@@ -278,24 +358,31 @@ impl Num {
             Num::Int(i) => Num::Int(-i),
             Num::Float(f) => Num::Float(-f),
             Num::IntOo(n) => Num::IntOo(!n),
+            Num::Inf(n) => Num::Inf(!n),
+            Num::NaN => Num::NaN,
         }
     }
-    /// Exact numeric comparison (sympy compares Integer with Float exactly).
+    /// Exact numeric comparison (sympy compares Integer with Float exactly);
+    /// `int_oo` sits just below `oo`.
     pub fn num_cmp(&self, o: &Num) -> Option<std::cmp::Ordering> {
-        use std::cmp::Ordering;
+        fn rank(n: &Num) -> i8 {
+            match n {
+                Num::Inf(true) => -2,
+                Num::IntOo(true) => -1,
+                Num::IntOo(false) => 1,
+                Num::Inf(false) => 2,
+                _ => 0,
+            }
+        }
+        if matches!(self, Num::NaN) || matches!(o, Num::NaN) {
+            return None;
+        }
+        let (ra, rb) = (rank(self), rank(o));
+        if ra != 0 || rb != 0 {
+            return Some(ra.cmp(&rb));
+        }
         match (self, o) {
             (Num::Int(a), Num::Int(b)) => Some(a.cmp(b)),
-            (Num::IntOo(a), Num::IntOo(b)) => Some(b.cmp(a)),
-            (Num::IntOo(n), _) => Some(if *n {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            }),
-            (_, Num::IntOo(n)) => Some(if *n {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            }),
             (Num::Int(a), Num::Float(b)) => crate::pyval::Value::Int(a.clone())
                 .as_number()
                 .and_then(|x| x.num_cmp(&crate::pyval::Value::Float(*b).as_number()?)),
@@ -303,6 +390,7 @@ impl Num {
                 .num_cmp(&Num::Float(*a))
                 .map(|o| o.reverse()),
             (Num::Float(a), Num::Float(b)) => a.partial_cmp(b),
+            _ => None,
         }
     }
 }
@@ -362,18 +450,23 @@ fn attach_coeff(c: &Num, rest: &Ex) -> Ex {
 /// `sympy.Add(*args)` (Add.flatten): flatten nested sums, add up the
 /// numbers, collect terms with equal non-numeric part, drop zeros.
 pub fn add(args: &[Ex]) -> PyResult<Ex> {
-    let mut coeff: Option<Num> = None;
+    // AssocOp.__new__ drops the identity (Integer 0) before flattening, so a
+    // lone Float 0.0 survives while `0.0 + 0.0` folds to Integer 0.
+    let args: Vec<Ex> = args.iter().filter(|a| !a.is_int_value(0)).cloned().collect();
+    match args.len() {
+        0 => return Ok(int(0)),
+        1 => return Ok(args[0].clone()),
+        _ => {}
+    }
+    let mut coeff = Num::Int(BigInt::zero());
     let mut terms: Vec<(Ex, Num)> = Vec::new();
     let mut flat = Vec::new();
-    for a in args {
+    for a in &args {
         flat.extend(add_args(a));
     }
     for a in flat {
         if let Some(n) = Num::of(&a) {
-            coeff = Some(match coeff {
-                None => n,
-                Some(c) => c.add(&n)?,
-            });
+            coeff = coeff.add(&n)?;
             continue;
         }
         let (c, rest) = as_coeff_mul(&a);
@@ -382,21 +475,26 @@ pub fn add(args: &[Ex]) -> PyResult<Ex> {
             None => terms.push((rest, c)),
         }
     }
+    if matches!(coeff, Num::NaN) {
+        return Ok(coeff.to_ex());
+    }
     let mut out: Vec<Ex> = Vec::new();
-    let float_zero = matches!(coeff, Some(Num::Float(_)));
     for (rest, c) in terms {
         if c.is_zero() {
-            // A Float zero coefficient keeps the float-ness in sympy only
-            // through the numeric term; dropping the term is what Add does.
             continue;
+        }
+        if !c.is_finite() {
+            return Err(Raise::unsupported("an infinite coefficient in a sum"));
         }
         out.push(attach_coeff(&c, &rest));
     }
+    if matches!(coeff, Num::Inf(_)) && !out.is_empty() {
+        // Add.flatten drops the terms oo absorbs, by their assumptions.
+        return Err(Raise::unsupported("oo plus symbolic terms"));
+    }
     super::order::sort_canonical(&mut out);
-    if let Some(c) = coeff {
-        if !c.is_zero() || (float_zero && out.is_empty()) {
-            out.insert(0, c.to_ex());
-        }
+    if !coeff.is_zero() {
+        out.insert(0, coeff.to_ex());
     }
     Ok(match out.len() {
         0 => int(0),
@@ -440,6 +538,14 @@ fn make_pow(base: &Ex, exp: &BigInt) -> Ex {
 /// bases by adding exponents, and distribute a number over a sum when the
 /// product has exactly two factors (`2*(a + 1)` is `2*a + 2`).
 pub fn mul(args: &[Ex]) -> PyResult<Ex> {
+    // AssocOp.__new__ drops the identity (Integer 1) first.
+    let args: Vec<Ex> = args.iter().filter(|a| !a.is_int_value(1)).cloned().collect();
+    match args.len() {
+        0 => return Ok(int(1)),
+        1 => return Ok(args[0].clone()),
+        _ => {}
+    }
+    let args = &args[..];
     // Mul.flatten's two-argument special case: Rational * Add distributes.
     if args.len() == 2 {
         let (a, b) = (&args[0], &args[1]);
@@ -449,6 +555,9 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
             (a, b)
         };
         if let (Node::Int(n), Node::Add(terms)) = (&**num, &**other) {
+            if n.is_zero() {
+                return Ok(int(0));
+            }
             if n.is_one() {
                 return Ok(other.clone());
             }
@@ -478,7 +587,7 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
             None => powers.push((b, e)),
         }
     }
-    if coeff.is_zero() {
+    if coeff.is_zero() || matches!(coeff, Num::NaN) {
         return Ok(coeff.to_ex());
     }
     let mut out: Vec<Ex> = Vec::new();
@@ -497,9 +606,22 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
     }
     // A number times a single sum distributes (the two-argument rule above
     // applied to the folded product).
+    if matches!(coeff, Num::Inf(_)) {
+        return Err(Raise::unsupported("oo times symbolic factors"));
+    }
+    // Mul.flatten's last step: a finite number times a single sum
+    // distributes (`1.5*(a + 1)` is `1.5*a + 1.5`, `int_oo*(a + 1)` too).
     if out.len() == 1 {
-        if let (Num::Int(_), Node::Add(_)) = (&coeff, &*out[0]) {
-            return mul(&[coeff.to_ex(), out[0].clone()]);
+        if let Node::Add(terms) = &*out[0] {
+            if let Num::Int(_) = coeff {
+                return mul(&[coeff.to_ex(), out[0].clone()]);
+            }
+            let mut dist = Vec::new();
+            for t in terms {
+                let (tc, rest) = as_coeff_mul(t);
+                dist.push(attach_coeff(&coeff.mul(&tc)?, &rest));
+            }
+            return add(&dist);
         }
     }
     if !coeff.is_one() {
@@ -525,7 +647,10 @@ pub fn pow_int(base: &Ex, n: &BigInt) -> PyResult<Ex> {
                 .ok_or_else(|| Raise::unsupported("a huge integer power"))?;
             Ok(int(num_traits::pow(b.clone(), e as usize)))
         }
-        Node::Float(_) => Err(Raise::unsupported("a power of a Float")),
+        Node::Float(_) | Node::Inf { .. } => Err(Raise::unsupported("a power of a Float")),
+        // IntInfinity._eval_power: a positive exponent keeps int_oo.
+        Node::IntOo { neg: false } | Node::NaN => Ok(base.clone()),
+        Node::IntOo { neg: true } => Err(Raise::unsupported("a power of -int_oo")),
         Node::Mul(args) => {
             let mut out = Vec::new();
             for a in args {
@@ -539,6 +664,134 @@ pub fn pow_int(base: &Ex, n: &BigInt) -> PyResult<Ex> {
         },
         _ => Ok(make_pow(base, n)),
     }
+}
+
+/// `safe_pow(base, exp)` (torch/utils/_sympy/functions.py): Python ints,
+/// but a magnitude past `sys.maxsize` at any squaring step is `int_oo`
+/// (signed by the base's sign for an odd exponent).
+fn safe_pow(base: &BigInt, exp: &BigInt) -> PyResult<Num> {
+    /// `_safe_pow` on a non-negative base; `None` is `int_oo`.
+    fn unsigned(base: &BigInt, exp: &BigInt, max: &BigInt) -> Option<BigInt> {
+        if exp.is_zero() {
+            return Some(BigInt::one());
+        }
+        let half = unsigned(base, &(exp / 2), max)?;
+        let mut r = &half * &half;
+        if r > *max {
+            return None;
+        }
+        if exp.is_odd() {
+            r *= base;
+            if r > *max {
+                return None;
+            }
+        }
+        Some(r)
+    }
+    if exp.is_negative() {
+        return Err(Raise::value_error("Exponent must be non-negative."));
+    }
+    let neg = base.is_negative() && exp.is_odd();
+    Ok(match unsigned(&base.abs(), exp, &BigInt::from(i64::MAX)) {
+        Some(r) => Num::Int(if neg { -r } else { r }),
+        None => Num::IntOo(neg),
+    })
+}
+
+/// `PowByNatural(base, exp)` with its `eval`.
+pub fn pow_by_natural(base: &Ex, exp: &Ex) -> PyResult<Ex> {
+    if let (Node::Int(b), Node::Int(e)) = (&**base, &**exp) {
+        return Ok(safe_pow(b, e)?.to_ex());
+    }
+    if let Node::Int(e) = &**exp {
+        // "Rely on regular sympy Pow for this".
+        if e.is_negative() {
+            return Err(Raise::unsupported("a negative integer power"));
+        }
+        return pow_int(base, e);
+    }
+    if matches!(**exp, Node::IntOo { neg: false } | Node::Inf { neg: false }) {
+        let fb = facts(base);
+        if fb.nonneg() == Some(true) {
+            return Ok(Rc::new(Node::IntOo { neg: false }));
+        }
+        if fb.neg == Some(true) {
+            return Err(Raise::unsupported("zoo"));
+        }
+    }
+    Ok(func(Func::PowByNatural, vec![base.clone(), exp.clone()]))
+}
+
+/// CPython's `float ** float` when the result is complex (a negative base
+/// to a non-integer power): `complex.__pow__`'s `_Py_c_pow`, as `repr`.
+fn complex_pow_repr(a: f64, b: f64) -> String {
+    let vabs = a.abs();
+    let len = vabs.powf(b);
+    let at = 0.0f64.atan2(a);
+    let phase = at * b;
+    let (re, im) = (len * phase.cos(), len * phase.sin());
+    let r = crate::pyval::float_repr;
+    let im_s = if im.is_nan() { "nan".to_string() } else { r(im) };
+    if re == 0.0 && re.is_sign_positive() {
+        format!("{im_s}j")
+    } else {
+        let sign = if im_s.starts_with('-') { "" } else { "+" };
+        format!("({}{sign}{im_s}j)", r(re))
+    }
+}
+
+/// `FloatPow(base, exp)`: two numbers fold through Python's float `**`.
+pub fn float_pow(base: &Ex, exp: &Ex) -> PyResult<Ex> {
+    if let (Some(b), Some(e)) = (Num::of(base), Num::of(exp)) {
+        if matches!(b, Num::NaN) || matches!(e, Num::NaN) {
+            return Err(Raise::unsupported("FloatPow of nan"));
+        }
+        let (x, y) = (b.to_f64(), e.to_f64());
+        if x == 0.0 && y < 0.0 {
+            return Err(zero_division("0.0 cannot be raised to a negative power"));
+        }
+        if x < 0.0 && x.is_finite() && y.is_finite() && y.fract() != 0.0 {
+            return Err(Raise::type_error(format!(
+                "cannot create mpf from {}",
+                complex_pow_repr(x, y)
+            )));
+        }
+        let r = x.powf(y);
+        if r.is_infinite() && x.is_finite() && y.is_finite() {
+            return Err(Raise::new("OverflowError", "(34, 'Numerical result out of range')"));
+        }
+        // sympy.Float(r): a zero stays Float 0.0; inf is oo.
+        return Ok(if r.is_infinite() {
+            Rc::new(Node::Inf { neg: r < 0.0 })
+        } else if r.is_nan() {
+            Rc::new(Node::NaN)
+        } else {
+            float(r)
+        });
+    }
+    Ok(func(Func::FloatPow, vec![base.clone(), exp.clone()]))
+}
+
+/// `expr.atoms(FloorDiv)` is not empty.
+pub fn contains_floordiv(e: &Ex) -> bool {
+    match &**e {
+        Node::Fn(Func::FloorDiv, _) => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
+            a.iter().any(contains_floordiv)
+        }
+        Node::Pow(a, b) | Node::Rel(_, a, b) => contains_floordiv(a) || contains_floordiv(b),
+        Node::Not(a) => contains_floordiv(a),
+        _ => false,
+    }
+}
+
+/// `TypeError` of a BooleanAtom in arithmetic (`BooleanAtom._noop`).
+fn boolean_atom_error() -> Raise {
+    Raise::type_error("BooleanAtom not allowed in this context.")
+}
+
+fn is_bool_atom(e: &Ex) -> bool {
+    matches!(**e, Node::True | Node::False)
 }
 
 // ---------------------------------------------------------------------------
@@ -619,12 +872,21 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     if fd.zero == Some(true) {
         return Err(zero_division("division by zero"));
     }
-    if matches!(**base, Node::IntOo { .. }) || matches!(**divisor, Node::IntOo { .. }) {
-        return Err(Raise::unsupported("FloorDiv with int_oo"));
+    let infinite = |e: &Ex| matches!(**e, Node::IntOo { .. } | Node::Inf { .. });
+    if infinite(base) && infinite(divisor) || matches!(**base, Node::NaN) || matches!(**divisor, Node::NaN) {
+        return Ok(Rc::new(Node::NaN));
     }
     let fb = facts(base);
     if fb.zero == Some(true) {
         return Ok(int(0));
+    }
+    // A BooleanAtom operand (`a // True`) reaches arithmetic (`p / gcd`,
+    // `term / divisor`, `base.args[1] * divisor`) and raises there.
+    if is_bool_atom(base) || is_bool_atom(divisor) {
+        if base == divisor {
+            return Ok(int(1));
+        }
+        return Err(boolean_atom_error());
     }
     if fb.integer == Some(true) && divisor.is_int_value(1) {
         return Ok(base.clone());
@@ -638,8 +900,25 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     if let (Node::Int(b), Node::Int(d)) = (&**base, &**divisor) {
         return Ok(int(b.div_floor(d)));
     }
+    if base.is_number() && divisor.is_number() && (infinite(base) || infinite(divisor)) {
+        let r = Num::of(base).expect("number").to_f64() / Num::of(divisor).expect("number").to_f64();
+        return Ok(if r == f64::INFINITY {
+            Rc::new(Node::IntOo { neg: false })
+        } else if r == f64::NEG_INFINITY {
+            Rc::new(Node::IntOo { neg: true })
+        } else if r.is_nan() {
+            Rc::new(Node::NaN)
+        } else {
+            int(crate::pyval::float_to_bigint(r.floor()).expect("finite"))
+        });
+    }
     if base.is_number() && divisor.is_number() {
         return Err(Raise::unsupported("FloorDiv of Floats"));
+    }
+    if has_infinity(base) || has_infinity(divisor) {
+        if matches!(**divisor, Node::Add(_)) || !matches!(**divisor, Node::Int(_) | Node::Sym(_) | Node::IntOo { .. }) {
+            return Err(Raise::unsupported("FloorDiv's gcd with int_oo"));
+        }
     }
     if let Node::Fn(Func::FloorDiv, a) = &**base {
         let d = mul(&[a[1].clone(), divisor.clone()])?;
@@ -702,6 +981,45 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     Ok(func(Func::FloorDiv, vec![base.clone(), divisor.clone()]))
 }
 
+/// Whether an infinity or nan occurs in `e`.
+pub fn has_infinity(e: &Ex) -> bool {
+    match &**e {
+        Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
+            a.iter().any(has_infinity)
+        }
+        Node::Pow(a, b) | Node::Rel(_, a, b) => has_infinity(a) || has_infinity(b),
+        Node::Not(a) => has_infinity(a),
+        _ => false,
+    }
+}
+
+/// The class name Python reports for a sympy Boolean in an operator error.
+fn boolean_class_name(e: &Ex) -> &'static str {
+    match &**e {
+        Node::True => "BooleanTrue",
+        Node::False => "BooleanFalse",
+        Node::Rel(op, ..) => op.class_name(),
+        Node::And(_) => "And",
+        Node::Or(_) => "Or",
+        _ => "Not",
+    }
+}
+
+/// Python float `%` as sympy's `Float.__mod__` does it: an integral ratio
+/// gives Float 0.0, otherwise the floored remainder (sign of the divisor).
+fn float_mod(x: f64, y: f64) -> Num {
+    let r = x / y;
+    if r.is_finite() && r.fract() == 0.0 {
+        return Num::Float(0.0);
+    }
+    let mut m = x % y;
+    if m != 0.0 && ((y < 0.0) != (m < 0.0)) {
+        m += y;
+    }
+    float_result(m)
+}
+
 /// `Some(k)` when `base == k*divisor` for an integer `k`.
 fn integer_multiple(base: &Ex, divisor: &Ex) -> PyResult<Option<Ex>> {
     let (bt, dt) = (add_args(base), add_args(divisor));
@@ -759,24 +1077,45 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
     if fq.zero == Some(true) {
         return Err(zero_division("Modulo by zero"));
     }
-    if p.is_int_value(0) || p == q || *p == neg(q)? || q.is_int_value(1) {
+    if p.is_int_value(0) {
+        return Ok(int(0));
+    }
+    // `p in (q, -q)` negates q first: a sympy Boolean has no `__neg__`.
+    if q.is_boolean() {
+        return Err(Raise::type_error(format!(
+            "bad operand type for unary -: '{}'",
+            boolean_class_name(q)
+        )));
+    }
+    if p.is_boolean() {
+        return Err(Raise::unsupported("Mod of a Boolean"));
+    }
+    if p == q || *p == neg(q)? || q.is_int_value(1) {
         return Ok(int(0));
     }
     if let (Some(a), Some(b)) = (Num::of(p), Num::of(q)) {
-        return match (a, b) {
-            (Num::Int(a), Num::Int(b)) => {
-                if !python {
-                    if a.is_negative() {
-                        return Err(Raise::new("AssertionError", a.to_string()));
-                    }
-                    if b < BigInt::one() {
-                        return Err(Raise::new("AssertionError", b.to_string()));
-                    }
-                }
-                Ok(int(a.mod_floor(&b)))
+        if !python {
+            // `if p < 0: raise AssertionError(p)`; `if q < 1: ...(q)`.
+            if a.is_negative() {
+                return Err(Raise::new("AssertionError", super::print::sstr(p)));
             }
-            _ => Err(Raise::unsupported("Mod of Floats")),
+            if b.num_cmp(&Num::Int(BigInt::one())) == Some(std::cmp::Ordering::Less) {
+                return Err(Raise::new("AssertionError", super::print::sstr(q)));
+            }
+        }
+        return match (a, b) {
+            (Num::Int(a), Num::Int(b)) => Ok(int(a.mod_floor(&b))),
+            // IntInfinity.__mod__ / __rmod__: nan.
+            (Num::IntOo(_), _) | (_, Num::IntOo(_)) => Ok(Rc::new(Node::NaN)),
+            (Num::Float(_), Num::Int(_) | Num::Float(_)) | (Num::Int(_), Num::Float(_)) => {
+                let (x, y) = (Num::of(p).expect("n").to_f64(), Num::of(q).expect("n").to_f64());
+                Ok(float_mod(x, y).to_ex())
+            }
+            _ => Err(Raise::unsupported("Mod of an infinity")),
         };
+    }
+    if has_infinity(p) || has_infinity(q) {
+        return Err(Raise::unsupported("Mod with int_oo"));
     }
     if q.is_int_value(2) {
         match is_even(p) {
@@ -814,8 +1153,11 @@ pub fn int_truediv(a: &Ex, b: &Ex) -> PyResult<Ex> {
             return Ok(float(f));
         }
     }
-    if a.is_number() && b.is_number() {
-        return Err(Raise::unsupported("IntTrueDiv with int_oo"));
+    if let (Some(x), Some(y)) = (Num::of(a), Num::of(b)) {
+        if matches!(x, Num::IntOo(_)) || matches!(y, Num::IntOo(_)) {
+            return Ok(sympy_float(x.to_f64() / y.to_f64()));
+        }
+        return Err(Raise::unsupported("IntTrueDiv of these numbers"));
     }
     Ok(func(Func::IntTrueDiv, vec![a.clone(), b.clone()]))
 }
@@ -826,60 +1168,61 @@ pub fn float_truediv(a: &Ex, b: &Ex) -> PyResult<Ex> {
         return Err(zero_division("division by zero"));
     }
     if let (Some(x), Some(y)) = (Num::of(a), Num::of(b)) {
-        return Ok(float(x.to_f64() / y.to_f64()));
+        return Ok(sympy_float(x.to_f64() / y.to_f64()));
     }
     Ok(func(Func::FloatTrueDiv, vec![a.clone(), b.clone()]))
+}
+
+/// `sympy.Float(f)` of a Python float: inf is `oo`, nan is `nan`, a zero
+/// stays Float 0.0.
+fn sympy_float(f: f64) -> Ex {
+    if f.is_nan() {
+        Rc::new(Node::NaN)
+    } else if f.is_infinite() {
+        Rc::new(Node::Inf { neg: f < 0.0 })
+    } else {
+        float(f)
+    }
 }
 
 /// `ToFloat(x)`.
 pub fn to_float(a: &Ex) -> PyResult<Ex> {
     match &**a {
-        Node::Int(i) => Ok(float(i.to_f64().unwrap_or(f64::INFINITY))),
-        Node::Float(_) => Ok(a.clone()),
-        Node::IntOo { .. } => Err(Raise::unsupported("ToFloat(int_oo)")),
+        Node::Int(i) => match i.to_f64().filter(|f| f.is_finite()) {
+            Some(f) => Ok(float(f)),
+            None => Err(Raise::unsupported("ToFloat of a huge Integer")),
+        },
+        Node::Inf { .. } => Ok(a.clone()),
+        Node::IntOo { neg } => Ok(Rc::new(Node::Inf { neg: *neg })),
         _ => Ok(func(Func::ToFloat, vec![a.clone()])),
     }
 }
 
-/// `BitwiseFn_bitwise_and` / `_or`: fold two integers.
+/// `BitwiseFn_bitwise_and` / `_or` (`make_opaque_bitwise_fn`): two
+/// Booleans combine logically; a Boolean counts as 0/1 only to fold two
+/// integers (otherwise the unevaluated function keeps its original args).
 pub fn bitwise(and: bool, a: &Ex, b: &Ex) -> PyResult<Ex> {
-    let conv = |e: &Ex| -> Ex {
-        match &**e {
-            Node::True => int(1),
-            Node::False => int(0),
-            _ => e.clone(),
-        }
-    };
-    if a.is_boolean() && b.is_boolean() {
+    // `is_Boolean`: BooleanAtom and BooleanFunction, not a Relational.
+    let is_boolean_cls = |e: &Ex| matches!(**e, Node::True | Node::False | Node::And(_) | Node::Or(_) | Node::Not(_));
+    if is_boolean_cls(a) && is_boolean_cls(b) {
         return if and {
             logic_and(&[a.clone(), b.clone()])
         } else {
             logic_or(&[a.clone(), b.clone()])
         };
     }
-    if matches!(
-        **a,
-        Node::Rel(..) | Node::And(_) | Node::Or(_) | Node::Not(_)
-    ) || matches!(
-        **b,
-        Node::Rel(..) | Node::And(_) | Node::Or(_) | Node::Not(_)
-    ) {
-        // `1 if a else 0` on a relational raises in sympy... except that the
-        // check is `a.is_Boolean` first, which is only reached for atoms.
-        if !(matches!(**a, Node::True | Node::False) || matches!(**b, Node::True | Node::False)) {
-            return Ok(func(
-                if and {
-                    Func::BitwiseAnd
-                } else {
-                    Func::BitwiseOr
-                },
-                vec![a.clone(), b.clone()],
-            ));
-        }
-        return Err(Raise::unsupported("bitwise op on a relational and a bool"));
-    }
-    let (a, b) = (conv(a), conv(b));
-    if let (Node::Int(x), Node::Int(y)) = (&*a, &*b) {
+    let conv = |e: &Ex| -> PyResult<Ex> {
+        Ok(match &**e {
+            Node::True => int(1),
+            Node::False => int(0),
+            Node::And(_) | Node::Or(_) | Node::Not(_) => {
+                return Err(Raise::unsupported("bool() of a BooleanFunction"))
+            }
+            _ => e.clone(),
+        })
+    };
+    let (ca, cb) = (conv(a)?, conv(b)?);
+    if let (Node::Int(x), Node::Int(y)) = (&*ca, &*cb) {
         return Ok(int(if and { x & y } else { x | y }));
     }
     Ok(func(
@@ -888,7 +1231,7 @@ pub fn bitwise(and: bool, a: &Ex, b: &Ex) -> PyResult<Ex> {
         } else {
             Func::BitwiseOr
         },
-        vec![a, b],
+        vec![a.clone(), b.clone()],
     ))
 }
 
@@ -965,8 +1308,25 @@ pub fn rel_eval(op: Rel, l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
 
 /// `sympy.Eq(l, r)`, `sympy.Gt(l, r)`, ...
 pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
-    if !matches!(op, Rel::Eq | Rel::Ne) && (l.is_boolean() || r.is_boolean()) {
-        return Err(Raise::type_error("Invalid comparison of non-real"));
+    if !matches!(op, Rel::Eq | Rel::Ne) {
+        if matches!(**l, Node::NaN) || matches!(**r, Node::NaN) {
+            return Err(Raise::type_error("Invalid NaN comparison"));
+        }
+        // is_ge: `if not (isinstance(lhs, Expr) and isinstance(rhs, Expr))`.
+        if l.is_boolean() || r.is_boolean() {
+            return Err(Raise::type_error("Can only compare inequalities with Expr"));
+        }
+    } else if matches!(**l, Node::NaN) || matches!(**r, Node::NaN) {
+        return Err(Raise::unsupported("Eq with nan"));
+    }
+    if has_infinity(l) || has_infinity(r) {
+        if !(l.is_number() || r.is_number()) || !(l.is_atom() && r.is_atom()) {
+            // Only `x op int_oo` with an atom x is modelled.
+            let other = if l.is_number() { r } else { l };
+            if !(matches!(**other, Node::Sym(_)) || other.is_number()) {
+                return Err(Raise::unsupported("a relational with an infinity"));
+            }
+        }
     }
     Ok(match rel_eval(op, l, r)? {
         Some(b) => boolean(b),
@@ -1086,6 +1446,8 @@ pub fn as_boolean(e: &Ex) -> PyResult<Ex> {
     match &**e {
         Node::Int(i) if i.is_zero() => Ok(boolean(false)),
         Node::Int(i) if i.is_one() => Ok(boolean(true)),
+        // A Symbol is a Boolean too (its `is_zero` is unknown).
+        Node::Sym(_) => Ok(e.clone()),
         _ if e.is_boolean() => Ok(e.clone()),
         _ => Err(Raise::type_error(format!(
             "expecting bool or Boolean, not `{}`.",

@@ -54,14 +54,22 @@ impl Facts {
         let (pos, neg, zero) = match n {
             Num::Int(i) => (i.is_positive(), i.is_negative(), i.is_zero()),
             Num::Float(f) => (*f > 0.0, *f < 0.0, *f == 0.0),
-            Num::IntOo(neg) => (!neg, *neg, false),
+            Num::IntOo(neg) | Num::Inf(neg) => (!neg, *neg, false),
+            Num::NaN => return Facts::default(),
         };
         Facts {
             pos: Some(pos),
             neg: Some(neg),
             zero: Some(zero),
-            real: Some(!matches!(n, Num::IntOo(_))),
-            integer: Some(matches!(n, Num::Int(_))),
+            real: Some(matches!(n, Num::Int(_) | Num::Float(_))),
+            // A Float's `is_integer` is False when it has a fraction, else
+            // unknown (sympy 1.14: `Float(2.0).is_integer` is None).
+            integer: match n {
+                Num::Int(_) | Num::IntOo(_) => Some(true),
+                Num::Float(f) if f.fract() != 0.0 => Some(false),
+                Num::Inf(_) => Some(false),
+                _ => None,
+            },
         }
     }
 
@@ -100,7 +108,7 @@ fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
 /// The assumptions sympy derives for `e`.
 pub fn facts(e: &Ex) -> Facts {
     match &**e {
-        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => {
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => {
             Facts::number(&Num::of(e).expect("a number"))
         }
         // `sympy.Symbol(name)` without assumptions knows nothing.
@@ -159,7 +167,10 @@ pub fn facts(e: &Ex) -> Facts {
                 }
                 f
             }
-            Func::IntTrueDiv | Func::FloatTrueDiv | Func::ToFloat => Facts::real_only(false),
+            Func::IntTrueDiv | Func::FloatTrueDiv | Func::ToFloat | Func::FloatPow => {
+                Facts::real_only(false)
+            }
+            Func::PowByNatural => Facts::real_only(true),
             Func::BitwiseAnd | Func::BitwiseOr => Facts::default(),
         },
         _ => Facts::default(),
@@ -178,7 +189,12 @@ fn with_parity(e: &Ex, mut f: Facts) -> Facts {
 fn add_facts(args: &[Ex]) -> Facts {
     let fs: Vec<Facts> = args.iter().map(facts).collect();
     let real = fuzzy_all(fs.iter().map(|f| f.real));
-    let integer = fuzzy_all(fs.iter().map(|f| f.integer));
+    // Add._eval_is_integer: all integer is True; one non-integer among
+    // integers is False only for a Rational, which never arises here.
+    let integer = match fuzzy_all(fs.iter().map(|f| f.integer)) {
+        Some(false) => None,
+        x => x,
+    };
     let sign = |want_pos: bool| -> Option<bool> {
         let (mut strict, mut weak, mut opposite) = (false, false, false);
         for f in fs.iter().filter(|f| f.zero != Some(true)) {
@@ -225,7 +241,12 @@ fn add_facts(args: &[Ex]) -> Facts {
 fn mul_facts(args: &[Ex]) -> Facts {
     let fs: Vec<Facts> = args.iter().map(facts).collect();
     let real = fuzzy_all(fs.iter().map(|f| f.real));
-    let integer = fuzzy_all(fs.iter().map(|f| f.integer));
+    // Mul._eval_is_integer gives up (None) at a factor that is neither an
+    // integer nor a Rational: a Float, a ToFloat, ...
+    let integer = match fuzzy_all(fs.iter().map(|f| f.integer)) {
+        Some(false) => None,
+        x => x,
+    };
     let mut negs = 0;
     let mut known = true;
     let mut weak = false;
@@ -322,7 +343,7 @@ pub fn free_symbols(e: &Ex, out: &mut Vec<String>) {
 /// negative coefficient, or a sum whose (printed) first term is negative.
 pub fn could_extract_minus_sign(e: &Ex) -> bool {
     match &**e {
-        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => {
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => {
             Num::of(e).is_some_and(|n| n.is_negative())
         }
         Node::Mul(args) => Num::of(&args[0]).is_some_and(|n| n.is_negative()),
@@ -507,6 +528,108 @@ fn pow_ext(x: &Ext, n: &BigInt) -> Ext {
                 Ext::PosInf
             }
         }
+    }
+}
+
+/// One side of the `%` choice in `SymNode.mod` (sym_node.py):
+/// `expr.is_nonnegative or shape_env.bound_sympy(expr).lower >= 0`, with
+/// what that raises for a Boolean (its range's lower bound compared to 0)
+/// or a ToFloat of one (the value-range map asserts).
+pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
+    use crate::pyval::Raise;
+    if e.is_boolean() {
+        return Err(Raise::type_error(
+            "\nA Boolean argument can only be used in Eq and Ne; all other\nrelationals expect real expressions.",
+        ));
+    }
+    if facts(e).nonneg() == Some(true) {
+        return Ok(true);
+    }
+    if let Node::Fn(Func::ToFloat, a) = &**e {
+        if a[0].is_boolean() {
+            let lower = if matches!(*a[0], Node::True) { "True" } else { "False" };
+            if !matches!(*a[0], Node::True | Node::False | Node::Rel(..)) {
+                return Err(Raise::unsupported("the value range of ToFloat of a BooleanFunction"));
+            }
+            return Err(Raise::new("AssertionError", format!("ToFloat({lower})")));
+        }
+    }
+    if super::expr::has_infinity(e) && !e.is_number() {
+        return Err(Raise::unsupported("the value range of an expression with an infinity"));
+    }
+    if is_float_expr(e) {
+        return match float_bounds(e) {
+            Some((lo, _)) => Ok(lo >= 0.0),
+            None => Err(Raise::unsupported("the value range of this float expression")),
+        };
+    }
+    Ok(matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative()) || matches!(bounds(e).0, Ext::PosInf))
+}
+
+/// Whether `e` is a float-valued expression (a Float, a ToFloat, a float
+/// division or power somewhere in it).
+fn is_float_expr(e: &Ex) -> bool {
+    match &**e {
+        Node::Float(_) | Node::Inf { .. } => true,
+        Node::Fn(Func::ToFloat | Func::FloatTrueDiv | Func::IntTrueDiv | Func::FloatPow, _) => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) => a.iter().any(is_float_expr),
+        Node::Pow(b, _) => is_float_expr(b),
+        _ => false,
+    }
+}
+
+/// `bound_sympy` of a float expression (ValueRangeAnalysis with float
+/// arithmetic), for the node kinds modelled; `None` otherwise.
+fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
+    let ext_f = |x: &Ext| match x {
+        Ext::NegInf => f64::NEG_INFINITY,
+        Ext::PosInf => f64::INFINITY,
+        Ext::Fin(i) => num_traits::ToPrimitive::to_f64(i).unwrap_or(f64::NAN),
+    };
+    match &**e {
+        Node::Float(f) => Some((*f, *f)),
+        Node::Int(_) | Node::Sym(_) => {
+            let (l, h) = bounds(e);
+            Some((ext_f(&l), ext_f(&h)))
+        }
+        Node::Inf { neg } => {
+            let v = if *neg { f64::NEG_INFINITY } else { f64::INFINITY };
+            Some((v, v))
+        }
+        Node::Fn(Func::ToFloat, a) => {
+            if is_float_expr(&a[0]) || a[0].is_boolean() {
+                return None;
+            }
+            let (l, h) = bounds(&a[0]);
+            Some((ext_f(&l), ext_f(&h)))
+        }
+        Node::Add(args) => {
+            let (mut lo, mut hi) = (0.0f64, 0.0f64);
+            for a in args {
+                let (l, h) = float_bounds(a)?;
+                lo += l;
+                hi += h;
+            }
+            if lo.is_nan() || hi.is_nan() {
+                return None;
+            }
+            Some((lo, hi))
+        }
+        Node::Mul(args) => {
+            // coordinatewise_monotone_map with safe_mul (0 * inf is 0).
+            let safe_mul = |a: f64, b: f64| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
+            let mut acc = (1.0f64, 1.0f64);
+            for a in args {
+                let (l, h) = float_bounds(a)?;
+                let c = [safe_mul(acc.0, l), safe_mul(acc.0, h), safe_mul(acc.1, l), safe_mul(acc.1, h)];
+                acc = (
+                    c.iter().cloned().fold(f64::INFINITY, f64::min),
+                    c.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+                );
+            }
+            Some(acc)
+        }
+        _ => None,
     }
 }
 

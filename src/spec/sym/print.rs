@@ -38,7 +38,15 @@ fn precedence2(e: &Ex) -> u32 {
             }
         }
         // NegativeIntInfinity is a Number subclass with no special rule.
-        Node::IntOo { .. } => PREC_ATOM,
+        Node::IntOo { .. } | Node::NaN => PREC_ATOM,
+        // PRECEDENCE_VALUES lists NegativeInfinity at Add's precedence.
+        Node::Inf { neg } => {
+            if *neg {
+                PREC_ADD
+            } else {
+                PREC_ATOM
+            }
+        }
         Node::Sym(_) | Node::True | Node::False => PREC_ATOM,
         Node::Add(_) => PREC_ADD,
         // precedence_Mul: a factor that is a Function with a `precedence`
@@ -110,6 +118,8 @@ impl Printer {
             Node::Int(i) => out.push_str(&i.to_string()),
             Node::Float(f) => out.push_str(&float_str(*f, self.level > 1)),
             Node::IntOo { neg } => out.push_str(if *neg { "-int_oo" } else { "int_oo" }),
+            Node::Inf { neg } => out.push_str(if *neg { "-oo" } else { "oo" }),
+            Node::NaN => out.push_str("nan"),
             Node::Sym(s) => out.push_str(&s.name),
             Node::True => out.push_str("True"),
             Node::False => out.push_str("False"),
