@@ -488,9 +488,13 @@ pub fn add(args: &[Ex]) -> PyResult<Ex> {
         }
         out.push(attach_coeff(&c, &rest));
     }
-    if matches!(coeff, Num::Inf(_)) && !out.is_empty() {
-        // Add.flatten drops the terms oo absorbs, by their assumptions.
-        return Err(Raise::unsupported("oo plus symbolic terms"));
+    if let Num::Inf(neg) = coeff {
+        // Add.flatten: oo absorbs the terms that are real or of its sign.
+        out.retain(|t| {
+            let f = facts(t);
+            let same_sign = if neg { f.nonpos() } else { f.nonneg() };
+            !(same_sign == Some(true) || f.real == Some(true))
+        });
     }
     super::order::sort_canonical(&mut out);
     if !coeff.is_zero() {
@@ -508,6 +512,10 @@ pub fn sub(a: &Ex, b: &Ex) -> PyResult<Ex> {
 }
 
 pub fn neg(a: &Ex) -> PyResult<Ex> {
+    // `Number.__neg__` negates in place: `-Float(0.0)` stays a Float.
+    if let Some(n) = Num::of(a) {
+        return Ok(n.neg().to_ex());
+    }
     mul(&[int(-1), a.clone()])
 }
 
@@ -606,8 +614,24 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
     }
     // A number times a single sum distributes (the two-argument rule above
     // applied to the folded product).
-    if matches!(coeff, Num::Inf(_)) {
-        return Err(Raise::unsupported("oo times symbolic factors"));
+    if let Num::Inf(neg) = coeff {
+        // Mul.flatten: oo absorbs the factors of known sign.
+        let mut neg = neg;
+        out.retain(|t| {
+            let f = facts(t);
+            if f.pos == Some(true) {
+                return false;
+            }
+            if f.neg == Some(true) {
+                neg = !neg;
+                return false;
+            }
+            true
+        });
+        coeff = Num::Inf(neg);
+        if out.is_empty() {
+            return Ok(coeff.to_ex());
+        }
     }
     // Mul.flatten's last step: a finite number times a single sum
     // distributes (`1.5*(a + 1)` is `1.5*a + 1.5`, `int_oo*(a + 1)` too).
@@ -1105,8 +1129,10 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
         }
         return match (a, b) {
             (Num::Int(a), Num::Int(b)) => Ok(int(a.mod_floor(&b))),
-            // IntInfinity.__mod__ / __rmod__: nan.
-            (Num::IntOo(_), _) | (_, Num::IntOo(_)) => Ok(Rc::new(Node::NaN)),
+            // IntInfinity.__mod__ / __rmod__, and a Float mod of oo: nan.
+            (Num::IntOo(_) | Num::Inf(_), _) | (_, Num::IntOo(_) | Num::Inf(_)) => {
+                Ok(Rc::new(Node::NaN))
+            }
             (Num::Float(_), Num::Int(_) | Num::Float(_)) | (Num::Int(_), Num::Float(_)) => {
                 let (x, y) = (Num::of(p).expect("n").to_f64(), Num::of(q).expect("n").to_f64());
                 Ok(float_mod(x, y).to_ex())
@@ -1114,8 +1140,26 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
             _ => Err(Raise::unsupported("Mod of an infinity")),
         };
     }
+    // `r = p / q` is 0 for a Float zero `p` (0.0 times anything folds to
+    // Integer 0), and `r.is_integer` returns 0.
+    if matches!(**p, Node::Float(f) if f == 0.0) {
+        return Ok(int(0));
+    }
     if has_infinity(p) || has_infinity(q) {
-        return Err(Raise::unsupported("Mod with int_oo"));
+        // Modelled: `Mod(int_oo, x)` for a symbol x (`int_oo < x` is false),
+        // and an `oo` dividend over a real divisor (`oo < q` is false; the
+        // `sympy.Mod(p, q) == 0` test of PythonMod gives nan != 0). Other
+        // forms reach sympy's polynomial gcd.
+        let q_real = facts(q).real == Some(true) && !has_infinity(q);
+        match &**p {
+            Node::IntOo { neg: false } if !python && matches!(**q, Node::Sym(_)) => {}
+            Node::Inf { .. } if q_real => {}
+            _ => return Err(Raise::unsupported("Mod with int_oo (sympy's polynomial gcd)")),
+        }
+        return Ok(func(
+            if python { Func::PythonMod } else { Func::Mod },
+            vec![p.clone(), q.clone()],
+        ));
     }
     if q.is_int_value(2) {
         match is_even(p) {
@@ -1319,14 +1363,39 @@ pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
     } else if matches!(**l, Node::NaN) || matches!(**r, Node::NaN) {
         return Err(Raise::unsupported("Eq with nan"));
     }
-    if has_infinity(l) || has_infinity(r) {
-        if !(l.is_number() || r.is_number()) || !(l.is_atom() && r.is_atom()) {
-            // Only `x op int_oo` with an atom x is modelled.
-            let other = if l.is_number() { r } else { l };
-            if !(matches!(**other, Node::Sym(_)) || other.is_number()) {
-                return Err(Raise::unsupported("a relational with an infinity"));
-            }
+    if (has_infinity(l) || has_infinity(r)) && !(l.is_number() && r.is_number()) {
+        // Modelled: an infinity atom against an expression free of them,
+        // which sympy decides when that expression is real (or a Boolean,
+        // for Eq/Ne) and otherwise leaves unevaluated.
+        let (inf, other, inf_left) = if l.is_number() { (l, r, true) } else { (r, l, false) };
+        let Some(n) = Num::of(inf) else {
+            return Err(Raise::unsupported("a relational with an infinity inside"));
+        };
+        if has_infinity(other) || matches!(n, Num::NaN) {
+            return Err(Raise::unsupported("a relational with an infinity inside"));
         }
+        let decided = if other.is_boolean() {
+            match op {
+                Rel::Eq => Some(false),
+                Rel::Ne => Some(true),
+                _ => None,
+            }
+        } else if facts(other).real == Some(true) {
+            // inf_left: `inf op other`; an infinity compares past any real.
+            let inf_big = n.is_positive() == inf_left;
+            Some(match op {
+                Rel::Eq => false,
+                Rel::Ne => true,
+                Rel::Gt | Rel::Ge => inf_big,
+                Rel::Lt | Rel::Le => !inf_big,
+            })
+        } else {
+            None
+        };
+        return Ok(match decided {
+            Some(b) => boolean(b),
+            None => Rc::new(Node::Rel(op, l.clone(), r.clone())),
+        });
     }
     Ok(match rel_eval(op, l, r)? {
         Some(b) => boolean(b),

@@ -547,7 +547,7 @@ pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
     }
     if let Node::Fn(Func::ToFloat, a) = &**e {
         if a[0].is_boolean() {
-            let lower = if matches!(*a[0], Node::True) { "True" } else { "False" };
+            let lower = if rel_range_lower(&a[0]) { "True" } else { "False" };
             if !matches!(*a[0], Node::True | Node::False | Node::Rel(..)) {
                 return Err(Raise::unsupported("the value range of ToFloat of a BooleanFunction"));
             }
@@ -564,6 +564,28 @@ pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
         };
     }
     Ok(matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative()) || matches!(bounds(e).0, Ext::PosInf))
+}
+
+/// The lower end of a Boolean's value range (ValueRangeAnalysis `lt`,
+/// `eq` and their negations over the integer bounds): `true` when the
+/// ranges prove it.
+fn rel_range_lower(e: &Ex) -> bool {
+    use super::expr::Rel;
+    match &**e {
+        Node::True => true,
+        Node::Rel(op, l, r) => {
+            let (a, b) = (bounds(l), bounds(r));
+            match op {
+                Rel::Lt => a.1 < b.0,
+                Rel::Gt => b.1 < a.0,
+                Rel::Ge => a.0 >= b.1,
+                Rel::Le => b.0 >= a.1,
+                Rel::Eq => a.0 == a.1 && b.0 == b.1 && a.0 == b.0,
+                Rel::Ne => a.0 > b.1 || b.0 > a.1,
+            }
+        }
+        _ => false,
+    }
 }
 
 /// Whether `e` is a float-valued expression (a Float, a ToFloat, a float
