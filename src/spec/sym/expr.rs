@@ -1145,6 +1145,10 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
     if matches!(**p, Node::Float(f) if f == 0.0) {
         return Ok(int(0));
     }
+    // `r = p / q` is 0 for an infinite `q` (`1/int_oo` is 0).
+    if matches!(**q, Node::IntOo { .. }) && !p.is_number() {
+        return Ok(int(0));
+    }
     if has_infinity(p) || has_infinity(q) {
         // Modelled: `Mod(int_oo, x)` for a symbol x (`int_oo < x` is false),
         // and an `oo` dividend over a real divisor (`oo < q` is false; the
@@ -1152,7 +1156,7 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
         // forms reach sympy's polynomial gcd.
         let q_real = facts(q).real == Some(true) && !has_infinity(q);
         match &**p {
-            Node::IntOo { neg: false } if !python && matches!(**q, Node::Sym(_)) => {}
+            Node::IntOo { neg: false } if !python && !has_infinity(q) => {}
             Node::Inf { .. } if q_real => {}
             _ => return Err(Raise::unsupported("Mod with int_oo (sympy's polynomial gcd)")),
         }
@@ -1232,10 +1236,14 @@ fn sympy_float(f: f64) -> Ex {
 /// `ToFloat(x)`.
 pub fn to_float(a: &Ex) -> PyResult<Ex> {
     match &**a {
-        Node::Int(i) => match i.to_f64().filter(|f| f.is_finite()) {
-            Some(f) => Ok(float(f)),
-            None => Err(Raise::unsupported("ToFloat of a huge Integer")),
-        },
+        // `sympy.Float(int(n))` takes max(15, len(str(n))) digits of
+        // precision: past 15 digits it is no longer a double.
+        Node::Int(i) if i.abs() < BigInt::from(1_000_000_000_000_000i64) => {
+            Ok(float(i.to_f64().expect("small")))
+        }
+        Node::Int(_) => Err(Raise::unsupported(
+            "ToFloat of an Integer past 15 digits (a Float of more than 53 bits)",
+        )),
         Node::Inf { .. } => Ok(a.clone()),
         Node::IntOo { neg } => Ok(Rc::new(Node::Inf { neg: *neg })),
         _ => Ok(func(Func::ToFloat, vec![a.clone()])),
@@ -1326,6 +1334,12 @@ fn is_eq(l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
 
 /// `is_ge(lhs, rhs)`.
 fn is_ge(l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
+    if let (Some(Num::IntOo(x)), Some(Num::IntOo(y))) = (Num::of(l), Num::of(r)) {
+        // _n2: `int_oo - int_oo` is nan, not comparable; nothing decides.
+        if x == y {
+            return Ok(None);
+        }
+    }
     if let (Some(a), Some(b)) = (Num::of(l), Num::of(r)) {
         return Ok(a.num_cmp(&b).map(|o| o != std::cmp::Ordering::Less));
     }
@@ -1369,6 +1383,14 @@ pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
         // for Eq/Ne) and otherwise leaves unevaluated.
         let (inf, other, inf_left) = if l.is_number() { (l, r, true) } else { (r, l, false) };
         let Some(n) = Num::of(inf) else {
+            // An infinity inside a product or sum: is_ge needs both sides
+            // extended-real (and _n2 comparable numbers) to decide.
+            if !matches!(op, Rel::Eq | Rel::Ne)
+                && (facts(l).real != Some(true) || facts(r).real != Some(true))
+                && !has_infinity(if has_infinity(l) { r } else { l })
+            {
+                return Ok(Rc::new(Node::Rel(op, l.clone(), r.clone())));
+            }
             return Err(Raise::unsupported("a relational with an infinity inside"));
         };
         if has_infinity(other) || matches!(n, Num::NaN) {
@@ -1380,7 +1402,7 @@ pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
                 Rel::Ne => Some(true),
                 _ => None,
             }
-        } else if facts(other).real == Some(true) {
+        } else if matches!(n, Num::Inf(_)) && facts(other).real == Some(true) {
             // inf_left: `inf op other`; an infinity compares past any real.
             let inf_big = n.is_positive() == inf_left;
             Some(match op {

@@ -637,6 +637,23 @@ fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
             }
             Some((lo, hi))
         }
+        // ValueRangeAnalysis.truediv / int_truediv: unknown when the
+        // divisor's range holds 0 or both hold an infinity, else the corners.
+        Node::Fn(Func::FloatTrueDiv | Func::IntTrueDiv, args) => {
+            let (a, b) = (float_bounds(&args[0])?, float_bounds(&args[1])?);
+            let inf = |r: (f64, f64)| r.0.is_infinite() || r.1.is_infinite();
+            if (b.0 <= 0.0 && 0.0 <= b.1) || (inf(a) && inf(b)) {
+                return Some((f64::NEG_INFINITY, f64::INFINITY));
+            }
+            let c = [a.0 / b.0, a.0 / b.1, a.1 / b.0, a.1 / b.1];
+            if c.iter().any(|x| x.is_nan()) {
+                return None;
+            }
+            Some((
+                c.iter().cloned().fold(f64::INFINITY, f64::min),
+                c.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+            ))
+        }
         Node::Mul(args) => {
             // coordinatewise_monotone_map with safe_mul (0 * inf is 0).
             let safe_mul = |a: f64, b: f64| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };

@@ -53,7 +53,7 @@ impl PyObject for SymNode {
         }
     }
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
-        out.push_str(&print::sstr(&self.expr));
+        out.push_str(&print::format_expr(&self.expr));
         Ok(())
     }
     fn truth(&self) -> Option<PyResult<bool>> {
@@ -450,7 +450,7 @@ fn symint_method(op: Op, s: &Sym, other: &Operand, reflected: bool) -> PyResult<
                 }
                 _ => {
                     // `other >= 0` builds a SymBool, then `bool()` guards.
-                    user_magic(Magic::Rel(Rel::Ge), exponent, &Operand::Int(BigInt::from(0)), false)?;
+                    ge_zero_check(exponent)?;
                     Err(not_allowed("evaluate_sym_node"))
                 }
             }
@@ -552,8 +552,19 @@ fn floor_of(v: &Value) -> PyResult<Option<Value>> {
 
 /// `SymFloat.__pow__`: `torch._check(self >= 0)` guards on a SymBool.
 fn symfloat_pow(me: &Operand, _other: &Operand) -> PyResult<Option<Value>> {
-    user_magic(Magic::Rel(Rel::Ge), me, &Operand::Int(BigInt::from(0)), false)?;
+    ge_zero_check(me)?;
     Err(not_allowed("guard_or_defer_runtime_assert"))
+}
+
+/// What building `x >= 0` can raise before its `bool()` / `torch._check`
+/// guards: only a nan expression (`Invalid NaN comparison`).
+fn ge_zero_check(x: &Operand) -> PyResult<()> {
+    if let Operand::Sym(s) = x {
+        if matches!(*s.expr, Node::NaN) {
+            return Err(Raise::type_error("Invalid NaN comparison"));
+        }
+    }
+    Ok(())
 }
 
 /// `SymFloat.__rpow__(other)` (`other ** self`): `torch._check(other >= 0)`

@@ -74,6 +74,54 @@ fn precedence2(e: &Ex) -> u32 {
     }
 }
 
+/// `f"{expr}"`, as `SymNode.str` formats it: `str(expr)`, except that a
+/// Float goes through `Float.__format__`, `format(Decimal(str(self)), "")`
+/// (so `-1.18059162071741e+21` prints as `-1.18059162071741E+21`).
+pub fn format_expr(e: &Ex) -> String {
+    let s = sstr(e);
+    if matches!(**e, Node::Float(_)) {
+        return decimal_str(&s);
+    }
+    s
+}
+
+/// `str(decimal.Decimal(s))` for a sympy Float string (`[-]d.ddd[e±X]`).
+fn decimal_str(s: &str) -> String {
+    let (sign, body) = match s.strip_prefix('-') {
+        Some(b) => ("-", b),
+        None => ("", s),
+    };
+    let (mant, exp) = match body.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
+        None => (body, 0),
+    };
+    let (int_part, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let mut digits: String = format!("{int_part}{frac}");
+    let mut exponent = exp - frac.len() as i64;
+    // Decimal drops leading zeros of the coefficient (keeping one digit).
+    let trimmed = digits.trim_start_matches('0');
+    digits = if trimmed.is_empty() { "0".to_string() } else { trimmed.to_string() };
+    if digits == "0" && frac.is_empty() && exp == 0 {
+        exponent = 0;
+    }
+    let n = digits.len() as i64;
+    let adjusted = exponent + n - 1;
+    let out = if exponent <= 0 && adjusted >= -6 {
+        if exponent == 0 {
+            digits
+        } else if n + exponent > 0 {
+            let point = (n + exponent) as usize;
+            format!("{}.{}", &digits[..point], &digits[point..])
+        } else {
+            format!("0.{}{}", "0".repeat((-(n + exponent)) as usize), digits)
+        }
+    } else {
+        let rest = if n > 1 { format!(".{}", &digits[1..]) } else { String::new() };
+        format!("{}{rest}E{}{adjusted}", &digits[..1], if adjusted >= 0 { "+" } else { "" })
+    };
+    format!("{sign}{out}")
+}
+
 /// `str(expr)`.
 pub fn sstr(e: &Ex) -> String {
     let mut out = String::new();
