@@ -635,7 +635,7 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
     }
     // Mul.flatten's last step: a finite number times a single sum
     // distributes (`1.5*(a + 1)` is `1.5*a + 1.5`, `int_oo*(a + 1)` too).
-    if out.len() == 1 {
+    if out.len() == 1 && coeff.is_finite() {
         if let Node::Add(terms) = &*out[0] {
             if let Num::Int(_) = coeff {
                 return mul(&[coeff.to_ex(), out[0].clone()]);
@@ -1381,17 +1381,16 @@ pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
         // Modelled: an infinity atom against an expression free of them,
         // which sympy decides when that expression is real (or a Boolean,
         // for Eq/Ne) and otherwise leaves unevaluated.
-        let (inf, other, inf_left) = if l.is_number() { (l, r, true) } else { (r, l, false) };
-        let Some(n) = Num::of(inf) else {
-            // An infinity inside a product or sum: is_ge needs both sides
-            // extended-real (and _n2 comparable numbers) to decide.
-            if !matches!(op, Rel::Eq | Rel::Ne)
-                && (facts(l).real != Some(true) || facts(r).real != Some(true))
-                && !has_infinity(if has_infinity(l) { r } else { l })
-            {
+        let is_inf_atom = |e: &Ex| matches!(**e, Node::IntOo { .. } | Node::Inf { .. } | Node::NaN);
+        let (inf, other, inf_left) = if is_inf_atom(l) { (l, r, true) } else { (r, l, false) };
+        let Some(n) = Num::of(inf).filter(|_| is_inf_atom(inf)) else {
+            // An infinity inside a product or sum: Add/Mul.flatten already
+            // absorbed every term or factor of known sign into it, so the
+            // sign is unknown and is_ge cannot decide.
+            if !matches!(op, Rel::Eq | Rel::Ne) {
                 return Ok(Rc::new(Node::Rel(op, l.clone(), r.clone())));
             }
-            return Err(Raise::unsupported("a relational with an infinity inside"));
+            return Err(Raise::unsupported("an equality with an infinity inside"));
         };
         if has_infinity(other) || matches!(n, Num::NaN) {
             return Err(Raise::unsupported("a relational with an infinity inside"));

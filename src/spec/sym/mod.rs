@@ -631,8 +631,20 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
     }
     let (l, r) = if reflected { (other, me) } else { (me, other) };
     let (le, re) = (l.expr(), r.expr());
+    let numbers = (expr::Num::of(&le), expr::Num::of(&re));
     let e = match m {
         Magic::Add => expr::add(&[le, re])?,
+        // `operator.sub` / `operator.mul` on two sympy Numbers is Number
+        // arithmetic (`Float(0.0) - 0` is Integer 0), not AssocOp's
+        // identity filtering.
+        Magic::Sub if numbers.0.is_some() && numbers.1.is_some() => {
+            let (a, b) = (numbers.0.expect("n"), numbers.1.expect("n"));
+            a.add(&b.neg())?.to_ex()
+        }
+        Magic::Mul if numbers.0.is_some() && numbers.1.is_some() => {
+            let (a, b) = (numbers.0.expect("n"), numbers.1.expect("n"));
+            a.mul(&b)?.to_ex()
+        }
         Magic::Sub => expr::sub(&le, &re)?,
         Magic::Mul => expr::mul(&[le, re])?,
         Magic::Mod => {
