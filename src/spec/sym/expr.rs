@@ -483,10 +483,12 @@ pub fn add(args: &[Ex]) -> PyResult<Ex> {
         if c.is_zero() {
             continue;
         }
-        if !c.is_finite() {
-            return Err(Raise::unsupported("an infinite coefficient in a sum"));
+        match c {
+            Num::NaN => return Err(Raise::unsupported("a nan coefficient in a sum")),
+            // `Mul(c, s)` runs Mul's machinery (oo absorbs signed factors).
+            Num::Inf(_) if !matches!(*rest, Node::Mul(_)) => out.push(mul(&[c.to_ex(), rest])?),
+            _ => out.push(attach_coeff(&c, &rest)),
         }
-        out.push(attach_coeff(&c, &rest));
     }
     if let Num::Inf(neg) = coeff {
         // Add.flatten: oo absorbs the terms that are real or of its sign.
@@ -674,7 +676,8 @@ pub fn pow_int(base: &Ex, n: &BigInt) -> PyResult<Ex> {
         Node::Float(_) | Node::Inf { .. } => Err(Raise::unsupported("a power of a Float")),
         // IntInfinity._eval_power: a positive exponent keeps int_oo.
         Node::IntOo { neg: false } | Node::NaN => Ok(base.clone()),
-        Node::IntOo { neg: true } => Err(Raise::unsupported("a power of -int_oo")),
+        // NegativeIntInfinity._eval_power: the sign of an odd power stays.
+        Node::IntOo { neg: true } => Ok(Rc::new(Node::IntOo { neg: n.is_odd() })),
         Node::Mul(args) => {
             let mut out = Vec::new();
             for a in args {
@@ -771,7 +774,7 @@ pub fn float_pow(base: &Ex, exp: &Ex) -> PyResult<Ex> {
             return Err(Raise::unsupported("FloatPow of nan"));
         }
         let (x, y) = (b.to_f64(), e.to_f64());
-        if x == 0.0 && y < 0.0 {
+        if x == 0.0 && y < 0.0 && y.is_finite() {
             return Err(zero_division("0.0 cannot be raised to a negative power"));
         }
         if x < 0.0 && x.is_finite() && y.is_finite() && y.fract() != 0.0 {
@@ -1146,7 +1149,7 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
         return Ok(int(0));
     }
     // `r = p / q` is 0 for an infinite `q` (`1/int_oo` is 0).
-    if matches!(**q, Node::IntOo { .. }) && !p.is_number() {
+    if matches!(**q, Node::IntOo { .. } | Node::Inf { .. }) && !p.is_number() {
         return Ok(int(0));
     }
     if has_infinity(p) || has_infinity(q) {
@@ -1375,6 +1378,11 @@ pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
             return Err(Raise::type_error("Can only compare inequalities with Expr"));
         }
     } else if matches!(**l, Node::NaN) || matches!(**r, Node::NaN) {
+        // is_eq: only Booleans equal Booleans.
+        let other = if matches!(**l, Node::NaN) { r } else { l };
+        if other.is_boolean() {
+            return Ok(boolean(op == Rel::Ne));
+        }
         return Err(Raise::unsupported("Eq with nan"));
     }
     if (has_infinity(l) || has_infinity(r)) && !(l.is_number() && r.is_number()) {
@@ -1387,13 +1395,19 @@ pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
             // An infinity inside a product or sum: Add/Mul.flatten already
             // absorbed every term or factor of known sign into it, so the
             // sign is unknown and is_ge cannot decide.
-            if !matches!(op, Rel::Eq | Rel::Ne) {
-                return Ok(Rc::new(Node::Rel(op, l.clone(), r.clone())));
-            }
-            return Err(Raise::unsupported("an equality with an infinity inside"));
+            // is_eq likewise finds neither is_infinite nor dif.is_zero.
+            return Ok(Rc::new(Node::Rel(op, l.clone(), r.clone())));
         };
         if has_infinity(other) || matches!(n, Num::NaN) {
             return Err(Raise::unsupported("a relational with an infinity inside"));
+        }
+        // int_oo is an extended-real integer: is_ge / is_eq go through the
+        // difference (`int_oo - x`) and its sign, as for any real pair.
+        if matches!(n, Num::IntOo(_)) && !other.is_boolean() {
+            return Ok(match rel_eval(op, l, r)? {
+                Some(b) => boolean(b),
+                None => Rc::new(Node::Rel(op, l.clone(), r.clone())),
+            });
         }
         let decided = if other.is_boolean() {
             match op {

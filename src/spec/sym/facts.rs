@@ -61,7 +61,8 @@ impl Facts {
             pos: Some(pos),
             neg: Some(neg),
             zero: Some(zero),
-            real: Some(matches!(n, Num::Int(_) | Num::Float(_))),
+            // int_oo says it is an integer, hence real (and finite).
+            real: Some(matches!(n, Num::Int(_) | Num::Float(_) | Num::IntOo(_))),
             // A Float's `is_integer` is False when it has a fraction, else
             // unknown (sympy 1.14: `Float(2.0).is_integer` is None).
             integer: match n {
@@ -553,9 +554,6 @@ pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
             }
             return Err(Raise::new("AssertionError", format!("ToFloat({lower})")));
         }
-    }
-    if super::expr::has_infinity(e) && !e.is_number() {
-        return Err(Raise::unsupported("the value range of an expression with an infinity"));
     }
     if is_float_expr(e) {
         return match float_bounds(e) {
