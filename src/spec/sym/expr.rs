@@ -990,7 +990,7 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
             if let Some(i) = args.iter().position(|a| a == divisor) {
                 let mut rest = args.clone();
                 rest.remove(i);
-                return floordiv(&mul(&rest)?, &int(1));
+                return floordiv(&simplify_quotient(&mul(&rest)?)?, &int(1));
             }
         }
         // Other common polynomial factors (`(a*b + a)//(b + 1)`) are not
@@ -1003,9 +1003,102 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
             b = div_factor(&b, x)?;
             d = div_factor(&d, x)?;
         }
-        return floordiv(&b, &d);
+        return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
     }
     Ok(func(Func::FloorDiv, vec![base.clone(), divisor.clone()]))
+}
+
+/// An item simplify leaves alone: a symbol, its integer power, or a torch
+/// function of symbols, integers and monomials.
+fn simplify_atomic(f: &Ex) -> bool {
+    let simple = |a: &Ex| match &**a {
+        Node::Int(_) | Node::Sym(_) => true,
+        Node::Mul(xs) => xs.iter().all(|x| matches!(**x, Node::Int(_) | Node::Sym(_))),
+        _ => false,
+    };
+    match &**f {
+        Node::Sym(_) => true,
+        Node::Pow(b, e) => matches!(**b, Node::Sym(_)) && e.as_int().is_some(),
+        Node::Fn(Func::FloorDiv | Func::Mod | Func::PythonMod, args) => args.iter().all(simple),
+        _ => false,
+    }
+}
+
+/// A sum of integer multiples of simplify-atomic items over pairwise
+/// disjoint symbols, plus an integer, with content (the gcd of all the
+/// coefficients and the constant) 1: nothing for `sympy.simplify` to
+/// factor out.
+fn is_plain_linear(e: &Ex) -> bool {
+    let Node::Add(terms) = &**e else { return false };
+    let mut content = BigInt::zero();
+    let mut seen: Vec<String> = Vec::new();
+    for t in terms {
+        let (c, rest) = as_coeff_mul(t);
+        let Num::Int(c) = c else { return false };
+        if !rest.is_int_value(1) {
+            if !simplify_atomic(&rest) {
+                return false;
+            }
+            let mut syms = Vec::new();
+            super::facts::free_symbols(&rest, &mut syms);
+            if syms.iter().any(|s| seen.contains(s)) {
+                return false;
+            }
+            seen.extend(syms);
+        }
+        content = content.gcd(&c);
+    }
+    content.is_one()
+}
+
+/// `sympy.simplify(x)` for the quotients FloorDiv's gcd path builds, as far
+/// as it is modelled: atoms, monomials and content-1 linear sums stay; a
+/// product of a coefficient, symbols and one such sum is rewritten the way
+/// simplify's operation count prefers (`signsimp` pulls the sign out of an
+/// all-negative sum; a negative coefficient moves into a mixed-sign sum:
+/// `-3*b*(1 - a)` is `3*b*(a - 1)`). Anything else is not modelled.
+fn simplify_quotient(x: &Ex) -> PyResult<Ex> {
+    let atomic = simplify_atomic;
+    match &**x {
+        Node::Int(_) => return Ok(x.clone()),
+        _ if atomic(x) => return Ok(x.clone()),
+        Node::Add(_) if is_plain_linear(x) => return Ok(x.clone()),
+        Node::Mul(_) => {
+            let (c, rest) = as_coeff_mul(x);
+            let factors = mul_args(&rest);
+            if let Num::Int(ci) = &c {
+                if factors.iter().all(|f| atomic(f)) {
+                    return Ok(x.clone());
+                }
+                let sums: Vec<&Ex> = factors.iter().filter(|f| matches!(***f, Node::Add(_))).collect();
+                if sums.len() == 1
+                    && is_plain_linear(sums[0])
+                    && factors.iter().all(|f| atomic(f) || matches!(**f, Node::Add(_)))
+                {
+                    let a = sums[0];
+                    let n = add_args(a).len();
+                    let negs = add_args(a)
+                        .iter()
+                        .filter(|t| super::facts::could_extract_minus_sign(t))
+                        .count();
+                    let flip = negs == n || (ci.is_negative() && negs > 0 && negs < n);
+                    if !flip {
+                        return Ok(x.clone());
+                    }
+                    let mut out = vec![int(-ci.clone())];
+                    for f in &factors {
+                        out.push(if f == a { neg(f)? } else { f.clone() });
+                    }
+                    return mul(&out);
+                }
+            }
+        }
+        _ => {}
+    }
+    Err(Raise::unsupported(format!(
+        "sympy.simplify of `{}` in FloorDiv's gcd path",
+        super::print::sstr(x)
+    )))
 }
 
 /// Whether an infinity or nan occurs in `e`.
