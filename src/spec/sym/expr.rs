@@ -982,7 +982,7 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     if matches!(**divisor, Node::Add(_)) && g.is_one() && syms.is_empty() {
         // torch falls back to sympy.gcd (a polynomial gcd) here. Modelled:
         // the base an integer multiple of the divisor, or the divisor a
-        // factor of the base; otherwise taken as 1 (see `poly_gcd_is_one`).
+        // factor of the base.
         if let Some(k) = integer_multiple(base, divisor)? {
             return floordiv(&k, &int(1));
         }
@@ -993,8 +993,13 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
                 return floordiv(&simplify_quotient(&mul(&rest)?)?, &int(1));
             }
         }
-        // Other common polynomial factors (`(a*b + a)//(b + 1)`) are not
-        // found: the gcd is taken as 1.
+        // Otherwise sympy.gcd must be proved 1 (see `poly_coprime`); other
+        // polynomial gcds (`(x*y + x)//(x**2 + x)`) are not modelled.
+        if !poly_coprime(base, divisor) {
+            return Err(Raise::unsupported(
+                "sympy.gcd of two polynomials with a common factor (FloorDiv's safe_gcd)",
+            ));
+        }
     }
     if !(g.is_zero() || g.is_one() && syms.is_empty()) {
         let mut b = div_int_exact(base, &g)?;
@@ -1138,6 +1143,119 @@ fn float_mod(x: f64, y: f64) -> Num {
         m += y;
     }
     float_result(m)
+}
+
+/// An expanded polynomial: (integer coefficient, generators with
+/// exponents) per term, generators being symbols and torch function
+/// applications (as sympy's `parallel_poly_from_expr` takes them).
+type Poly = Vec<(BigInt, Vec<(Ex, u32)>)>;
+
+fn as_poly(e: &Ex) -> Option<Poly> {
+    let mut out = Vec::new();
+    for t in add_args(e) {
+        let (c, rest) = as_coeff_mul(&t);
+        let Num::Int(c) = c else { return None };
+        let mut mono: Vec<(Ex, u32)> = Vec::new();
+        if !rest.is_int_value(1) {
+            for f in mul_args(&rest) {
+                let (g, k) = match &*f {
+                    Node::Pow(b, x) => (b.clone(), x.as_int()?.to_u32()?),
+                    _ => (f.clone(), 1),
+                };
+                if !matches!(*g, Node::Sym(_) | Node::Fn(..)) {
+                    return None;
+                }
+                mono.push((g, k));
+            }
+        }
+        out.push((c, mono));
+    }
+    Some(out)
+}
+
+fn poly_gens(p: &Poly) -> Vec<Ex> {
+    let mut g: Vec<Ex> = Vec::new();
+    for (_, m) in p {
+        for (x, _) in m {
+            if !g.contains(x) {
+                g.push(x.clone());
+            }
+        }
+    }
+    g
+}
+
+/// Whether `sympy.gcd(p, q)` is provably 1 (the integer content is already
+/// 1 here): no generator in common; or one side linear in a single
+/// generator (irreducible, root `r`) and the other not vanishing at `r`.
+fn poly_coprime(p: &Ex, q: &Ex) -> bool {
+    if p.is_number() || q.is_number() {
+        return true;
+    }
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else { return false };
+    let (gp, gq) = (poly_gens(&pp), poly_gens(&qq));
+    if !gp.iter().any(|g| gq.contains(g)) {
+        return true;
+    }
+    let linear_root = |a: &Poly| -> Option<(Ex, BigInt, BigInt)> {
+        // a == c1*x + c0 with one generator x to the first power.
+        let gens = poly_gens(a);
+        if gens.len() != 1 {
+            return None;
+        }
+        let (mut c1, mut c0) = (BigInt::zero(), BigInt::zero());
+        for (c, m) in a {
+            match m.as_slice() {
+                [] => c0 += c,
+                [(_, 1)] => c1 += c,
+                _ => return None,
+            }
+        }
+        if c1.is_zero() || !c1.gcd(&c0).is_one() {
+            return None;
+        }
+        Some((gens[0].clone(), c1, c0))
+    };
+    // b vanishes at x = -c0/c1: every x-free part sums to zero after
+    // scaling by c1**deg.
+    let vanishes = |b: &Poly, x: &Ex, c1: &BigInt, c0: &BigInt| -> bool {
+        let deg = b
+            .iter()
+            .map(|(_, m)| m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k))
+            .max()
+            .unwrap_or(0);
+        let mut groups: Vec<(Vec<(Ex, u32)>, BigInt)> = Vec::new();
+        for (c, m) in b {
+            let k = m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k);
+            let rest: Vec<(Ex, u32)> = m.iter().filter(|(g, _)| g != x).cloned().collect();
+            let v = c * num_traits::pow(-c0.clone(), k as usize) * num_traits::pow(c1.clone(), (deg - k) as usize);
+            match groups.iter_mut().find(|(r, _)| *r == rest) {
+                Some((_, s)) => *s += v,
+                None => groups.push((rest, v)),
+            }
+        }
+        groups.iter().all(|(_, s)| s.is_zero())
+    };
+    // A linear side with content 1 is irreducible: it divides the other
+    // only if the other has all of its generators.
+    let linear_content_1 = |a: &Poly| {
+        a.iter().all(|(_, m)| m.len() <= 1 && m.iter().all(|(_, k)| *k == 1))
+            && a.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c)).is_one()
+    };
+    for (a, ga, gb) in [(&pp, &gp, &gq), (&qq, &gq, &gp)] {
+        if linear_content_1(a) && ga.iter().any(|g| !gb.contains(g)) {
+            return true;
+        }
+    }
+    for (a, b, gb) in [(&pp, &qq, &gq), (&qq, &pp, &gp)] {
+        if let Some((x, c1, c0)) = linear_root(a) {
+            if !gb.contains(&x) {
+                return true;
+            }
+            return !vanishes(b, &x, &c1, &c0);
+        }
+    }
+    false
 }
 
 /// `Some(k)` when `base == k*divisor` for an integer `k`.

@@ -555,6 +555,11 @@ pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
             return Err(Raise::new("AssertionError", format!("ToFloat({lower})")));
         }
     }
+    if has_mod_subtraction(e) {
+        return Err(Raise::unsupported(
+            "bound_sympy's rewrite of a Mod subtraction (_rewrite_mod_subtractions_in_add)",
+        ));
+    }
     if is_float_expr(e) {
         return match float_bounds(e) {
             Some((lo, _)) => Ok(lo >= 0.0),
@@ -582,6 +587,38 @@ fn rel_range_lower(e: &Ex) -> bool {
                 Rel::Ne => a.0 > b.1 || b.0 > a.1,
             }
         }
+        _ => false,
+    }
+}
+
+/// Whether a sum in `e` holds `c*Mod(base, q)` (or PythonMod) next to a
+/// term of `base` with the opposite sign: the shape
+/// `_rewrite_mod_subtractions_in_add` (torch/utils/_sympy/value_ranges.py)
+/// may turn into a floor division before bounding, which is not modelled.
+fn has_mod_subtraction(e: &Ex) -> bool {
+    use super::expr::{add_args, as_coeff_mul};
+    match &**e {
+        Node::Add(terms) => {
+            for t in terms {
+                let (c, f) = as_coeff_mul(t);
+                if let Node::Fn(Func::Mod | Func::PythonMod, args) = &*f {
+                    for bt in add_args(&args[0]) {
+                        let (bc, bf) = as_coeff_mul(&bt);
+                        let opposite = terms.iter().any(|u| {
+                            let (uc, uf) = as_coeff_mul(u);
+                            uf == bf && (uc.is_negative() != (c.is_negative() != bc.is_negative()))
+                                && !(uf.is_int_value(1))
+                        });
+                        if opposite {
+                            return true;
+                        }
+                    }
+                }
+            }
+            terms.iter().any(has_mod_subtraction)
+        }
+        Node::Mul(a) | Node::Fn(_, a) => a.iter().any(has_mod_subtraction),
+        Node::Pow(a, _) => has_mod_subtraction(a),
         _ => false,
     }
 }

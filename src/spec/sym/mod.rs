@@ -592,6 +592,14 @@ fn bool_guard_if_symbool(o: &Operand) -> PyResult<()> {
     Ok(())
 }
 
+fn mod_pytype(l: &Operand, r: &Operand) -> PyType {
+    if l.pytype() == PyType::Float || r.pytype() == PyType::Float {
+        PyType::Float
+    } else {
+        l.pytype()
+    }
+}
+
 /// `_make_user_magic`'s `binary_magic_impl` / `rbinary_magic_impl`:
 /// `promote` (a bool becomes an int for `+ - *`, a SymBool guards),
 /// `promote2` (an int-like operand of a float operation goes through
@@ -648,8 +656,26 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
         Magic::Sub => expr::sub(&le, &re)?,
         Magic::Mul => expr::mul(&[le, re])?,
         Magic::Mod => {
-            let plain = facts::mod_operand_nonneg(&le)? && facts::mod_operand_nonneg(&re)?;
-            expr::modulo(!plain, &le, &re)?
+            // `(self nonneg) and (other nonneg)` picks Mod over PythonMod;
+            // when the left side's range is not modelled, a known-false
+            // right side, or both classes evaluating alike, still decides.
+            let plain = match facts::mod_operand_nonneg(&le) {
+                Ok(true) => Some(facts::mod_operand_nonneg(&re)?),
+                Ok(false) => Some(false),
+                Err(Raise::Unsupported(why)) => match facts::mod_operand_nonneg(&re) {
+                    Ok(false) => Some(false),
+                    Ok(true) => {
+                        let (x, y) = (expr::modulo(true, &le, &re), expr::modulo(false, &le, &re));
+                        if x != y {
+                            return Err(Raise::Unsupported(why));
+                        }
+                        return Ok(Some(wrap(x?, mod_pytype(&l, &r))));
+                    }
+                    Err(_) => return Err(Raise::Unsupported(why)),
+                },
+                Err(e) => return Err(e),
+            };
+            expr::modulo(!plain.expect("decided"), &le, &re)?
         }
         Magic::IntTrueDiv => expr::int_truediv(&le, &re)?,
         Magic::FloatTrueDiv => expr::float_truediv(&le, &re)?,
