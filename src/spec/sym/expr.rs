@@ -1014,46 +1014,64 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
 }
 
 /// An item simplify leaves alone: a symbol, its integer power, or a torch
-/// function of symbols, integers and monomials.
+/// function whose arguments simplify leaves alone.
 fn simplify_atomic(f: &Ex) -> bool {
-    let simple = |a: &Ex| match &**a {
-        Node::Int(_) | Node::Sym(_) => true,
-        Node::Mul(xs) => xs.iter().all(|x| matches!(**x, Node::Int(_) | Node::Sym(_))),
-        _ => false,
-    };
     match &**f {
         Node::Sym(_) => true,
         Node::Pow(b, e) => matches!(**b, Node::Sym(_)) && e.as_int().is_some(),
-        Node::Fn(Func::FloorDiv | Func::Mod | Func::PythonMod, args) => args.iter().all(simple),
+        Node::Fn(Func::FloorDiv | Func::Mod | Func::PythonMod, args) => {
+            args.iter().all(|a| matches!(**a, Node::Int(_)) || simplify_stable(a))
+        }
         _ => false,
     }
 }
 
-/// A sum of integer multiples of simplify-atomic items over pairwise
-/// disjoint symbols, plus an integer, with content (the gcd of all the
-/// coefficients and the constant) 1: nothing for `sympy.simplify` to
-/// factor out.
+/// A monomial: an integer coefficient times simplify-atomic items.
+fn simplify_monomial(e: &Ex) -> bool {
+    let (c, rest) = as_coeff_mul(e);
+    matches!(c, Num::Int(_)) && (rest.is_int_value(1) || mul_args(&rest).iter().all(simplify_atomic))
+}
+
+/// Expressions `sympy.simplify` returns unchanged (checked against sympy
+/// 1.14 shape by shape): monomials, and sums of monomials with no factor
+/// common to every term (`a*b + a` would become `a*(b + 1)`).
+fn simplify_stable(e: &Ex) -> bool {
+    match &**e {
+        Node::Add(terms) => {
+            if !terms.iter().all(simplify_monomial) {
+                return false;
+            }
+            let mut common: Option<Vec<Ex>> = None;
+            for t in terms {
+                let (_, rest) = as_coeff_mul(t);
+                let bases: Vec<Ex> = if rest.is_int_value(1) {
+                    vec![]
+                } else {
+                    mul_args(&rest).iter().map(|f| match &**f {
+                        Node::Pow(b, _) => b.clone(),
+                        _ => f.clone(),
+                    }).collect()
+                };
+                common = Some(match common {
+                    None => bases,
+                    Some(c) => c.into_iter().filter(|b| bases.contains(b)).collect(),
+                });
+            }
+            common.is_none_or(|c| c.is_empty())
+        }
+        _ => simplify_monomial(e),
+    }
+}
+
+/// A sum of integer multiples of single atomic items (the shape the sign
+/// rule of `simplify_quotient` was checked on).
 fn is_plain_linear(e: &Ex) -> bool {
     let Node::Add(terms) = &**e else { return false };
-    let mut content = BigInt::zero();
-    let mut seen: Vec<String> = Vec::new();
-    for t in terms {
-        let (c, rest) = as_coeff_mul(t);
-        let Num::Int(c) = c else { return false };
-        if !rest.is_int_value(1) {
-            if !simplify_atomic(&rest) {
-                return false;
-            }
-            let mut syms = Vec::new();
-            super::facts::free_symbols(&rest, &mut syms);
-            if syms.iter().any(|s| seen.contains(s)) {
-                return false;
-            }
-            seen.extend(syms);
-        }
-        content = content.gcd(&c);
-    }
-    content.is_one()
+    simplify_stable(e)
+        && terms.iter().all(|t| {
+            let (_, rest) = as_coeff_mul(t);
+            rest.is_int_value(1) || simplify_atomic(&rest)
+        })
 }
 
 /// `sympy.simplify(x)` for the quotients FloorDiv's gcd path builds, as far
@@ -1066,8 +1084,7 @@ fn simplify_quotient(x: &Ex) -> PyResult<Ex> {
     let atomic = simplify_atomic;
     match &**x {
         Node::Int(_) => return Ok(x.clone()),
-        _ if atomic(x) => return Ok(x.clone()),
-        Node::Add(_) if is_plain_linear(x) => return Ok(x.clone()),
+        _ if simplify_stable(x) => return Ok(x.clone()),
         Node::Mul(_) => {
             let (c, rest) = as_coeff_mul(x);
             let factors = mul_args(&rest);
@@ -1305,7 +1322,29 @@ fn ratio_facts(p: &Ex, q: &Ex) -> (Option<bool>, Option<bool>) {
             }
         }
     }
-    (None, None)
+    // `q` a factor of the product `p`: Mul cancels it, r is the rest.
+    if let Node::Mul(args) = &**p {
+        if !q.is_number() {
+            if let Some(i) = args.iter().position(|a| a == q) {
+                let mut rest = args.clone();
+                rest.remove(i);
+                if let Ok(r) = mul(&rest) {
+                    let fr = facts(&r);
+                    return (fr.integer, fr.pos);
+                }
+            }
+        }
+    }
+    // Otherwise r = p*q**-1: positive when both signs are known alike.
+    let (fp, fq) = (facts(p), facts(q));
+    let pos = if (fp.pos == Some(true) && fq.pos == Some(true))
+        || (fp.neg == Some(true) && fq.neg == Some(true))
+    {
+        Some(true)
+    } else {
+        None
+    };
+    (None, pos)
 }
 
 /// `Mod(p, q)` (torch's, for non-negative operands) or `PythonMod(p, q)`,
