@@ -555,11 +555,15 @@ pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
             return Err(Raise::new("AssertionError", format!("ToFloat({lower})")));
         }
     }
-    if has_mod_subtraction(e) {
-        return Err(Raise::unsupported(
-            "bound_sympy's rewrite of a Mod subtraction (_rewrite_mod_subtractions_in_add)",
-        ));
-    }
+    // bound_sympy: `if expr.has(PythonMod, Mod)`, first
+    // `_rewrite_for_value_range_analysis`.
+    let rewritten;
+    let e = if has_mod(e) {
+        rewritten = rewrite_for_vra(e)?;
+        &rewritten
+    } else {
+        e
+    };
     if is_float_expr(e) {
         return match float_bounds(e) {
             Some((lo, _)) => Ok(lo >= 0.0),
@@ -591,34 +595,165 @@ fn rel_range_lower(e: &Ex) -> bool {
     }
 }
 
-/// Whether a sum in `e` holds `c*Mod(base, q)` (or PythonMod) next to a
-/// term of `base` with the opposite sign: the shape
-/// `_rewrite_mod_subtractions_in_add` (torch/utils/_sympy/value_ranges.py)
-/// may turn into a floor division before bounding, which is not modelled.
-fn has_mod_subtraction(e: &Ex) -> bool {
-    use super::expr::{add_args, as_coeff_mul};
-    match &**e {
-        Node::Add(terms) => {
-            for t in terms {
-                let (c, f) = as_coeff_mul(t);
-                if let Node::Fn(Func::Mod | Func::PythonMod, args) = &*f {
-                    for bt in add_args(&args[0]) {
-                        let (bc, bf) = as_coeff_mul(&bt);
-                        let opposite = terms.iter().any(|u| {
-                            let (uc, uf) = as_coeff_mul(u);
-                            uf == bf && (uc.is_negative() != (c.is_negative() != bc.is_negative()))
-                                && !(uf.is_int_value(1))
-                        });
-                        if opposite {
-                            return true;
-                        }
+/// `_rewrite_for_value_range_analysis` (torch/utils/_sympy/value_ranges.py):
+/// bottom-up, each sum gets `_rewrite_mod_subtractions_in_add`.
+fn rewrite_for_vra(e: &Ex) -> crate::pyval::PyResult<Ex> {
+    use super::expr;
+    let rebuilt = match &**e {
+        Node::Add(a) => {
+            let args = a.iter().map(rewrite_for_vra).collect::<Result<Vec<_>, _>>()?;
+            let x = if args == *a { e.clone() } else { expr::add(&args)? };
+            return match &*x {
+                Node::Add(_) => rewrite_mod_subtractions_in_add(&x),
+                _ => Ok(x),
+            };
+        }
+        Node::Mul(a) => {
+            let args = a.iter().map(rewrite_for_vra).collect::<Result<Vec<_>, _>>()?;
+            if args == *a { e.clone() } else { expr::mul(&args)? }
+        }
+        Node::Fn(f, a) => {
+            let args = a.iter().map(rewrite_for_vra).collect::<Result<Vec<_>, _>>()?;
+            if args == *a {
+                e.clone()
+            } else {
+                match f {
+                    Func::FloorDiv => expr::floordiv(&args[0], &args[1])?,
+                    Func::Mod => expr::modulo(false, &args[0], &args[1])?,
+                    Func::PythonMod => expr::modulo(true, &args[0], &args[1])?,
+                    _ => {
+                        return Err(crate::pyval::Raise::unsupported(
+                            "bound_sympy's rewrite inside this function",
+                        ))
                     }
                 }
             }
-            terms.iter().any(has_mod_subtraction)
         }
-        Node::Mul(a) | Node::Fn(_, a) => a.iter().any(has_mod_subtraction),
-        Node::Pow(a, _) => has_mod_subtraction(a),
+        Node::Pow(b, x) => {
+            let nb = rewrite_for_vra(b)?;
+            if nb == *b {
+                e.clone()
+            } else {
+                expr::pow_int(&nb, x.as_int().expect("integer power"))?
+            }
+        }
+        _ => e.clone(),
+    };
+    Ok(rebuilt)
+}
+
+/// `_definitely_ge(expr, lower)`: a sympy sign fact, a symbol's range, or
+/// the bound's lower end.
+fn definitely_ge(e: &Ex, lower: i64) -> bool {
+    let f = facts(e);
+    if lower == 0 && f.nonneg() == Some(true) || lower == 1 && f.pos == Some(true) {
+        return true;
+    }
+    match bounds(e).0 {
+        Ext::Fin(l) => l >= BigInt::from(lower),
+        Ext::PosInf => true,
+        Ext::NegInf => false,
+    }
+}
+
+/// `_rewrite_mod_subtractions_in_add`: `k*Mod(b, q) - k*b` becomes
+/// `-k*q*FloorDiv(b, q)` so interval arithmetic keeps the dependency.
+fn rewrite_mod_subtractions_in_add(e: &Ex) -> crate::pyval::PyResult<Ex> {
+    use super::expr::{self, add_args, as_coeff_mul};
+    let has_mod_term = add_args(e).iter().any(|t| {
+        let (c, f) = as_coeff_mul(t);
+        matches!(c, Num::Int(_)) && matches!(*f, Node::Fn(Func::Mod | Func::PythonMod, _))
+    });
+    if !has_mod_term {
+        return Ok(e.clone());
+    }
+    let mut terms: Vec<(Ex, BigInt)> = Vec::new();
+    for t in add_args(e) {
+        let (c, f) = as_coeff_mul(&t);
+        let Num::Int(c) = c else {
+            return Err(crate::pyval::Raise::unsupported("a Float term in a Mod-subtraction rewrite"));
+        };
+        match terms.iter_mut().find(|(g, _)| *g == f) {
+            Some((_, cc)) => *cc += c,
+            None => terms.push((f, c)),
+        }
+    }
+    let snapshot = terms.clone();
+    let mut replacements = Vec::new();
+    for (factor, mod_coeff) in snapshot {
+        if mod_coeff.is_zero() {
+            continue;
+        }
+        let Node::Fn(func @ (Func::Mod | Func::PythonMod), args) = &*factor else { continue };
+        let (base, divisor) = (&args[0], &args[1]);
+        let valid = definitely_ge(divisor, 1) && (*func == Func::PythonMod || definitely_ge(base, 0));
+        if !valid {
+            continue;
+        }
+        let mut matched: Vec<(Ex, BigInt)> = Vec::new();
+        let mut ok = true;
+        for bt in add_args(base) {
+            let (bc, bf) = as_coeff_mul(&bt);
+            let Num::Int(bc) = bc else {
+                ok = false;
+                break;
+            };
+            let term_coeff = terms.iter().find(|(g, _)| *g == bf).map_or(BigInt::zero(), |(_, c)| c.clone());
+            let needed = -&mod_coeff * &bc;
+            if needed.is_zero() {
+                continue;
+            }
+            let zero = BigInt::zero();
+            if term_coeff.is_zero() || &term_coeff * &needed <= zero {
+                ok = false;
+                break;
+            }
+            if (needed > zero && term_coeff < needed) || (needed < zero && term_coeff > needed) {
+                ok = false;
+                break;
+            }
+            matched.push((bf, needed));
+        }
+        if !ok {
+            continue;
+        }
+        for (bf, needed) in matched {
+            if let Some((_, c)) = terms.iter_mut().find(|(g, _)| *g == bf) {
+                *c -= needed;
+            }
+        }
+        if let Some((_, c)) = terms.iter_mut().find(|(g, _)| *g == factor) {
+            *c = BigInt::zero();
+        }
+        // `coeff * FloorDiv(base, divisor) * divisor`, left to right.
+        let fd = expr::floordiv(base, divisor)?;
+        let r = expr::mul(&[expr::int(-mod_coeff.clone()), fd])?;
+        replacements.push(expr::mul(&[r, divisor.clone()])?);
+    }
+    if replacements.is_empty() {
+        return Ok(e.clone());
+    }
+    let mut new_terms = Vec::new();
+    for (factor, coeff) in terms {
+        if coeff.is_zero() {
+            continue;
+        }
+        new_terms.push(if factor.is_int_value(1) {
+            expr::int(coeff)
+        } else {
+            expr::mul(&[expr::int(coeff), factor])?
+        });
+    }
+    new_terms.extend(replacements);
+    expr::add(&new_terms)
+}
+
+/// `expr.has(PythonMod, Mod)`.
+fn has_mod(e: &Ex) -> bool {
+    match &**e {
+        Node::Fn(Func::Mod | Func::PythonMod, _) => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) => a.iter().any(has_mod),
+        Node::Pow(a, _) => has_mod(a),
         _ => false,
     }
 }
