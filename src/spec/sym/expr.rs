@@ -1167,27 +1167,84 @@ fn float_mod(x: f64, y: f64) -> Num {
 /// applications (as sympy's `parallel_poly_from_expr` takes them).
 type Poly = Vec<(BigInt, Vec<(Ex, u32)>)>;
 
-fn as_poly(e: &Ex) -> Option<Poly> {
-    let mut out = Vec::new();
-    for t in add_args(e) {
-        let (c, rest) = as_coeff_mul(&t);
-        let Num::Int(c) = c else { return None };
-        let mut mono: Vec<(Ex, u32)> = Vec::new();
-        if !rest.is_int_value(1) {
-            for f in mul_args(&rest) {
-                let (g, k) = match &*f {
-                    Node::Pow(b, x) => (b.clone(), x.as_int()?.to_u32()?),
-                    _ => (f.clone(), 1),
-                };
-                if !matches!(*g, Node::Sym(_) | Node::Fn(..)) {
-                    return None;
-                }
-                mono.push((g, k));
-            }
-        }
-        out.push((c, mono));
+fn poly_norm(mut p: Poly) -> Poly {
+    for (_, m) in p.iter_mut() {
+        m.sort_by(|a, b| super::order::compare(&a.0, &b.0));
     }
-    Some(out)
+    let mut out: Poly = Vec::new();
+    for (c, m) in p {
+        match out.iter_mut().find(|(_, n)| *n == m) {
+            Some((cc, _)) => *cc += c,
+            None => out.push((c, m)),
+        }
+    }
+    out.retain(|(c, _)| !c.is_zero());
+    out
+}
+
+fn poly_mul(a: &Poly, b: &Poly) -> Poly {
+    let mut out = Vec::new();
+    for (ca, ma) in a {
+        for (cb, mb) in b {
+            let mut m = ma.clone();
+            for (g, k) in mb {
+                match m.iter_mut().find(|(h, _)| h == g) {
+                    Some((_, kk)) => *kk += k,
+                    None => m.push((g.clone(), *k)),
+                }
+            }
+            out.push((ca * cb, m));
+        }
+    }
+    poly_norm(out)
+}
+
+/// `e` expanded as a polynomial over symbols and torch function
+/// applications (the generators `parallel_poly_from_expr` would take).
+fn as_poly(e: &Ex) -> Option<Poly> {
+    Some(match &**e {
+        Node::Int(i) => poly_norm(vec![(i.clone(), vec![])]),
+        Node::Sym(_) | Node::Fn(..) => vec![(BigInt::one(), vec![(e.clone(), 1)])],
+        Node::Add(a) => {
+            let mut out = Vec::new();
+            for t in a {
+                out.extend(as_poly(t)?);
+            }
+            poly_norm(out)
+        }
+        Node::Mul(a) => {
+            let mut acc: Poly = vec![(BigInt::one(), vec![])];
+            for f in a {
+                acc = poly_mul(&acc, &as_poly(f)?);
+            }
+            acc
+        }
+        Node::Pow(b, x) => {
+            let n = x.as_int()?.to_u32().filter(|n| *n <= 8)?;
+            let pb = as_poly(b)?;
+            let mut acc: Poly = vec![(BigInt::one(), vec![])];
+            for _ in 0..n {
+                acc = poly_mul(&acc, &pb);
+            }
+            acc
+        }
+        _ => return None,
+    })
+}
+
+/// `p` with generator `x` replaced by the polynomial `v`.
+fn poly_subst(p: &Poly, x: &Ex, v: &Poly) -> Poly {
+    let mut out = Vec::new();
+    for (c, m) in p {
+        let k = m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k);
+        let rest: Vec<(Ex, u32)> = m.iter().filter(|(g, _)| g != x).cloned().collect();
+        let mut term: Poly = vec![(c.clone(), rest)];
+        for _ in 0..k {
+            term = poly_mul(&term, v);
+        }
+        out.extend(term);
+    }
+    poly_norm(out)
 }
 
 fn poly_gens(p: &Poly) -> Vec<Ex> {
@@ -1203,8 +1260,11 @@ fn poly_gens(p: &Poly) -> Vec<Ex> {
 }
 
 /// Whether `sympy.gcd(p, q)` is provably 1 (the integer content is already
-/// 1 here): no generator in common; or one side linear in a single
-/// generator (irreducible, root `r`) and the other not vanishing at `r`.
+/// coprime here): no generator in common; or one side of degree 1 in a
+/// generator `x` with a unit coefficient (`x = v` then solves it, and it is
+/// irreducible), which the other side either lacks or does not vanish on
+/// after substituting `x = v`; or one side linear in a single generator
+/// (its primitive part has the root `-c0/c1`) not vanishing the other.
 fn poly_coprime(p: &Ex, q: &Ex) -> bool {
     if p.is_number() || q.is_number() {
         return true;
@@ -1214,8 +1274,32 @@ fn poly_coprime(p: &Ex, q: &Ex) -> bool {
     if !gp.iter().any(|g| gq.contains(g)) {
         return true;
     }
+    for (a, b, gb) in [(&pp, &qq, &gq), (&qq, &pp, &gp)] {
+        for x in poly_gens(a) {
+            let deg = |m: &Vec<(Ex, u32)>| m.iter().find(|(g, _)| *g == x).map_or(0, |(_, k)| *k);
+            if a.iter().any(|(_, m)| deg(m) > 1) {
+                continue;
+            }
+            let lead: Vec<&(BigInt, Vec<(Ex, u32)>)> = a.iter().filter(|(_, m)| deg(m) == 1).collect();
+            // a == u*x + rest with u = +-1.
+            if lead.len() != 1 || lead[0].1.len() != 1 || !lead[0].0.abs().is_one() {
+                continue;
+            }
+            if !gb.contains(&x) {
+                return true;
+            }
+            let u = lead[0].0.clone();
+            // x = -rest/u = -u*rest.
+            let v: Poly = poly_norm(
+                a.iter()
+                    .filter(|(_, m)| deg(m) == 0)
+                    .map(|(c, m)| (-(c * &u), m.clone()))
+                    .collect(),
+            );
+            return !poly_subst(b, &x, &v).is_empty();
+        }
+    }
     let linear_root = |a: &Poly| -> Option<(Ex, BigInt, BigInt)> {
-        // a == c1*x + c0 with one generator x to the first power.
         let gens = poly_gens(a);
         if gens.len() != 1 {
             return None;
@@ -1228,48 +1312,33 @@ fn poly_coprime(p: &Ex, q: &Ex) -> bool {
                 _ => return None,
             }
         }
-        if c1.is_zero() || !c1.gcd(&c0).is_one() {
+        if c1.is_zero() {
             return None;
         }
-        Some((gens[0].clone(), c1, c0))
+        let g = c1.gcd(&c0);
+        Some((gens[0].clone(), c1 / &g, c0 / &g))
     };
-    // b vanishes at x = -c0/c1: every x-free part sums to zero after
-    // scaling by c1**deg.
-    let vanishes = |b: &Poly, x: &Ex, c1: &BigInt, c0: &BigInt| -> bool {
-        let deg = b
-            .iter()
-            .map(|(_, m)| m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k))
-            .max()
-            .unwrap_or(0);
-        let mut groups: Vec<(Vec<(Ex, u32)>, BigInt)> = Vec::new();
-        for (c, m) in b {
-            let k = m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k);
-            let rest: Vec<(Ex, u32)> = m.iter().filter(|(g, _)| g != x).cloned().collect();
-            let v = c * num_traits::pow(-c0.clone(), k as usize) * num_traits::pow(c1.clone(), (deg - k) as usize);
-            match groups.iter_mut().find(|(r, _)| *r == rest) {
-                Some((_, s)) => *s += v,
-                None => groups.push((rest, v)),
-            }
-        }
-        groups.iter().all(|(_, s)| s.is_zero())
-    };
-    // A linear side with content 1 is irreducible: it divides the other
-    // only if the other has all of its generators.
-    let linear_content_1 = |a: &Poly| {
-        a.iter().all(|(_, m)| m.len() <= 1 && m.iter().all(|(_, k)| *k == 1))
-            && a.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c)).is_one()
-    };
-    for (a, ga, gb) in [(&pp, &gp, &gq), (&qq, &gq, &gp)] {
-        if linear_content_1(a) && ga.iter().any(|g| !gb.contains(g)) {
-            return true;
-        }
-    }
-    for (a, b, gb) in [(&pp, &qq, &gq), (&qq, &pp, &gp)] {
+    for (a, b) in [(&pp, &qq), (&qq, &pp)] {
         if let Some((x, c1, c0)) = linear_root(a) {
-            if !gb.contains(&x) {
-                return true;
+            // b(-c0/c1) scaled by c1**deg, per x-free part.
+            let deg = b
+                .iter()
+                .map(|(_, m)| m.iter().find(|(g, _)| *g == x).map_or(0, |(_, k)| *k))
+                .max()
+                .unwrap_or(0);
+            let mut groups: Vec<(Vec<(Ex, u32)>, BigInt)> = Vec::new();
+            for (c, m) in b {
+                let k = m.iter().find(|(g, _)| *g == x).map_or(0, |(_, k)| *k);
+                let rest: Vec<(Ex, u32)> = m.iter().filter(|(g, _)| *g != x).cloned().collect();
+                let v = c
+                    * num_traits::pow(-c0.clone(), k as usize)
+                    * num_traits::pow(c1.clone(), (deg - k) as usize);
+                match groups.iter_mut().find(|(r, _)| *r == rest) {
+                    Some((_, s)) => *s += v,
+                    None => groups.push((rest, v)),
+                }
             }
-            return !vanishes(b, &x, &c1, &c0);
+            return !groups.iter().all(|(_, s)| s.is_zero());
         }
     }
     false
