@@ -995,6 +995,9 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         }
         // Otherwise sympy.gcd must be proved 1 (see `poly_coprime`); other
         // polynomial gcds (`(x*y + x)//(x**2 + x)`) are not modelled.
+        if let Some((b, d)) = linear_gcd_quotients(base, divisor)? {
+            return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
+        }
         if !poly_coprime(base, divisor) {
             return Err(Raise::unsupported(
                 "sympy.gcd of two polynomials with a common factor (FloorDiv's safe_gcd)",
@@ -1074,6 +1077,55 @@ fn is_plain_linear(e: &Ex) -> bool {
         })
 }
 
+/// simplify's `together` / `gcd_terms` step on a sum of monomials whose
+/// terms all share a generator: the common monomial and the positive
+/// integer content come out (`a*b + a` is `a*(b + 1)`, `2*a**2 + 2*a` is
+/// `2*a*(a + 1)`, `-a*b - a` is `a*(-b - 1)`), when what stays inside is
+/// itself stable. `None` when there is no common generator.
+fn factor_common_monomial(x: &Ex) -> PyResult<Option<Ex>> {
+    let Node::Add(terms) = &**x else { return Ok(None) };
+    if !terms.iter().all(simplify_monomial) {
+        return Ok(None);
+    }
+    let Some(p) = as_poly(x) else { return Ok(None) };
+    if p.len() != terms.len() {
+        return Ok(None);
+    }
+    let mut common: Vec<(Ex, u32)> = p[0].1.clone();
+    for (_, m) in &p[1..] {
+        common = common
+            .into_iter()
+            .filter_map(|(g, k)| m.iter().find(|(h, _)| *h == g).map(|(_, j)| (g.clone(), k.min(*j))))
+            .collect();
+    }
+    if common.is_empty() {
+        return Ok(None);
+    }
+    let content = p.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c));
+    let mut inner = Vec::new();
+    for (c, m) in &p {
+        let mut f = vec![int(c / &content)];
+        for (g, k) in m {
+            let k0 = common.iter().find(|(h, _)| h == g).map_or(0, |(_, j)| *j);
+            if *k > k0 {
+                f.push(make_pow(g, &BigInt::from(k - k0)));
+            }
+        }
+        inner.push(mul(&f)?);
+    }
+    let inner = add(&inner)?;
+    if !simplify_stable(&inner) || factor_common_monomial(&inner)?.is_some() {
+        return Err(Raise::unsupported("sympy.simplify of a nested factorization"));
+    }
+    let mut f = vec![int(content)];
+    for (g, k) in &common {
+        f.push(make_pow(g, &BigInt::from(*k)));
+    }
+    f.push(inner);
+    // Mul(2, a, a + 1) keeps the sum (no two-argument distribution).
+    Ok(Some(mul(&f)?))
+}
+
 /// `sympy.simplify(x)` for the quotients FloorDiv's gcd path builds, as far
 /// as it is modelled: atoms, monomials and content-1 linear sums stay; a
 /// product of a coefficient, symbols and one such sum is rewritten the way
@@ -1082,6 +1134,9 @@ fn is_plain_linear(e: &Ex) -> bool {
 /// `-3*b*(1 - a)` is `3*b*(a - 1)`). Anything else is not modelled.
 fn simplify_quotient(x: &Ex) -> PyResult<Ex> {
     let atomic = simplify_atomic;
+    if let Some(f) = factor_common_monomial(x)? {
+        return Ok(f);
+    }
     match &**x {
         Node::Int(_) => return Ok(x.clone()),
         _ if simplify_stable(x) => return Ok(x.clone()),
@@ -1257,6 +1312,103 @@ fn poly_gens(p: &Poly) -> Vec<Ex> {
         }
     }
     g
+}
+
+fn poly_to_ex(p: &Poly) -> PyResult<Ex> {
+    let mut terms = Vec::new();
+    for (c, m) in p {
+        let mut f = vec![int(c.clone())];
+        for (g, k) in m {
+            f.push(make_pow(g, &BigInt::from(*k)));
+        }
+        terms.push(mul(&f)?);
+    }
+    add(&terms)
+}
+
+/// `p / (x + c0)` by synthetic division in `x`; `None` unless exact.
+fn poly_div_monic_linear(p: &Poly, x: &Ex, c0: &BigInt) -> Option<Poly> {
+    // Group by the x-free part, divide each univariate polynomial.
+    let mut groups: Vec<(Vec<(Ex, u32)>, Vec<BigInt>)> = Vec::new();
+    for (c, m) in p {
+        let k = m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k) as usize;
+        let rest: Vec<(Ex, u32)> = m.iter().filter(|(g, _)| g != x).cloned().collect();
+        let slot = match groups.iter().position(|(r, _)| *r == rest) {
+            Some(i) => i,
+            None => {
+                groups.push((rest, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let v = &mut groups[slot].1;
+        if v.len() <= k {
+            v.resize(k + 1, BigInt::zero());
+        }
+        v[k] += c;
+    }
+    let mut out: Poly = Vec::new();
+    for (rest, coeffs) in groups {
+        // coeffs[k] is the x**k coefficient; divide by (x + c0).
+        let n = coeffs.len();
+        if n < 2 {
+            return None;
+        }
+        let mut q = vec![BigInt::zero(); n - 1];
+        let mut carry = BigInt::zero();
+        for k in (1..n).rev() {
+            q[k - 1] = &coeffs[k] + &carry;
+            carry = -&q[k - 1] * c0;
+        }
+        // Remainder: coeffs[0] + carry must be zero.
+        if !(&coeffs[0] + &carry).is_zero() {
+            return None;
+        }
+        for (k, c) in q.into_iter().enumerate() {
+            let mut m = rest.clone();
+            if k > 0 {
+                m.push((x.clone(), k as u32));
+            }
+            out.push((c, m));
+        }
+    }
+    Some(poly_norm(out))
+}
+
+/// `sympy.gcd(p, q)` when one side's primitive part is `x + c0` (one
+/// generator, positive unit leading coefficient) and divides the other:
+/// the gcd is that factor; returns `(p/gcd, q/gcd)`.
+fn linear_gcd_quotients(p: &Ex, q: &Ex) -> PyResult<Option<(Ex, Ex)>> {
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else { return Ok(None) };
+    for (a, b) in [(&pp, &qq), (&qq, &pp)] {
+        let gens = poly_gens(a);
+        if gens.len() != 1 {
+            continue;
+        }
+        let (mut c1, mut c0) = (BigInt::zero(), BigInt::zero());
+        let mut linear = true;
+        for (c, m) in a.iter() {
+            match m.as_slice() {
+                [] => c0 += c,
+                [(_, 1)] => c1 += c,
+                _ => linear = false,
+            }
+        }
+        if !linear || c1.is_zero() {
+            continue;
+        }
+        let g = c1.gcd(&c0);
+        let (c1, c0) = (&c1 / &g, &c0 / &g);
+        if c1 != BigInt::one() {
+            continue;
+        }
+        let x = &gens[0];
+        let (Some(qa), Some(qb)) = (poly_div_monic_linear(a, x, &c0), poly_div_monic_linear(b, x, &c0)) else {
+            continue;
+        };
+        let (ea, eb) = (poly_to_ex(&qa)?, poly_to_ex(&qb)?);
+        return Ok(Some(if std::ptr::eq(a, &pp) { (ea, eb) } else { (eb, ea) }));
+    }
+    Ok(None)
 }
 
 /// Whether `sympy.gcd(p, q)` is provably 1 (the integer content is already
