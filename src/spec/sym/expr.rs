@@ -1148,8 +1148,11 @@ fn simplify_quotient(x: &Ex) -> PyResult<Ex> {
                     return Ok(x.clone());
                 }
                 let sums: Vec<&Ex> = factors.iter().filter(|f| matches!(***f, Node::Add(_))).collect();
+                // (A sum with content > 1 also gives its content up:
+                // `-a*(2*b - 2)` is `2*a*(1 - b)`; not modelled.)
                 if sums.len() == 1
                     && is_plain_linear(sums[0])
+                    && as_poly(sums[0]).is_some_and(|p| p.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c)).is_one())
                     && factors.iter().all(|f| atomic(f) || matches!(**f, Node::Add(_)))
                 {
                     let a = sums[0];
