@@ -159,7 +159,16 @@ fn folded(nvars: usize) -> impl Strategy<Value = Expr> {
             let e = Expr::Op(Op::Add, vec![zero, k]);
             if pow {
                 // 2**64 and up overflow to int_oo; -2 to an odd power to -int_oo.
-                Expr::Op(Op::Pow, vec![Expr::Op(Op::Add, vec![Expr::Op(Op::Mul, vec![Expr::Var(v), int(0)]), int(2)]), int(64)])
+                Expr::Op(
+                    Op::Pow,
+                    vec![
+                        Expr::Op(
+                            Op::Add,
+                            vec![Expr::Op(Op::Mul, vec![Expr::Var(v), int(0)]), int(2)],
+                        ),
+                        int(64),
+                    ],
+                )
             } else {
                 e
             }
@@ -216,7 +225,9 @@ pub fn float_expr(nvars: usize) -> BoxedStrategy<Expr> {
 /// operand on either side of any operator), `float` (SymFloat arithmetic,
 /// `%`, `/`, `//` and comparisons with float operands), `pow` (`**` with
 /// float, int, bool and folded-constant operands, and `int_oo` arithmetic).
-pub const FAMILIES: [&str; 8] = ["arith", "div", "cmp", "logic", "spec", "bool", "float", "pow"];
+pub const FAMILIES: [&str; 8] = [
+    "arith", "div", "cmp", "logic", "spec", "bool", "float", "pow",
+];
 
 /// A case whose outermost operation is of `family` (see [`FAMILIES`]).
 pub fn family_case(family: &str) -> Option<BoxedStrategy<Case>> {

@@ -452,7 +452,11 @@ fn attach_coeff(c: &Num, rest: &Ex) -> Ex {
 pub fn add(args: &[Ex]) -> PyResult<Ex> {
     // AssocOp.__new__ drops the identity (Integer 0) before flattening, so a
     // lone Float 0.0 survives while `0.0 + 0.0` folds to Integer 0.
-    let args: Vec<Ex> = args.iter().filter(|a| !a.is_int_value(0)).cloned().collect();
+    let args: Vec<Ex> = args
+        .iter()
+        .filter(|a| !a.is_int_value(0))
+        .cloned()
+        .collect();
     match args.len() {
         0 => return Ok(int(0)),
         1 => return Ok(args[0].clone()),
@@ -549,7 +553,11 @@ fn make_pow(base: &Ex, exp: &BigInt) -> Ex {
 /// product has exactly two factors (`2*(a + 1)` is `2*a + 2`).
 pub fn mul(args: &[Ex]) -> PyResult<Ex> {
     // AssocOp.__new__ drops the identity (Integer 1) first.
-    let args: Vec<Ex> = args.iter().filter(|a| !a.is_int_value(1)).cloned().collect();
+    let args: Vec<Ex> = args
+        .iter()
+        .filter(|a| !a.is_int_value(1))
+        .cloned()
+        .collect();
     match args.len() {
         0 => return Ok(int(1)),
         1 => return Ok(args[0].clone()),
@@ -758,7 +766,11 @@ fn complex_pow_repr(a: f64, b: f64) -> String {
     let phase = at * b;
     let (re, im) = (len * phase.cos(), len * phase.sin());
     let r = crate::pyval::float_repr;
-    let im_s = if im.is_nan() { "nan".to_string() } else { r(im) };
+    let im_s = if im.is_nan() {
+        "nan".to_string()
+    } else {
+        r(im)
+    };
     if re == 0.0 && re.is_sign_positive() {
         format!("{im_s}j")
     } else {
@@ -785,7 +797,10 @@ pub fn float_pow(base: &Ex, exp: &Ex) -> PyResult<Ex> {
         }
         let r = x.powf(y);
         if r.is_infinite() && x.is_finite() && y.is_finite() {
-            return Err(Raise::new("OverflowError", "(34, 'Numerical result out of range')"));
+            return Err(Raise::new(
+                "OverflowError",
+                "(34, 'Numerical result out of range')",
+            ));
         }
         // sympy.Float(r): a zero stays Float 0.0; inf is oo.
         return Ok(if r.is_infinite() {
@@ -900,7 +915,10 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         return Err(zero_division("division by zero"));
     }
     let infinite = |e: &Ex| matches!(**e, Node::IntOo { .. } | Node::Inf { .. });
-    if infinite(base) && infinite(divisor) || matches!(**base, Node::NaN) || matches!(**divisor, Node::NaN) {
+    if infinite(base) && infinite(divisor)
+        || matches!(**base, Node::NaN)
+        || matches!(**divisor, Node::NaN)
+    {
         return Ok(Rc::new(Node::NaN));
     }
     let fb = facts(base);
@@ -928,7 +946,8 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         return Ok(int(b.div_floor(d)));
     }
     if base.is_number() && divisor.is_number() && (infinite(base) || infinite(divisor)) {
-        let r = Num::of(base).expect("number").to_f64() / Num::of(divisor).expect("number").to_f64();
+        let r =
+            Num::of(base).expect("number").to_f64() / Num::of(divisor).expect("number").to_f64();
         return Ok(if r == f64::INFINITY {
             Rc::new(Node::IntOo { neg: false })
         } else if r == f64::NEG_INFINITY {
@@ -943,7 +962,9 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         return Err(Raise::unsupported("FloorDiv of Floats"));
     }
     if has_infinity(base) || has_infinity(divisor) {
-        if matches!(**divisor, Node::Add(_)) || !matches!(**divisor, Node::Int(_) | Node::Sym(_) | Node::IntOo { .. }) {
+        if matches!(**divisor, Node::Add(_))
+            || !matches!(**divisor, Node::Int(_) | Node::Sym(_) | Node::IntOo { .. })
+        {
             return Err(Raise::unsupported("FloorDiv's gcd with int_oo"));
         }
     }
@@ -1022,9 +1043,9 @@ fn simplify_atomic(f: &Ex) -> bool {
     match &**f {
         Node::Sym(_) => true,
         Node::Pow(b, e) => matches!(**b, Node::Sym(_)) && e.as_int().is_some(),
-        Node::Fn(Func::FloorDiv | Func::Mod | Func::PythonMod, args) => {
-            args.iter().all(|a| matches!(**a, Node::Int(_)) || simplify_stable(a))
-        }
+        Node::Fn(Func::FloorDiv | Func::Mod | Func::PythonMod, args) => args
+            .iter()
+            .all(|a| matches!(**a, Node::Int(_)) || simplify_stable(a)),
         _ => false,
     }
 }
@@ -1032,7 +1053,8 @@ fn simplify_atomic(f: &Ex) -> bool {
 /// A monomial: an integer coefficient times simplify-atomic items.
 fn simplify_monomial(e: &Ex) -> bool {
     let (c, rest) = as_coeff_mul(e);
-    matches!(c, Num::Int(_)) && (rest.is_int_value(1) || mul_args(&rest).iter().all(simplify_atomic))
+    matches!(c, Num::Int(_))
+        && (rest.is_int_value(1) || mul_args(&rest).iter().all(simplify_atomic))
 }
 
 /// Expressions `sympy.simplify` returns unchanged (checked against sympy
@@ -1050,10 +1072,13 @@ fn simplify_stable(e: &Ex) -> bool {
                 let bases: Vec<Ex> = if rest.is_int_value(1) {
                     vec![]
                 } else {
-                    mul_args(&rest).iter().map(|f| match &**f {
-                        Node::Pow(b, _) => b.clone(),
-                        _ => f.clone(),
-                    }).collect()
+                    mul_args(&rest)
+                        .iter()
+                        .map(|f| match &**f {
+                            Node::Pow(b, _) => b.clone(),
+                            _ => f.clone(),
+                        })
+                        .collect()
                 };
                 common = Some(match common {
                     None => bases,
@@ -1083,7 +1108,9 @@ fn is_plain_linear(e: &Ex) -> bool {
 /// `2*a*(a + 1)`, `-a*b - a` is `a*(-b - 1)`), when what stays inside is
 /// itself stable. `None` when there is no common generator.
 fn factor_common_monomial(x: &Ex) -> PyResult<Option<Ex>> {
-    let Node::Add(terms) = &**x else { return Ok(None) };
+    let Node::Add(terms) = &**x else {
+        return Ok(None);
+    };
     if !terms.iter().all(simplify_monomial) {
         return Ok(None);
     }
@@ -1095,7 +1122,11 @@ fn factor_common_monomial(x: &Ex) -> PyResult<Option<Ex>> {
     for (_, m) in &p[1..] {
         common = common
             .into_iter()
-            .filter_map(|(g, k)| m.iter().find(|(h, _)| *h == g).map(|(_, j)| (g.clone(), k.min(*j))))
+            .filter_map(|(g, k)| {
+                m.iter()
+                    .find(|(h, _)| *h == g)
+                    .map(|(_, j)| (g.clone(), k.min(*j)))
+            })
             .collect();
     }
     if common.is_empty() {
@@ -1115,7 +1146,9 @@ fn factor_common_monomial(x: &Ex) -> PyResult<Option<Ex>> {
     }
     let inner = add(&inner)?;
     if !simplify_stable(&inner) || factor_common_monomial(&inner)?.is_some() {
-        return Err(Raise::unsupported("sympy.simplify of a nested factorization"));
+        return Err(Raise::unsupported(
+            "sympy.simplify of a nested factorization",
+        ));
     }
     let mut f = vec![int(content)];
     for (g, k) in &common {
@@ -1147,13 +1180,20 @@ fn simplify_quotient(x: &Ex) -> PyResult<Ex> {
                 if factors.iter().all(|f| atomic(f)) {
                     return Ok(x.clone());
                 }
-                let sums: Vec<&Ex> = factors.iter().filter(|f| matches!(***f, Node::Add(_))).collect();
+                let sums: Vec<&Ex> = factors
+                    .iter()
+                    .filter(|f| matches!(***f, Node::Add(_)))
+                    .collect();
                 // (A sum with content > 1 also gives its content up:
                 // `-a*(2*b - 2)` is `2*a*(1 - b)`; not modelled.)
                 if sums.len() == 1
                     && is_plain_linear(sums[0])
-                    && as_poly(sums[0]).is_some_and(|p| p.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c)).is_one())
-                    && factors.iter().all(|f| atomic(f) || matches!(**f, Node::Add(_)))
+                    && as_poly(sums[0]).is_some_and(|p| {
+                        p.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c)).is_one()
+                    })
+                    && factors
+                        .iter()
+                        .all(|f| atomic(f) || matches!(**f, Node::Add(_)))
                 {
                     let a = sums[0];
                     let n = add_args(a).len();
@@ -1381,7 +1421,9 @@ fn poly_div_monic_linear(p: &Poly, x: &Ex, c0: &BigInt) -> Option<Poly> {
 /// generator, positive unit leading coefficient) and divides the other:
 /// the gcd is that factor; returns `(p/gcd, q/gcd)`.
 fn linear_gcd_quotients(p: &Ex, q: &Ex) -> PyResult<Option<(Ex, Ex)>> {
-    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else { return Ok(None) };
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else {
+        return Ok(None);
+    };
     for (a, b) in [(&pp, &qq), (&qq, &pp)] {
         let gens = poly_gens(a);
         if gens.len() != 1 {
@@ -1405,11 +1447,18 @@ fn linear_gcd_quotients(p: &Ex, q: &Ex) -> PyResult<Option<(Ex, Ex)>> {
             continue;
         }
         let x = &gens[0];
-        let (Some(qa), Some(qb)) = (poly_div_monic_linear(a, x, &c0), poly_div_monic_linear(b, x, &c0)) else {
+        let (Some(qa), Some(qb)) = (
+            poly_div_monic_linear(a, x, &c0),
+            poly_div_monic_linear(b, x, &c0),
+        ) else {
             continue;
         };
         let (ea, eb) = (poly_to_ex(&qa)?, poly_to_ex(&qb)?);
-        return Ok(Some(if std::ptr::eq(a, &pp) { (ea, eb) } else { (eb, ea) }));
+        return Ok(Some(if std::ptr::eq(a, &pp) {
+            (ea, eb)
+        } else {
+            (eb, ea)
+        }));
     }
     Ok(None)
 }
@@ -1424,7 +1473,9 @@ fn poly_coprime(p: &Ex, q: &Ex) -> bool {
     if p.is_number() || q.is_number() {
         return true;
     }
-    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else { return false };
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else {
+        return false;
+    };
     let (gp, gq) = (poly_gens(&pp), poly_gens(&qq));
     if !gp.iter().any(|g| gq.contains(g)) {
         return true;
@@ -1435,7 +1486,8 @@ fn poly_coprime(p: &Ex, q: &Ex) -> bool {
             if a.iter().any(|(_, m)| deg(m) > 1) {
                 continue;
             }
-            let lead: Vec<&(BigInt, Vec<(Ex, u32)>)> = a.iter().filter(|(_, m)| deg(m) == 1).collect();
+            let lead: Vec<&(BigInt, Vec<(Ex, u32)>)> =
+                a.iter().filter(|(_, m)| deg(m) == 1).collect();
             // a == u*x + rest with u = +-1.
             if lead.len() != 1 || lead[0].1.len() != 1 || !lead[0].0.abs().is_one() {
                 continue;
@@ -1611,7 +1663,10 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
                 Ok(Rc::new(Node::NaN))
             }
             (Num::Float(_), Num::Int(_) | Num::Float(_)) | (Num::Int(_), Num::Float(_)) => {
-                let (x, y) = (Num::of(p).expect("n").to_f64(), Num::of(q).expect("n").to_f64());
+                let (x, y) = (
+                    Num::of(p).expect("n").to_f64(),
+                    Num::of(q).expect("n").to_f64(),
+                );
                 Ok(float_mod(x, y).to_ex())
             }
             _ => Err(Raise::unsupported("Mod of an infinity")),
@@ -1635,7 +1690,11 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
         match &**p {
             Node::IntOo { neg: false } if !python && !has_infinity(q) => {}
             Node::Inf { .. } if q_real => {}
-            _ => return Err(Raise::unsupported("Mod with int_oo (sympy's polynomial gcd)")),
+            _ => {
+                return Err(Raise::unsupported(
+                    "Mod with int_oo (sympy's polynomial gcd)",
+                ))
+            }
         }
         return Ok(func(
             if python { Func::PythonMod } else { Func::Mod },
@@ -1732,7 +1791,12 @@ pub fn to_float(a: &Ex) -> PyResult<Ex> {
 /// integers (otherwise the unevaluated function keeps its original args).
 pub fn bitwise(and: bool, a: &Ex, b: &Ex) -> PyResult<Ex> {
     // `is_Boolean`: BooleanAtom and BooleanFunction, not a Relational.
-    let is_boolean_cls = |e: &Ex| matches!(**e, Node::True | Node::False | Node::And(_) | Node::Or(_) | Node::Not(_));
+    let is_boolean_cls = |e: &Ex| {
+        matches!(
+            **e,
+            Node::True | Node::False | Node::And(_) | Node::Or(_) | Node::Not(_)
+        )
+    };
     if is_boolean_cls(a) && is_boolean_cls(b) {
         return if and {
             logic_and(&[a.clone(), b.clone()])
@@ -1864,7 +1928,11 @@ pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
         // which sympy decides when that expression is real (or a Boolean,
         // for Eq/Ne) and otherwise leaves unevaluated.
         let is_inf_atom = |e: &Ex| matches!(**e, Node::IntOo { .. } | Node::Inf { .. } | Node::NaN);
-        let (inf, other, inf_left) = if is_inf_atom(l) { (l, r, true) } else { (r, l, false) };
+        let (inf, other, inf_left) = if is_inf_atom(l) {
+            (l, r, true)
+        } else {
+            (r, l, false)
+        };
         let Some(n) = Num::of(inf).filter(|_| is_inf_atom(inf)) else {
             // An infinity inside a product or sum: Add/Mul.flatten already
             // absorbed every term or factor of known sign into it, so the

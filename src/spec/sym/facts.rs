@@ -548,9 +548,15 @@ pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
     }
     if let Node::Fn(Func::ToFloat, a) = &**e {
         if a[0].is_boolean() {
-            let lower = if rel_range_lower(&a[0]) { "True" } else { "False" };
+            let lower = if rel_range_lower(&a[0]) {
+                "True"
+            } else {
+                "False"
+            };
             if !matches!(*a[0], Node::True | Node::False | Node::Rel(..)) {
-                return Err(Raise::unsupported("the value range of ToFloat of a BooleanFunction"));
+                return Err(Raise::unsupported(
+                    "the value range of ToFloat of a BooleanFunction",
+                ));
             }
             return Err(Raise::new("AssertionError", format!("ToFloat({lower})")));
         }
@@ -567,10 +573,13 @@ pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
     if is_float_expr(e) {
         return match float_bounds(e) {
             Some((lo, _)) => Ok(lo >= 0.0),
-            None => Err(Raise::unsupported("the value range of this float expression")),
+            None => Err(Raise::unsupported(
+                "the value range of this float expression",
+            )),
         };
     }
-    Ok(matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative()) || matches!(bounds(e).0, Ext::PosInf))
+    Ok(matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative())
+        || matches!(bounds(e).0, Ext::PosInf))
 }
 
 /// The lower end of a Boolean's value range (ValueRangeAnalysis `lt`,
@@ -601,19 +610,36 @@ fn rewrite_for_vra(e: &Ex) -> crate::pyval::PyResult<Ex> {
     use super::expr;
     let rebuilt = match &**e {
         Node::Add(a) => {
-            let args = a.iter().map(rewrite_for_vra).collect::<Result<Vec<_>, _>>()?;
-            let x = if args == *a { e.clone() } else { expr::add(&args)? };
+            let args = a
+                .iter()
+                .map(rewrite_for_vra)
+                .collect::<Result<Vec<_>, _>>()?;
+            let x = if args == *a {
+                e.clone()
+            } else {
+                expr::add(&args)?
+            };
             return match &*x {
                 Node::Add(_) => rewrite_mod_subtractions_in_add(&x),
                 _ => Ok(x),
             };
         }
         Node::Mul(a) => {
-            let args = a.iter().map(rewrite_for_vra).collect::<Result<Vec<_>, _>>()?;
-            if args == *a { e.clone() } else { expr::mul(&args)? }
+            let args = a
+                .iter()
+                .map(rewrite_for_vra)
+                .collect::<Result<Vec<_>, _>>()?;
+            if args == *a {
+                e.clone()
+            } else {
+                expr::mul(&args)?
+            }
         }
         Node::Fn(f, a) => {
-            let args = a.iter().map(rewrite_for_vra).collect::<Result<Vec<_>, _>>()?;
+            let args = a
+                .iter()
+                .map(rewrite_for_vra)
+                .collect::<Result<Vec<_>, _>>()?;
             if args == *a {
                 e.clone()
             } else {
@@ -671,7 +697,9 @@ fn rewrite_mod_subtractions_in_add(e: &Ex) -> crate::pyval::PyResult<Ex> {
     for t in add_args(e) {
         let (c, f) = as_coeff_mul(&t);
         let Num::Int(c) = c else {
-            return Err(crate::pyval::Raise::unsupported("a Float term in a Mod-subtraction rewrite"));
+            return Err(crate::pyval::Raise::unsupported(
+                "a Float term in a Mod-subtraction rewrite",
+            ));
         };
         match terms.iter_mut().find(|(g, _)| *g == f) {
             Some((_, cc)) => *cc += c,
@@ -684,9 +712,12 @@ fn rewrite_mod_subtractions_in_add(e: &Ex) -> crate::pyval::PyResult<Ex> {
         if mod_coeff.is_zero() {
             continue;
         }
-        let Node::Fn(func @ (Func::Mod | Func::PythonMod), args) = &*factor else { continue };
+        let Node::Fn(func @ (Func::Mod | Func::PythonMod), args) = &*factor else {
+            continue;
+        };
         let (base, divisor) = (&args[0], &args[1]);
-        let valid = definitely_ge(divisor, 1) && (*func == Func::PythonMod || definitely_ge(base, 0));
+        let valid =
+            definitely_ge(divisor, 1) && (*func == Func::PythonMod || definitely_ge(base, 0));
         if !valid {
             continue;
         }
@@ -698,7 +729,10 @@ fn rewrite_mod_subtractions_in_add(e: &Ex) -> crate::pyval::PyResult<Ex> {
                 ok = false;
                 break;
             };
-            let term_coeff = terms.iter().find(|(g, _)| *g == bf).map_or(BigInt::zero(), |(_, c)| c.clone());
+            let term_coeff = terms
+                .iter()
+                .find(|(g, _)| *g == bf)
+                .map_or(BigInt::zero(), |(_, c)| c.clone());
             let needed = -&mod_coeff * &bc;
             if needed.is_zero() {
                 continue;
@@ -785,7 +819,11 @@ fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
             Some((ext_f(&l), ext_f(&h)))
         }
         Node::Inf { neg } => {
-            let v = if *neg { f64::NEG_INFINITY } else { f64::INFINITY };
+            let v = if *neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            };
             Some((v, v))
         }
         Node::Fn(Func::ToFloat, a) => {
@@ -830,7 +868,12 @@ fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
             let mut acc = (1.0f64, 1.0f64);
             for a in args {
                 let (l, h) = float_bounds(a)?;
-                let c = [safe_mul(acc.0, l), safe_mul(acc.0, h), safe_mul(acc.1, l), safe_mul(acc.1, h)];
+                let c = [
+                    safe_mul(acc.0, l),
+                    safe_mul(acc.0, h),
+                    safe_mul(acc.1, l),
+                    safe_mul(acc.1, h),
+                ];
                 acc = (
                     c.iter().cloned().fold(f64::INFINITY, f64::min),
                     c.iter().cloned().fold(f64::NEG_INFINITY, f64::max),

@@ -532,8 +532,10 @@ fn symfloat_truediv(l: &Operand, r: &Operand) -> PyResult<Value> {
         (Operand::Sym(s), _) if s.pytype == PyType::Float => (l, r, false),
         _ => (r, l, true),
     };
-    Ok(user_magic(Magic::FloatTrueDiv, s, &other.sym_float()?, reflected)?
-        .expect("numeric operands"))
+    Ok(
+        user_magic(Magic::FloatTrueDiv, s, &other.sym_float()?, reflected)?
+            .expect("numeric operands"),
+    )
 }
 
 /// `math.floor(x)` on a SymFloat: `SymNode.floor` runs
@@ -702,4 +704,3 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
 pub fn result_is_symbolic(v: &Value) -> bool {
     matches!(v, Value::Object(o) if o.as_any().downcast_ref::<SymNode>().is_some())
 }
-

@@ -100,7 +100,11 @@ fn decimal_str(s: &str) -> String {
     let mut exponent = exp - frac.len() as i64;
     // Decimal drops leading zeros of the coefficient (keeping one digit).
     let trimmed = digits.trim_start_matches('0');
-    digits = if trimmed.is_empty() { "0".to_string() } else { trimmed.to_string() };
+    digits = if trimmed.is_empty() {
+        "0".to_string()
+    } else {
+        trimmed.to_string()
+    };
     if digits == "0" && frac.is_empty() && exp == 0 {
         exponent = 0;
     }
@@ -116,8 +120,16 @@ fn decimal_str(s: &str) -> String {
             format!("0.{}{}", "0".repeat((-(n + exponent)) as usize), digits)
         }
     } else {
-        let rest = if n > 1 { format!(".{}", &digits[1..]) } else { String::new() };
-        format!("{}{rest}E{}{adjusted}", &digits[..1], if adjusted >= 0 { "+" } else { "" })
+        let rest = if n > 1 {
+            format!(".{}", &digits[1..])
+        } else {
+            String::new()
+        };
+        format!(
+            "{}{rest}E{}{adjusted}",
+            &digits[..1],
+            if adjusted >= 0 { "+" } else { "" }
+        )
     };
     format!("{sign}{out}")
 }
