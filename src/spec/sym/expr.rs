@@ -1923,7 +1923,11 @@ pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
         }
         return Err(Raise::unsupported("Eq with nan"));
     }
-    if (has_infinity(l) || has_infinity(r)) && !(l.is_number() && r.is_number()) {
+    // (A Boolean side is decided by is_eq's class rule below, infinity or not.)
+    if (has_infinity(l) || has_infinity(r))
+        && !(l.is_number() && r.is_number())
+        && !(l.is_boolean() || r.is_boolean())
+    {
         // Modelled: an infinity atom against an expression free of them,
         // which sympy decides when that expression is real (or a Boolean,
         // for Eq/Ne) and otherwise leaves unevaluated.

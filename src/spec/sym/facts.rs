@@ -647,6 +647,9 @@ fn rewrite_for_vra(e: &Ex) -> crate::pyval::PyResult<Ex> {
                     Func::FloorDiv => expr::floordiv(&args[0], &args[1])?,
                     Func::Mod => expr::modulo(false, &args[0], &args[1])?,
                     Func::PythonMod => expr::modulo(true, &args[0], &args[1])?,
+                    Func::ToFloat => expr::to_float(&args[0])?,
+                    Func::FloatTrueDiv => expr::float_truediv(&args[0], &args[1])?,
+                    Func::IntTrueDiv => expr::int_truediv(&args[0], &args[1])?,
                     _ => {
                         return Err(crate::pyval::Raise::unsupported(
                             "bound_sympy's rewrite inside this function",
