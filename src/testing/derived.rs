@@ -117,11 +117,117 @@ pub fn bool_expr(nvars: usize) -> BoxedStrategy<Expr> {
     .boxed()
 }
 
+/// Every binary operator of the case format.
+const BINARY: [Op; 15] = [
+    Op::Add,
+    Op::Sub,
+    Op::Mul,
+    Op::FloorDiv,
+    Op::Mod,
+    Op::Pow,
+    Op::TrueDiv,
+    Op::Eq,
+    Op::Ne,
+    Op::Lt,
+    Op::Le,
+    Op::Gt,
+    Op::Ge,
+    Op::And,
+    Op::Or,
+];
+
+/// A float constant: zeros, integral floats, fractions, negatives.
+fn float_constant() -> impl Strategy<Value = Expr> {
+    prop_oneof![
+        2 => prop::sample::select(vec![0.0f64, 1.0, 2.0, -1.0, -2.0, 0.5, 1.5, 2.5, -0.5, -2.5]).prop_map(Expr::Float),
+        1 => (-40i32..=40).prop_map(|k| Expr::Float(k as f64 / 4.0)),
+    ]
+}
+
+/// A symbolic value that folds to a constant (`a*0 + k`): the way a SymInt
+/// or SymFloat whose expression is a number arises, which is what reaches
+/// the number paths of torch's functions (and `int_oo` through
+/// PowByNatural's overflow).
+fn folded(nvars: usize) -> impl Strategy<Value = Expr> {
+    (
+        0..nvars,
+        prop_oneof![constant(), float_constant()],
+        any::<bool>(),
+    )
+        .prop_map(|(v, k, pow)| {
+            let zero = Expr::Op(Op::Mul, vec![Expr::Var(v), int(0)]);
+            let e = Expr::Op(Op::Add, vec![zero, k]);
+            if pow {
+                // 2**64 and up overflow to int_oo; -2 to an odd power to -int_oo.
+                Expr::Op(
+                    Op::Pow,
+                    vec![
+                        Expr::Op(
+                            Op::Add,
+                            vec![Expr::Op(Op::Mul, vec![Expr::Var(v), int(0)]), int(2)],
+                        ),
+                        int(64),
+                    ],
+                )
+            } else {
+                e
+            }
+        })
+}
+
+/// A mixed expression: ints, floats and bools, symbolic or plain, under
+/// every operator (the promotion and dispatch rules of `_make_user_magic`).
+pub fn mixed_expr(nvars: usize, depth: u32) -> BoxedStrategy<Expr> {
+    let leaf = prop_oneof![
+        4 => (0..nvars).prop_map(Expr::Var),
+        2 => constant(),
+        2 => float_constant(),
+        1 => any::<bool>().prop_map(Expr::Bool),
+        1 => folded(nvars),
+    ];
+    leaf.prop_recursive(depth, 16, 2, move |inner| {
+        prop_oneof![
+            4 => (prop::sample::select(vec![Op::Add, Op::Sub, Op::Mul]), inner.clone(), inner.clone())
+                .prop_map(|(op, a, b)| Expr::Op(op, vec![a, b])),
+            2 => (inner.clone(), float_constant()).prop_map(|(a, f)| Expr::Op(Op::Mul, vec![a, f])),
+            2 => (prop::sample::select(BINARY.to_vec()), inner.clone(), inner.clone())
+                .prop_map(|(op, a, b)| Expr::Op(op, vec![a, b])),
+            1 => inner.clone().prop_map(|a| Expr::Op(Op::Neg, vec![a])),
+        ]
+    })
+    .boxed()
+}
+
+/// A float-valued symbolic expression: an int expression promoted by a
+/// float operand (`a*1.5`, `a + 0.5`, `a / 2`), combined further.
+pub fn float_expr(nvars: usize) -> BoxedStrategy<Expr> {
+    let base = (
+        int_expr(nvars, 2),
+        prop::sample::select(vec![Op::Add, Op::Sub, Op::Mul, Op::TrueDiv]),
+        float_constant(),
+        any::<bool>(),
+    )
+        .prop_map(|(a, op, f, flip)| Expr::Op(op, if flip { vec![f, a] } else { vec![a, f] }));
+    base.prop_recursive(2, 8, 2, move |inner| {
+        prop_oneof![
+            3 => (prop::sample::select(vec![Op::Add, Op::Sub, Op::Mul]), inner.clone(), prop_oneof![inner.clone(), int_expr(nvars, 1), float_constant().boxed()])
+                .prop_map(|(op, a, b)| Expr::Op(op, vec![a, b])),
+            1 => inner.clone().prop_map(|a| Expr::Op(Op::Neg, vec![a])),
+        ]
+    })
+    .boxed()
+}
+
 /// The op families `gen --kind derived-FAMILY` draws from, by the
 /// outermost operation: `arith` (+ - * ** neg), `div` (// % /), `cmp`
 /// (comparisons), `logic` (& | sym_not), `spec` (inside TensorSpec dims and
-/// ShapesSpec assumptions).
-pub const FAMILIES: [&str; 5] = ["arith", "div", "cmp", "logic", "spec"];
+/// ShapesSpec assumptions); and by operand type: `bool` (a `True`/`False`
+/// operand on either side of any operator), `float` (SymFloat arithmetic,
+/// `%`, `/`, `//` and comparisons with float operands), `pow` (`**` with
+/// float, int, bool and folded-constant operands, and `int_oo` arithmetic).
+pub const FAMILIES: [&str; 8] = [
+    "arith", "div", "cmp", "logic", "spec", "bool", "float", "pow",
+];
 
 /// A case whose outermost operation is of `family` (see [`FAMILIES`]).
 pub fn family_case(family: &str) -> Option<BoxedStrategy<Case>> {
@@ -162,6 +268,74 @@ pub fn family_case(family: &str) -> Option<BoxedStrategy<Case>> {
                             Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
                         })
                         .boxed(),
+                    "bool" => (
+                        prop::sample::select(BINARY.to_vec()),
+                        prop_oneof![
+                            3 => int_expr(n, 2),
+                            2 => float_expr(n),
+                            2 => bool_expr(n),
+                            2 => mixed_expr(n, 2),
+                            1 => folded(n).boxed(),
+                        ],
+                        any::<bool>(),
+                        any::<bool>(),
+                    )
+                        .prop_map(|(op, a, b, flip)| {
+                            let b = Expr::Bool(b);
+                            Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
+                        })
+                        .boxed(),
+                    "float" => (
+                        prop::sample::select(vec![
+                            Op::Add, Op::Sub, Op::Mul, Op::TrueDiv, Op::FloorDiv, Op::Mod, Op::Mod,
+                            Op::Mod, Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge,
+                        ]),
+                        float_expr(n),
+                        prop_oneof![
+                            3 => float_constant().boxed(),
+                            2 => int_expr(n, 1),
+                            2 => float_expr(n),
+                            1 => constant().boxed(),
+                            1 => folded(n).boxed(),
+                        ],
+                        any::<bool>(),
+                    )
+                        .prop_map(|(op, a, b, flip)| {
+                            Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
+                        })
+                        .boxed(),
+                    "pow" => prop_oneof![
+                        3 => (
+                            prop_oneof![
+                                2 => float_constant().boxed(),
+                                2 => int_expr(n, 1),
+                                2 => float_expr(n),
+                                1 => constant().boxed(),
+                                1 => folded(n).boxed(),
+                                1 => any::<bool>().prop_map(Expr::Bool).boxed(),
+                            ],
+                            prop_oneof![
+                                2 => float_constant().boxed(),
+                                2 => int_expr(n, 1),
+                                1 => float_expr(n),
+                                2 => prop::sample::select(vec![0i64, 1, 2, 3, 63, 64, 100, -1]).prop_map(int).boxed(),
+                                1 => any::<bool>().prop_map(Expr::Bool).boxed(),
+                            ],
+                        )
+                            .prop_filter("a symbolic operand", |(a, b)| has_var(a) || has_var(b))
+                            .prop_map(|(a, b)| Expr::Op(Op::Pow, vec![a, b])),
+                        2 => (
+                            prop::sample::select(BINARY.to_vec()),
+                            folded(n),
+                            prop_oneof![int_expr(n, 2), float_expr(n), constant().boxed(), float_constant().boxed(), folded(n).boxed()],
+                            any::<bool>(),
+                        )
+                            .prop_map(|(op, a, b, flip)| {
+                                Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
+                            }),
+                        1 => mixed_expr(n, 3).prop_map(|a| Expr::Op(Op::Pow, vec![a, int(2)])),
+                    ]
+                    .boxed(),
                     "logic" => bool_expr(n)
                         .prop_filter("a logic op outermost", |e| {
                             matches!(e, Expr::Op(Op::And | Op::Or | Op::Not, _))
@@ -187,6 +361,14 @@ pub fn family_case(family: &str) -> Option<BoxedStrategy<Case>> {
             })
             .boxed(),
     )
+}
+
+fn has_var(e: &Expr) -> bool {
+    match e {
+        Expr::Var(_) => true,
+        Expr::Op(_, args) | Expr::List(args) | Expr::Tuple(args) => args.iter().any(has_var),
+        _ => false,
+    }
 }
 
 /// One to three vars, as derived cases declare them.

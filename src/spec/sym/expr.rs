@@ -27,6 +27,12 @@ pub enum Node {
     IntOo {
         neg: bool,
     },
+    /// sympy's `oo` / `-oo` (what a Float overflow or `ToFloat(int_oo)` gives).
+    Inf {
+        neg: bool,
+    },
+    /// sympy's `nan` (`int_oo - int_oo`, `0*int_oo`, ...).
+    NaN,
     /// `sympy.Symbol("name#uid")`, with no assumptions. The value range the
     /// spec ShapeEnv registers for it (`var_to_range`) rides along; it is
     /// not part of sympy's equality, but names are unique per case.
@@ -75,6 +81,8 @@ pub enum Func {
     ToFloat,
     BitwiseAnd,
     BitwiseOr,
+    PowByNatural,
+    FloatPow,
 }
 
 impl Func {
@@ -88,6 +96,8 @@ impl Func {
             Func::ToFloat => "ToFloat",
             Func::BitwiseAnd => "BitwiseFn_bitwise_and",
             Func::BitwiseOr => "BitwiseFn_bitwise_or",
+            Func::PowByNatural => "PowByNatural",
+            Func::FloatPow => "FloatPow",
         }
     }
 
@@ -102,6 +112,8 @@ impl Func {
             | Func::FloatTrueDiv => Some(35),
             Func::BitwiseAnd => Some(38),
             Func::BitwiseOr => Some(36),
+            Func::PowByNatural => Some(50),
+            Func::FloatPow => Some(60),
             Func::ToFloat => None,
         }
     }
@@ -169,7 +181,10 @@ pub fn boolean(b: bool) -> Ex {
 
 impl Node {
     pub fn is_number(&self) -> bool {
-        matches!(self, Node::Int(_) | Node::Float(_) | Node::IntOo { .. })
+        matches!(
+            self,
+            Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN
+        )
     }
     pub fn as_int(&self) -> Option<&BigInt> {
         match self {
@@ -194,6 +209,8 @@ impl Node {
             Node::Int(_)
                 | Node::Float(_)
                 | Node::IntOo { .. }
+                | Node::Inf { .. }
+                | Node::NaN
                 | Node::Sym(_)
                 | Node::True
                 | Node::False
@@ -201,12 +218,28 @@ impl Node {
     }
 }
 
-/// A numeric value: sympy `Integer`, `Float`, or `int_oo`.
+/// A numeric value: sympy `Integer`, `Float`, `int_oo`, `oo` or `nan`.
 #[derive(Clone, Debug)]
 pub enum Num {
     Int(BigInt),
     Float(f64),
     IntOo(bool),
+    Inf(bool),
+    NaN,
+}
+
+/// `Float._new`: a Float result of arithmetic that is exactly zero is
+/// `S.Zero` (an Integer), an infinite one is `oo`, a NaN is `nan`.
+fn float_result(f: f64) -> Num {
+    if f == 0.0 {
+        Num::Int(BigInt::zero())
+    } else if f.is_nan() {
+        Num::NaN
+    } else if f.is_infinite() {
+        Num::Inf(f < 0.0)
+    } else {
+        Num::Float(f)
+    }
 }
 
 impl Num {
@@ -215,6 +248,8 @@ impl Num {
             Node::Int(i) => Some(Num::Int(i.clone())),
             Node::Float(f) => Some(Num::Float(*f)),
             Node::IntOo { neg } => Some(Num::IntOo(*neg)),
+            Node::Inf { neg } => Some(Num::Inf(*neg)),
+            Node::NaN => Some(Num::NaN),
             _ => None,
         }
     }
@@ -223,26 +258,29 @@ impl Num {
             Num::Int(i) => int(i.clone()),
             Num::Float(f) => float(*f),
             Num::IntOo(neg) => Rc::new(Node::IntOo { neg: *neg }),
+            Num::Inf(neg) => Rc::new(Node::Inf { neg: *neg }),
+            Num::NaN => Rc::new(Node::NaN),
         }
     }
     pub fn to_f64(&self) -> f64 {
         match self {
             Num::Int(i) => i.to_f64().unwrap_or(f64::INFINITY),
             Num::Float(f) => *f,
-            Num::IntOo(neg) => {
+            Num::IntOo(neg) | Num::Inf(neg) => {
                 if *neg {
                     f64::NEG_INFINITY
                 } else {
                     f64::INFINITY
                 }
             }
+            Num::NaN => f64::NAN,
         }
     }
     pub fn is_zero(&self) -> bool {
         match self {
             Num::Int(i) => i.is_zero(),
             Num::Float(f) => *f == 0.0,
-            Num::IntOo(_) => false,
+            _ => false,
         }
     }
     pub fn is_one(&self) -> bool {
@@ -252,25 +290,67 @@ impl Num {
         match self {
             Num::Int(i) => i.is_negative(),
             Num::Float(f) => *f < 0.0,
-            Num::IntOo(neg) => *neg,
+            Num::IntOo(neg) | Num::Inf(neg) => *neg,
+            Num::NaN => false,
         }
     }
+    pub fn is_positive(&self) -> bool {
+        match self {
+            Num::Int(i) => i.is_positive(),
+            Num::Float(f) => *f > 0.0,
+            Num::IntOo(neg) | Num::Inf(neg) => !*neg,
+            Num::NaN => false,
+        }
+    }
+    /// `is_finite` (an Integer, a Float, and `int_oo`, which says it is an
+    /// integer and so finite).
+    pub fn is_finite(&self) -> bool {
+        matches!(self, Num::Int(_) | Num::Float(_) | Num::IntOo(_))
+    }
+    /// Number addition: Integer/Float as sympy, `int_oo` as
+    /// torch/utils/_sympy/numbers.py `IntInfinity.__add__`.
     pub fn add(&self, o: &Num) -> PyResult<Num> {
         Ok(match (self, o) {
+            (Num::NaN, _) | (_, Num::NaN) => Num::NaN,
             (Num::Int(a), Num::Int(b)) => Num::Int(a + b),
-            (Num::IntOo(_), _) | (_, Num::IntOo(_)) => {
-                return Err(Raise::unsupported("int_oo arithmetic"))
+            (Num::IntOo(a), Num::IntOo(b)) | (Num::Inf(a), Num::Inf(b)) => {
+                if a == b {
+                    self.clone()
+                } else {
+                    Num::NaN
+                }
             }
-            _ => Num::Float(self.to_f64() + o.to_f64()),
+            (Num::IntOo(_), Num::Inf(_)) | (Num::Inf(_), Num::IntOo(_)) => {
+                return Err(Raise::unsupported("int_oo plus oo"))
+            }
+            (Num::IntOo(_), _) | (Num::Inf(_), _) => self.clone(),
+            (_, Num::IntOo(_)) | (_, Num::Inf(_)) => o.clone(),
+            _ => float_result(self.to_f64() + o.to_f64()),
         })
     }
+    /// Number multiplication (`IntInfinity.__mul__` for `int_oo`).
     pub fn mul(&self, o: &Num) -> PyResult<Num> {
         Ok(match (self, o) {
+            (Num::NaN, _) | (_, Num::NaN) => Num::NaN,
             (Num::Int(a), Num::Int(b)) => Num::Int(a * b),
-            (Num::IntOo(_), _) | (_, Num::IntOo(_)) => {
-                return Err(Raise::unsupported("int_oo arithmetic"))
+            (Num::IntOo(_), Num::Inf(_)) | (Num::Inf(_), Num::IntOo(_)) => {
+                return Err(Raise::unsupported("int_oo times oo"))
             }
-            _ => Num::Float(self.to_f64() * o.to_f64()),
+            (Num::IntOo(n), x) | (x, Num::IntOo(n)) => {
+                if x.is_zero() {
+                    Num::NaN
+                } else {
+                    Num::IntOo(*n != x.is_negative())
+                }
+            }
+            (Num::Inf(n), x) | (x, Num::Inf(n)) => {
+                if x.is_zero() {
+                    Num::NaN
+                } else {
+                    Num::Inf(*n != x.is_negative())
+                }
+            }
+            _ => float_result(self.to_f64() * o.to_f64()),
         })
     }
     pub fn neg(&self) -> Num {
@@ -278,24 +358,31 @@ impl Num {
             Num::Int(i) => Num::Int(-i),
             Num::Float(f) => Num::Float(-f),
             Num::IntOo(n) => Num::IntOo(!n),
+            Num::Inf(n) => Num::Inf(!n),
+            Num::NaN => Num::NaN,
         }
     }
-    /// Exact numeric comparison (sympy compares Integer with Float exactly).
+    /// Exact numeric comparison (sympy compares Integer with Float exactly);
+    /// `int_oo` sits just below `oo`.
     pub fn num_cmp(&self, o: &Num) -> Option<std::cmp::Ordering> {
-        use std::cmp::Ordering;
+        fn rank(n: &Num) -> i8 {
+            match n {
+                Num::Inf(true) => -2,
+                Num::IntOo(true) => -1,
+                Num::IntOo(false) => 1,
+                Num::Inf(false) => 2,
+                _ => 0,
+            }
+        }
+        if matches!(self, Num::NaN) || matches!(o, Num::NaN) {
+            return None;
+        }
+        let (ra, rb) = (rank(self), rank(o));
+        if ra != 0 || rb != 0 {
+            return Some(ra.cmp(&rb));
+        }
         match (self, o) {
             (Num::Int(a), Num::Int(b)) => Some(a.cmp(b)),
-            (Num::IntOo(a), Num::IntOo(b)) => Some(b.cmp(a)),
-            (Num::IntOo(n), _) => Some(if *n {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            }),
-            (_, Num::IntOo(n)) => Some(if *n {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            }),
             (Num::Int(a), Num::Float(b)) => crate::pyval::Value::Int(a.clone())
                 .as_number()
                 .and_then(|x| x.num_cmp(&crate::pyval::Value::Float(*b).as_number()?)),
@@ -303,6 +390,7 @@ impl Num {
                 .num_cmp(&Num::Float(*a))
                 .map(|o| o.reverse()),
             (Num::Float(a), Num::Float(b)) => a.partial_cmp(b),
+            _ => None,
         }
     }
 }
@@ -362,18 +450,27 @@ fn attach_coeff(c: &Num, rest: &Ex) -> Ex {
 /// `sympy.Add(*args)` (Add.flatten): flatten nested sums, add up the
 /// numbers, collect terms with equal non-numeric part, drop zeros.
 pub fn add(args: &[Ex]) -> PyResult<Ex> {
-    let mut coeff: Option<Num> = None;
+    // AssocOp.__new__ drops the identity (Integer 0) before flattening, so a
+    // lone Float 0.0 survives while `0.0 + 0.0` folds to Integer 0.
+    let args: Vec<Ex> = args
+        .iter()
+        .filter(|a| !a.is_int_value(0))
+        .cloned()
+        .collect();
+    match args.len() {
+        0 => return Ok(int(0)),
+        1 => return Ok(args[0].clone()),
+        _ => {}
+    }
+    let mut coeff = Num::Int(BigInt::zero());
     let mut terms: Vec<(Ex, Num)> = Vec::new();
     let mut flat = Vec::new();
-    for a in args {
+    for a in &args {
         flat.extend(add_args(a));
     }
     for a in flat {
         if let Some(n) = Num::of(&a) {
-            coeff = Some(match coeff {
-                None => n,
-                Some(c) => c.add(&n)?,
-            });
+            coeff = coeff.add(&n)?;
             continue;
         }
         let (c, rest) = as_coeff_mul(&a);
@@ -382,21 +479,32 @@ pub fn add(args: &[Ex]) -> PyResult<Ex> {
             None => terms.push((rest, c)),
         }
     }
+    if matches!(coeff, Num::NaN) {
+        return Ok(coeff.to_ex());
+    }
     let mut out: Vec<Ex> = Vec::new();
-    let float_zero = matches!(coeff, Some(Num::Float(_)));
     for (rest, c) in terms {
         if c.is_zero() {
-            // A Float zero coefficient keeps the float-ness in sympy only
-            // through the numeric term; dropping the term is what Add does.
             continue;
         }
-        out.push(attach_coeff(&c, &rest));
+        match c {
+            Num::NaN => return Err(Raise::unsupported("a nan coefficient in a sum")),
+            // `Mul(c, s)` runs Mul's machinery (oo absorbs signed factors).
+            Num::Inf(_) if !matches!(*rest, Node::Mul(_)) => out.push(mul(&[c.to_ex(), rest])?),
+            _ => out.push(attach_coeff(&c, &rest)),
+        }
+    }
+    if let Num::Inf(neg) = coeff {
+        // Add.flatten: oo absorbs the terms that are real or of its sign.
+        out.retain(|t| {
+            let f = facts(t);
+            let same_sign = if neg { f.nonpos() } else { f.nonneg() };
+            !(same_sign == Some(true) || f.real == Some(true))
+        });
     }
     super::order::sort_canonical(&mut out);
-    if let Some(c) = coeff {
-        if !c.is_zero() || (float_zero && out.is_empty()) {
-            out.insert(0, c.to_ex());
-        }
+    if !coeff.is_zero() {
+        out.insert(0, coeff.to_ex());
     }
     Ok(match out.len() {
         0 => int(0),
@@ -410,6 +518,10 @@ pub fn sub(a: &Ex, b: &Ex) -> PyResult<Ex> {
 }
 
 pub fn neg(a: &Ex) -> PyResult<Ex> {
+    // `Number.__neg__` negates in place: `-Float(0.0)` stays a Float.
+    if let Some(n) = Num::of(a) {
+        return Ok(n.neg().to_ex());
+    }
     mul(&[int(-1), a.clone()])
 }
 
@@ -440,6 +552,18 @@ fn make_pow(base: &Ex, exp: &BigInt) -> Ex {
 /// bases by adding exponents, and distribute a number over a sum when the
 /// product has exactly two factors (`2*(a + 1)` is `2*a + 2`).
 pub fn mul(args: &[Ex]) -> PyResult<Ex> {
+    // AssocOp.__new__ drops the identity (Integer 1) first.
+    let args: Vec<Ex> = args
+        .iter()
+        .filter(|a| !a.is_int_value(1))
+        .cloned()
+        .collect();
+    match args.len() {
+        0 => return Ok(int(1)),
+        1 => return Ok(args[0].clone()),
+        _ => {}
+    }
+    let args = &args[..];
     // Mul.flatten's two-argument special case: Rational * Add distributes.
     if args.len() == 2 {
         let (a, b) = (&args[0], &args[1]);
@@ -449,6 +573,9 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
             (a, b)
         };
         if let (Node::Int(n), Node::Add(terms)) = (&**num, &**other) {
+            if n.is_zero() {
+                return Ok(int(0));
+            }
             if n.is_one() {
                 return Ok(other.clone());
             }
@@ -478,7 +605,7 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
             None => powers.push((b, e)),
         }
     }
-    if coeff.is_zero() {
+    if coeff.is_zero() || matches!(coeff, Num::NaN) {
         return Ok(coeff.to_ex());
     }
     let mut out: Vec<Ex> = Vec::new();
@@ -497,9 +624,38 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
     }
     // A number times a single sum distributes (the two-argument rule above
     // applied to the folded product).
-    if out.len() == 1 {
-        if let (Num::Int(_), Node::Add(_)) = (&coeff, &*out[0]) {
-            return mul(&[coeff.to_ex(), out[0].clone()]);
+    if let Num::Inf(neg) = coeff {
+        // Mul.flatten: oo absorbs the factors of known sign.
+        let mut neg = neg;
+        out.retain(|t| {
+            let f = facts(t);
+            if f.pos == Some(true) {
+                return false;
+            }
+            if f.neg == Some(true) {
+                neg = !neg;
+                return false;
+            }
+            true
+        });
+        coeff = Num::Inf(neg);
+        if out.is_empty() {
+            return Ok(coeff.to_ex());
+        }
+    }
+    // Mul.flatten's last step: a finite number times a single sum
+    // distributes (`1.5*(a + 1)` is `1.5*a + 1.5`, `int_oo*(a + 1)` too).
+    if out.len() == 1 && coeff.is_finite() {
+        if let Node::Add(terms) = &*out[0] {
+            if let Num::Int(_) = coeff {
+                return mul(&[coeff.to_ex(), out[0].clone()]);
+            }
+            let mut dist = Vec::new();
+            for t in terms {
+                let (tc, rest) = as_coeff_mul(t);
+                dist.push(attach_coeff(&coeff.mul(&tc)?, &rest));
+            }
+            return add(&dist);
         }
     }
     if !coeff.is_one() {
@@ -525,7 +681,11 @@ pub fn pow_int(base: &Ex, n: &BigInt) -> PyResult<Ex> {
                 .ok_or_else(|| Raise::unsupported("a huge integer power"))?;
             Ok(int(num_traits::pow(b.clone(), e as usize)))
         }
-        Node::Float(_) => Err(Raise::unsupported("a power of a Float")),
+        Node::Float(_) | Node::Inf { .. } => Err(Raise::unsupported("a power of a Float")),
+        // IntInfinity._eval_power: a positive exponent keeps int_oo.
+        Node::IntOo { neg: false } | Node::NaN => Ok(base.clone()),
+        // NegativeIntInfinity._eval_power: the sign of an odd power stays.
+        Node::IntOo { neg: true } => Ok(Rc::new(Node::IntOo { neg: n.is_odd() })),
         Node::Mul(args) => {
             let mut out = Vec::new();
             for a in args {
@@ -539,6 +699,141 @@ pub fn pow_int(base: &Ex, n: &BigInt) -> PyResult<Ex> {
         },
         _ => Ok(make_pow(base, n)),
     }
+}
+
+/// `safe_pow(base, exp)` (torch/utils/_sympy/functions.py): Python ints,
+/// but a magnitude past `sys.maxsize` at any squaring step is `int_oo`
+/// (signed by the base's sign for an odd exponent).
+fn safe_pow(base: &BigInt, exp: &BigInt) -> PyResult<Num> {
+    /// `_safe_pow` on a non-negative base; `None` is `int_oo`.
+    fn unsigned(base: &BigInt, exp: &BigInt, max: &BigInt) -> Option<BigInt> {
+        if exp.is_zero() {
+            return Some(BigInt::one());
+        }
+        let half = unsigned(base, &(exp / 2), max)?;
+        let mut r = &half * &half;
+        if r > *max {
+            return None;
+        }
+        if exp.is_odd() {
+            r *= base;
+            if r > *max {
+                return None;
+            }
+        }
+        Some(r)
+    }
+    if exp.is_negative() {
+        return Err(Raise::value_error("Exponent must be non-negative."));
+    }
+    let neg = base.is_negative() && exp.is_odd();
+    Ok(match unsigned(&base.abs(), exp, &BigInt::from(i64::MAX)) {
+        Some(r) => Num::Int(if neg { -r } else { r }),
+        None => Num::IntOo(neg),
+    })
+}
+
+/// `PowByNatural(base, exp)` with its `eval`.
+pub fn pow_by_natural(base: &Ex, exp: &Ex) -> PyResult<Ex> {
+    if let (Node::Int(b), Node::Int(e)) = (&**base, &**exp) {
+        return Ok(safe_pow(b, e)?.to_ex());
+    }
+    if let Node::Int(e) = &**exp {
+        // "Rely on regular sympy Pow for this".
+        if e.is_negative() {
+            return Err(Raise::unsupported("a negative integer power"));
+        }
+        return pow_int(base, e);
+    }
+    if matches!(**exp, Node::IntOo { neg: false } | Node::Inf { neg: false }) {
+        let fb = facts(base);
+        if fb.nonneg() == Some(true) {
+            return Ok(Rc::new(Node::IntOo { neg: false }));
+        }
+        if fb.neg == Some(true) {
+            return Err(Raise::unsupported("zoo"));
+        }
+    }
+    Ok(func(Func::PowByNatural, vec![base.clone(), exp.clone()]))
+}
+
+/// CPython's `float ** float` when the result is complex (a negative base
+/// to a non-integer power): `complex.__pow__`'s `_Py_c_pow`, as `repr`.
+fn complex_pow_repr(a: f64, b: f64) -> String {
+    let vabs = a.abs();
+    let len = vabs.powf(b);
+    let at = 0.0f64.atan2(a);
+    let phase = at * b;
+    let (re, im) = (len * phase.cos(), len * phase.sin());
+    let r = crate::pyval::float_repr;
+    let im_s = if im.is_nan() {
+        "nan".to_string()
+    } else {
+        r(im)
+    };
+    if re == 0.0 && re.is_sign_positive() {
+        format!("{im_s}j")
+    } else {
+        let sign = if im_s.starts_with('-') { "" } else { "+" };
+        format!("({}{sign}{im_s}j)", r(re))
+    }
+}
+
+/// `FloatPow(base, exp)`: two numbers fold through Python's float `**`.
+pub fn float_pow(base: &Ex, exp: &Ex) -> PyResult<Ex> {
+    if let (Some(b), Some(e)) = (Num::of(base), Num::of(exp)) {
+        if matches!(b, Num::NaN) || matches!(e, Num::NaN) {
+            return Err(Raise::unsupported("FloatPow of nan"));
+        }
+        let (x, y) = (b.to_f64(), e.to_f64());
+        if x == 0.0 && y < 0.0 && y.is_finite() {
+            return Err(zero_division("0.0 cannot be raised to a negative power"));
+        }
+        if x < 0.0 && x.is_finite() && y.is_finite() && y.fract() != 0.0 {
+            return Err(Raise::type_error(format!(
+                "cannot create mpf from {}",
+                complex_pow_repr(x, y)
+            )));
+        }
+        let r = x.powf(y);
+        if r.is_infinite() && x.is_finite() && y.is_finite() {
+            return Err(Raise::new(
+                "OverflowError",
+                "(34, 'Numerical result out of range')",
+            ));
+        }
+        // sympy.Float(r): a zero stays Float 0.0; inf is oo.
+        return Ok(if r.is_infinite() {
+            Rc::new(Node::Inf { neg: r < 0.0 })
+        } else if r.is_nan() {
+            Rc::new(Node::NaN)
+        } else {
+            float(r)
+        });
+    }
+    Ok(func(Func::FloatPow, vec![base.clone(), exp.clone()]))
+}
+
+/// `expr.atoms(FloorDiv)` is not empty.
+pub fn contains_floordiv(e: &Ex) -> bool {
+    match &**e {
+        Node::Fn(Func::FloorDiv, _) => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
+            a.iter().any(contains_floordiv)
+        }
+        Node::Pow(a, b) | Node::Rel(_, a, b) => contains_floordiv(a) || contains_floordiv(b),
+        Node::Not(a) => contains_floordiv(a),
+        _ => false,
+    }
+}
+
+/// `TypeError` of a BooleanAtom in arithmetic (`BooleanAtom._noop`).
+fn boolean_atom_error() -> Raise {
+    Raise::type_error("BooleanAtom not allowed in this context.")
+}
+
+fn is_bool_atom(e: &Ex) -> bool {
+    matches!(**e, Node::True | Node::False)
 }
 
 // ---------------------------------------------------------------------------
@@ -619,12 +914,24 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     if fd.zero == Some(true) {
         return Err(zero_division("division by zero"));
     }
-    if matches!(**base, Node::IntOo { .. }) || matches!(**divisor, Node::IntOo { .. }) {
-        return Err(Raise::unsupported("FloorDiv with int_oo"));
+    let infinite = |e: &Ex| matches!(**e, Node::IntOo { .. } | Node::Inf { .. });
+    if infinite(base) && infinite(divisor)
+        || matches!(**base, Node::NaN)
+        || matches!(**divisor, Node::NaN)
+    {
+        return Ok(Rc::new(Node::NaN));
     }
     let fb = facts(base);
     if fb.zero == Some(true) {
         return Ok(int(0));
+    }
+    // A BooleanAtom operand (`a // True`) reaches arithmetic (`p / gcd`,
+    // `term / divisor`, `base.args[1] * divisor`) and raises there.
+    if is_bool_atom(base) || is_bool_atom(divisor) {
+        if base == divisor {
+            return Ok(int(1));
+        }
+        return Err(boolean_atom_error());
     }
     if fb.integer == Some(true) && divisor.is_int_value(1) {
         return Ok(base.clone());
@@ -638,8 +945,28 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     if let (Node::Int(b), Node::Int(d)) = (&**base, &**divisor) {
         return Ok(int(b.div_floor(d)));
     }
+    if base.is_number() && divisor.is_number() && (infinite(base) || infinite(divisor)) {
+        let r =
+            Num::of(base).expect("number").to_f64() / Num::of(divisor).expect("number").to_f64();
+        return Ok(if r == f64::INFINITY {
+            Rc::new(Node::IntOo { neg: false })
+        } else if r == f64::NEG_INFINITY {
+            Rc::new(Node::IntOo { neg: true })
+        } else if r.is_nan() {
+            Rc::new(Node::NaN)
+        } else {
+            int(crate::pyval::float_to_bigint(r.floor()).expect("finite"))
+        });
+    }
     if base.is_number() && divisor.is_number() {
         return Err(Raise::unsupported("FloorDiv of Floats"));
+    }
+    if has_infinity(base) || has_infinity(divisor) {
+        if matches!(**divisor, Node::Add(_))
+            || !matches!(**divisor, Node::Int(_) | Node::Sym(_) | Node::IntOo { .. })
+        {
+            return Err(Raise::unsupported("FloorDiv's gcd with int_oo"));
+        }
     }
     if let Node::Fn(Func::FloorDiv, a) = &**base {
         let d = mul(&[a[1].clone(), divisor.clone()])?;
@@ -676,7 +1003,7 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     if matches!(**divisor, Node::Add(_)) && g.is_one() && syms.is_empty() {
         // torch falls back to sympy.gcd (a polynomial gcd) here. Modelled:
         // the base an integer multiple of the divisor, or the divisor a
-        // factor of the base; otherwise taken as 1 (see `poly_gcd_is_one`).
+        // factor of the base.
         if let Some(k) = integer_multiple(base, divisor)? {
             return floordiv(&k, &int(1));
         }
@@ -684,11 +1011,19 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
             if let Some(i) = args.iter().position(|a| a == divisor) {
                 let mut rest = args.clone();
                 rest.remove(i);
-                return floordiv(&mul(&rest)?, &int(1));
+                return floordiv(&simplify_quotient(&mul(&rest)?)?, &int(1));
             }
         }
-        // Other common polynomial factors (`(a*b + a)//(b + 1)`) are not
-        // found: the gcd is taken as 1.
+        // Otherwise sympy.gcd must be proved 1 (see `poly_coprime`); other
+        // polynomial gcds (`(x*y + x)//(x**2 + x)`) are not modelled.
+        if let Some((b, d)) = linear_gcd_quotients(base, divisor)? {
+            return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
+        }
+        if !poly_coprime(base, divisor) {
+            return Err(Raise::unsupported(
+                "sympy.gcd of two polynomials with a common factor (FloorDiv's safe_gcd)",
+            ));
+        }
     }
     if !(g.is_zero() || g.is_one() && syms.is_empty()) {
         let mut b = div_int_exact(base, &g)?;
@@ -697,9 +1032,523 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
             b = div_factor(&b, x)?;
             d = div_factor(&d, x)?;
         }
-        return floordiv(&b, &d);
+        return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
     }
     Ok(func(Func::FloorDiv, vec![base.clone(), divisor.clone()]))
+}
+
+/// An item simplify leaves alone: a symbol, its integer power, or a torch
+/// function whose arguments simplify leaves alone.
+fn simplify_atomic(f: &Ex) -> bool {
+    match &**f {
+        Node::Sym(_) => true,
+        Node::Pow(b, e) => matches!(**b, Node::Sym(_)) && e.as_int().is_some(),
+        Node::Fn(Func::FloorDiv | Func::Mod | Func::PythonMod, args) => args
+            .iter()
+            .all(|a| matches!(**a, Node::Int(_)) || simplify_stable(a)),
+        _ => false,
+    }
+}
+
+/// A monomial: an integer coefficient times simplify-atomic items.
+fn simplify_monomial(e: &Ex) -> bool {
+    let (c, rest) = as_coeff_mul(e);
+    matches!(c, Num::Int(_))
+        && (rest.is_int_value(1) || mul_args(&rest).iter().all(simplify_atomic))
+}
+
+/// Expressions `sympy.simplify` returns unchanged (checked against sympy
+/// 1.14 shape by shape): monomials, and sums of monomials with no factor
+/// common to every term (`a*b + a` would become `a*(b + 1)`).
+fn simplify_stable(e: &Ex) -> bool {
+    match &**e {
+        Node::Add(terms) => {
+            if !terms.iter().all(simplify_monomial) {
+                return false;
+            }
+            let mut common: Option<Vec<Ex>> = None;
+            for t in terms {
+                let (_, rest) = as_coeff_mul(t);
+                let bases: Vec<Ex> = if rest.is_int_value(1) {
+                    vec![]
+                } else {
+                    mul_args(&rest)
+                        .iter()
+                        .map(|f| match &**f {
+                            Node::Pow(b, _) => b.clone(),
+                            _ => f.clone(),
+                        })
+                        .collect()
+                };
+                common = Some(match common {
+                    None => bases,
+                    Some(c) => c.into_iter().filter(|b| bases.contains(b)).collect(),
+                });
+            }
+            common.is_none_or(|c| c.is_empty())
+        }
+        _ => simplify_monomial(e),
+    }
+}
+
+/// A sum of integer multiples of single atomic items (the shape the sign
+/// rule of `simplify_quotient` was checked on).
+fn is_plain_linear(e: &Ex) -> bool {
+    let Node::Add(terms) = &**e else { return false };
+    simplify_stable(e)
+        && terms.iter().all(|t| {
+            let (_, rest) = as_coeff_mul(t);
+            rest.is_int_value(1) || simplify_atomic(&rest)
+        })
+}
+
+/// simplify's `together` / `gcd_terms` step on a sum of monomials whose
+/// terms all share a generator: the common monomial and the positive
+/// integer content come out (`a*b + a` is `a*(b + 1)`, `2*a**2 + 2*a` is
+/// `2*a*(a + 1)`, `-a*b - a` is `a*(-b - 1)`), when what stays inside is
+/// itself stable. `None` when there is no common generator.
+fn factor_common_monomial(x: &Ex) -> PyResult<Option<Ex>> {
+    let Node::Add(terms) = &**x else {
+        return Ok(None);
+    };
+    if !terms.iter().all(simplify_monomial) {
+        return Ok(None);
+    }
+    let Some(p) = as_poly(x) else { return Ok(None) };
+    if p.len() != terms.len() {
+        return Ok(None);
+    }
+    let mut common: Vec<(Ex, u32)> = p[0].1.clone();
+    for (_, m) in &p[1..] {
+        common = common
+            .into_iter()
+            .filter_map(|(g, k)| {
+                m.iter()
+                    .find(|(h, _)| *h == g)
+                    .map(|(_, j)| (g.clone(), k.min(*j)))
+            })
+            .collect();
+    }
+    if common.is_empty() {
+        return Ok(None);
+    }
+    let content = p.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c));
+    let mut inner = Vec::new();
+    for (c, m) in &p {
+        let mut f = vec![int(c / &content)];
+        for (g, k) in m {
+            let k0 = common.iter().find(|(h, _)| h == g).map_or(0, |(_, j)| *j);
+            if *k > k0 {
+                f.push(make_pow(g, &BigInt::from(k - k0)));
+            }
+        }
+        inner.push(mul(&f)?);
+    }
+    let inner = add(&inner)?;
+    if !simplify_stable(&inner) || factor_common_monomial(&inner)?.is_some() {
+        return Err(Raise::unsupported(
+            "sympy.simplify of a nested factorization",
+        ));
+    }
+    let mut f = vec![int(content)];
+    for (g, k) in &common {
+        f.push(make_pow(g, &BigInt::from(*k)));
+    }
+    f.push(inner);
+    // Mul(2, a, a + 1) keeps the sum (no two-argument distribution).
+    Ok(Some(mul(&f)?))
+}
+
+/// `sympy.simplify(x)` for the quotients FloorDiv's gcd path builds, as far
+/// as it is modelled: atoms, monomials and content-1 linear sums stay; a
+/// product of a coefficient, symbols and one such sum is rewritten the way
+/// simplify's operation count prefers (`signsimp` pulls the sign out of an
+/// all-negative sum; a negative coefficient moves into a mixed-sign sum:
+/// `-3*b*(1 - a)` is `3*b*(a - 1)`). Anything else is not modelled.
+fn simplify_quotient(x: &Ex) -> PyResult<Ex> {
+    let atomic = simplify_atomic;
+    if let Some(f) = factor_common_monomial(x)? {
+        return Ok(f);
+    }
+    match &**x {
+        Node::Int(_) => return Ok(x.clone()),
+        _ if simplify_stable(x) => return Ok(x.clone()),
+        Node::Mul(_) => {
+            let (c, rest) = as_coeff_mul(x);
+            let factors = mul_args(&rest);
+            if let Num::Int(ci) = &c {
+                if factors.iter().all(|f| atomic(f)) {
+                    return Ok(x.clone());
+                }
+                let sums: Vec<&Ex> = factors
+                    .iter()
+                    .filter(|f| matches!(***f, Node::Add(_)))
+                    .collect();
+                // (A sum with content > 1 also gives its content up:
+                // `-a*(2*b - 2)` is `2*a*(1 - b)`; not modelled.)
+                if sums.len() == 1
+                    && is_plain_linear(sums[0])
+                    && as_poly(sums[0]).is_some_and(|p| {
+                        p.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c)).is_one()
+                    })
+                    && factors
+                        .iter()
+                        .all(|f| atomic(f) || matches!(**f, Node::Add(_)))
+                {
+                    let a = sums[0];
+                    let n = add_args(a).len();
+                    let negs = add_args(a)
+                        .iter()
+                        .filter(|t| super::facts::could_extract_minus_sign(t))
+                        .count();
+                    let flip = negs == n || (ci.is_negative() && negs > 0 && negs < n);
+                    if !flip {
+                        return Ok(x.clone());
+                    }
+                    let mut out = vec![int(-ci.clone())];
+                    for f in &factors {
+                        out.push(if f == a { neg(f)? } else { f.clone() });
+                    }
+                    return mul(&out);
+                }
+            }
+        }
+        _ => {}
+    }
+    Err(Raise::unsupported(format!(
+        "sympy.simplify of `{}` in FloorDiv's gcd path",
+        super::print::sstr(x)
+    )))
+}
+
+/// Whether an infinity or nan occurs in `e`.
+pub fn has_infinity(e: &Ex) -> bool {
+    match &**e {
+        Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
+            a.iter().any(has_infinity)
+        }
+        Node::Pow(a, b) | Node::Rel(_, a, b) => has_infinity(a) || has_infinity(b),
+        Node::Not(a) => has_infinity(a),
+        _ => false,
+    }
+}
+
+/// The class name Python reports for a sympy Boolean in an operator error.
+fn boolean_class_name(e: &Ex) -> &'static str {
+    match &**e {
+        Node::True => "BooleanTrue",
+        Node::False => "BooleanFalse",
+        Node::Rel(op, ..) => op.class_name(),
+        Node::And(_) => "And",
+        Node::Or(_) => "Or",
+        _ => "Not",
+    }
+}
+
+/// Python float `%` as sympy's `Float.__mod__` does it: an integral ratio
+/// gives Float 0.0, otherwise the floored remainder (sign of the divisor).
+fn float_mod(x: f64, y: f64) -> Num {
+    let r = x / y;
+    if r.is_finite() && r.fract() == 0.0 {
+        return Num::Float(0.0);
+    }
+    let mut m = x % y;
+    if m != 0.0 && ((y < 0.0) != (m < 0.0)) {
+        m += y;
+    }
+    float_result(m)
+}
+
+/// An expanded polynomial: (integer coefficient, generators with
+/// exponents) per term, generators being symbols and torch function
+/// applications (as sympy's `parallel_poly_from_expr` takes them).
+type Poly = Vec<(BigInt, Vec<(Ex, u32)>)>;
+
+fn poly_norm(mut p: Poly) -> Poly {
+    for (_, m) in p.iter_mut() {
+        m.sort_by(|a, b| super::order::compare(&a.0, &b.0));
+    }
+    let mut out: Poly = Vec::new();
+    for (c, m) in p {
+        match out.iter_mut().find(|(_, n)| *n == m) {
+            Some((cc, _)) => *cc += c,
+            None => out.push((c, m)),
+        }
+    }
+    out.retain(|(c, _)| !c.is_zero());
+    out
+}
+
+fn poly_mul(a: &Poly, b: &Poly) -> Poly {
+    let mut out = Vec::new();
+    for (ca, ma) in a {
+        for (cb, mb) in b {
+            let mut m = ma.clone();
+            for (g, k) in mb {
+                match m.iter_mut().find(|(h, _)| h == g) {
+                    Some((_, kk)) => *kk += k,
+                    None => m.push((g.clone(), *k)),
+                }
+            }
+            out.push((ca * cb, m));
+        }
+    }
+    poly_norm(out)
+}
+
+/// `e` expanded as a polynomial over symbols and torch function
+/// applications (the generators `parallel_poly_from_expr` would take).
+fn as_poly(e: &Ex) -> Option<Poly> {
+    Some(match &**e {
+        Node::Int(i) => poly_norm(vec![(i.clone(), vec![])]),
+        Node::Sym(_) | Node::Fn(..) => vec![(BigInt::one(), vec![(e.clone(), 1)])],
+        Node::Add(a) => {
+            let mut out = Vec::new();
+            for t in a {
+                out.extend(as_poly(t)?);
+            }
+            poly_norm(out)
+        }
+        Node::Mul(a) => {
+            let mut acc: Poly = vec![(BigInt::one(), vec![])];
+            for f in a {
+                acc = poly_mul(&acc, &as_poly(f)?);
+            }
+            acc
+        }
+        Node::Pow(b, x) => {
+            let n = x.as_int()?.to_u32().filter(|n| *n <= 8)?;
+            let pb = as_poly(b)?;
+            let mut acc: Poly = vec![(BigInt::one(), vec![])];
+            for _ in 0..n {
+                acc = poly_mul(&acc, &pb);
+            }
+            acc
+        }
+        _ => return None,
+    })
+}
+
+/// `p` with generator `x` replaced by the polynomial `v`.
+fn poly_subst(p: &Poly, x: &Ex, v: &Poly) -> Poly {
+    let mut out = Vec::new();
+    for (c, m) in p {
+        let k = m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k);
+        let rest: Vec<(Ex, u32)> = m.iter().filter(|(g, _)| g != x).cloned().collect();
+        let mut term: Poly = vec![(c.clone(), rest)];
+        for _ in 0..k {
+            term = poly_mul(&term, v);
+        }
+        out.extend(term);
+    }
+    poly_norm(out)
+}
+
+fn poly_gens(p: &Poly) -> Vec<Ex> {
+    let mut g: Vec<Ex> = Vec::new();
+    for (_, m) in p {
+        for (x, _) in m {
+            if !g.contains(x) {
+                g.push(x.clone());
+            }
+        }
+    }
+    g
+}
+
+fn poly_to_ex(p: &Poly) -> PyResult<Ex> {
+    let mut terms = Vec::new();
+    for (c, m) in p {
+        let mut f = vec![int(c.clone())];
+        for (g, k) in m {
+            f.push(make_pow(g, &BigInt::from(*k)));
+        }
+        terms.push(mul(&f)?);
+    }
+    add(&terms)
+}
+
+/// `p / (x + c0)` by synthetic division in `x`; `None` unless exact.
+fn poly_div_monic_linear(p: &Poly, x: &Ex, c0: &BigInt) -> Option<Poly> {
+    // Group by the x-free part, divide each univariate polynomial.
+    let mut groups: Vec<(Vec<(Ex, u32)>, Vec<BigInt>)> = Vec::new();
+    for (c, m) in p {
+        let k = m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k) as usize;
+        let rest: Vec<(Ex, u32)> = m.iter().filter(|(g, _)| g != x).cloned().collect();
+        let slot = match groups.iter().position(|(r, _)| *r == rest) {
+            Some(i) => i,
+            None => {
+                groups.push((rest, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let v = &mut groups[slot].1;
+        if v.len() <= k {
+            v.resize(k + 1, BigInt::zero());
+        }
+        v[k] += c;
+    }
+    let mut out: Poly = Vec::new();
+    for (rest, coeffs) in groups {
+        // coeffs[k] is the x**k coefficient; divide by (x + c0).
+        let n = coeffs.len();
+        if n < 2 {
+            return None;
+        }
+        let mut q = vec![BigInt::zero(); n - 1];
+        let mut carry = BigInt::zero();
+        for k in (1..n).rev() {
+            q[k - 1] = &coeffs[k] + &carry;
+            carry = -&q[k - 1] * c0;
+        }
+        // Remainder: coeffs[0] + carry must be zero.
+        if !(&coeffs[0] + &carry).is_zero() {
+            return None;
+        }
+        for (k, c) in q.into_iter().enumerate() {
+            let mut m = rest.clone();
+            if k > 0 {
+                m.push((x.clone(), k as u32));
+            }
+            out.push((c, m));
+        }
+    }
+    Some(poly_norm(out))
+}
+
+/// `sympy.gcd(p, q)` when one side's primitive part is `x + c0` (one
+/// generator, positive unit leading coefficient) and divides the other:
+/// the gcd is that factor; returns `(p/gcd, q/gcd)`.
+fn linear_gcd_quotients(p: &Ex, q: &Ex) -> PyResult<Option<(Ex, Ex)>> {
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else {
+        return Ok(None);
+    };
+    for (a, b) in [(&pp, &qq), (&qq, &pp)] {
+        let gens = poly_gens(a);
+        if gens.len() != 1 {
+            continue;
+        }
+        let (mut c1, mut c0) = (BigInt::zero(), BigInt::zero());
+        let mut linear = true;
+        for (c, m) in a.iter() {
+            match m.as_slice() {
+                [] => c0 += c,
+                [(_, 1)] => c1 += c,
+                _ => linear = false,
+            }
+        }
+        if !linear || c1.is_zero() {
+            continue;
+        }
+        let g = c1.gcd(&c0);
+        let (c1, c0) = (&c1 / &g, &c0 / &g);
+        if c1 != BigInt::one() {
+            continue;
+        }
+        let x = &gens[0];
+        let (Some(qa), Some(qb)) = (
+            poly_div_monic_linear(a, x, &c0),
+            poly_div_monic_linear(b, x, &c0),
+        ) else {
+            continue;
+        };
+        let (ea, eb) = (poly_to_ex(&qa)?, poly_to_ex(&qb)?);
+        return Ok(Some(if std::ptr::eq(a, &pp) {
+            (ea, eb)
+        } else {
+            (eb, ea)
+        }));
+    }
+    Ok(None)
+}
+
+/// Whether `sympy.gcd(p, q)` is provably 1 (the integer content is already
+/// coprime here): no generator in common; or one side of degree 1 in a
+/// generator `x` with a unit coefficient (`x = v` then solves it, and it is
+/// irreducible), which the other side either lacks or does not vanish on
+/// after substituting `x = v`; or one side linear in a single generator
+/// (its primitive part has the root `-c0/c1`) not vanishing the other.
+fn poly_coprime(p: &Ex, q: &Ex) -> bool {
+    if p.is_number() || q.is_number() {
+        return true;
+    }
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else {
+        return false;
+    };
+    let (gp, gq) = (poly_gens(&pp), poly_gens(&qq));
+    if !gp.iter().any(|g| gq.contains(g)) {
+        return true;
+    }
+    for (a, b, gb) in [(&pp, &qq, &gq), (&qq, &pp, &gp)] {
+        for x in poly_gens(a) {
+            let deg = |m: &Vec<(Ex, u32)>| m.iter().find(|(g, _)| *g == x).map_or(0, |(_, k)| *k);
+            if a.iter().any(|(_, m)| deg(m) > 1) {
+                continue;
+            }
+            let lead: Vec<&(BigInt, Vec<(Ex, u32)>)> =
+                a.iter().filter(|(_, m)| deg(m) == 1).collect();
+            // a == u*x + rest with u = +-1.
+            if lead.len() != 1 || lead[0].1.len() != 1 || !lead[0].0.abs().is_one() {
+                continue;
+            }
+            if !gb.contains(&x) {
+                return true;
+            }
+            let u = lead[0].0.clone();
+            // x = -rest/u = -u*rest.
+            let v: Poly = poly_norm(
+                a.iter()
+                    .filter(|(_, m)| deg(m) == 0)
+                    .map(|(c, m)| (-(c * &u), m.clone()))
+                    .collect(),
+            );
+            return !poly_subst(b, &x, &v).is_empty();
+        }
+    }
+    let linear_root = |a: &Poly| -> Option<(Ex, BigInt, BigInt)> {
+        let gens = poly_gens(a);
+        if gens.len() != 1 {
+            return None;
+        }
+        let (mut c1, mut c0) = (BigInt::zero(), BigInt::zero());
+        for (c, m) in a {
+            match m.as_slice() {
+                [] => c0 += c,
+                [(_, 1)] => c1 += c,
+                _ => return None,
+            }
+        }
+        if c1.is_zero() {
+            return None;
+        }
+        let g = c1.gcd(&c0);
+        Some((gens[0].clone(), c1 / &g, c0 / &g))
+    };
+    for (a, b) in [(&pp, &qq), (&qq, &pp)] {
+        if let Some((x, c1, c0)) = linear_root(a) {
+            // b(-c0/c1) scaled by c1**deg, per x-free part.
+            let deg = b
+                .iter()
+                .map(|(_, m)| m.iter().find(|(g, _)| *g == x).map_or(0, |(_, k)| *k))
+                .max()
+                .unwrap_or(0);
+            let mut groups: Vec<(Vec<(Ex, u32)>, BigInt)> = Vec::new();
+            for (c, m) in b {
+                let k = m.iter().find(|(g, _)| *g == x).map_or(0, |(_, k)| *k);
+                let rest: Vec<(Ex, u32)> = m.iter().filter(|(g, _)| *g != x).cloned().collect();
+                let v = c
+                    * num_traits::pow(-c0.clone(), k as usize)
+                    * num_traits::pow(c1.clone(), (deg - k) as usize);
+                match groups.iter_mut().find(|(r, _)| *r == rest) {
+                    Some((_, s)) => *s += v,
+                    None => groups.push((rest, v)),
+                }
+            }
+            return !groups.iter().all(|(_, s)| s.is_zero());
+        }
+    }
+    false
 }
 
 /// `Some(k)` when `base == k*divisor` for an integer `k`.
@@ -749,7 +1598,29 @@ fn ratio_facts(p: &Ex, q: &Ex) -> (Option<bool>, Option<bool>) {
             }
         }
     }
-    (None, None)
+    // `q` a factor of the product `p`: Mul cancels it, r is the rest.
+    if let Node::Mul(args) = &**p {
+        if !q.is_number() {
+            if let Some(i) = args.iter().position(|a| a == q) {
+                let mut rest = args.clone();
+                rest.remove(i);
+                if let Ok(r) = mul(&rest) {
+                    let fr = facts(&r);
+                    return (fr.integer, fr.pos);
+                }
+            }
+        }
+    }
+    // Otherwise r = p*q**-1: positive when both signs are known alike.
+    let (fp, fq) = (facts(p), facts(q));
+    let pos = if (fp.pos == Some(true) && fq.pos == Some(true))
+        || (fp.neg == Some(true) && fq.neg == Some(true))
+    {
+        Some(true)
+    } else {
+        None
+    };
+    (None, pos)
 }
 
 /// `Mod(p, q)` (torch's, for non-negative operands) or `PythonMod(p, q)`,
@@ -759,24 +1630,76 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
     if fq.zero == Some(true) {
         return Err(zero_division("Modulo by zero"));
     }
-    if p.is_int_value(0) || p == q || *p == neg(q)? || q.is_int_value(1) {
+    if p.is_int_value(0) {
+        return Ok(int(0));
+    }
+    // `p in (q, -q)` negates q first: a sympy Boolean has no `__neg__`.
+    if q.is_boolean() {
+        return Err(Raise::type_error(format!(
+            "bad operand type for unary -: '{}'",
+            boolean_class_name(q)
+        )));
+    }
+    if p.is_boolean() {
+        return Err(Raise::unsupported("Mod of a Boolean"));
+    }
+    if p == q || *p == neg(q)? || q.is_int_value(1) {
         return Ok(int(0));
     }
     if let (Some(a), Some(b)) = (Num::of(p), Num::of(q)) {
-        return match (a, b) {
-            (Num::Int(a), Num::Int(b)) => {
-                if !python {
-                    if a.is_negative() {
-                        return Err(Raise::new("AssertionError", a.to_string()));
-                    }
-                    if b < BigInt::one() {
-                        return Err(Raise::new("AssertionError", b.to_string()));
-                    }
-                }
-                Ok(int(a.mod_floor(&b)))
+        if !python {
+            // `if p < 0: raise AssertionError(p)`; `if q < 1: ...(q)`.
+            if a.is_negative() {
+                return Err(Raise::new("AssertionError", super::print::sstr(p)));
             }
-            _ => Err(Raise::unsupported("Mod of Floats")),
+            if b.num_cmp(&Num::Int(BigInt::one())) == Some(std::cmp::Ordering::Less) {
+                return Err(Raise::new("AssertionError", super::print::sstr(q)));
+            }
+        }
+        return match (a, b) {
+            (Num::Int(a), Num::Int(b)) => Ok(int(a.mod_floor(&b))),
+            // IntInfinity.__mod__ / __rmod__, and a Float mod of oo: nan.
+            (Num::IntOo(_) | Num::Inf(_), _) | (_, Num::IntOo(_) | Num::Inf(_)) => {
+                Ok(Rc::new(Node::NaN))
+            }
+            (Num::Float(_), Num::Int(_) | Num::Float(_)) | (Num::Int(_), Num::Float(_)) => {
+                let (x, y) = (
+                    Num::of(p).expect("n").to_f64(),
+                    Num::of(q).expect("n").to_f64(),
+                );
+                Ok(float_mod(x, y).to_ex())
+            }
+            _ => Err(Raise::unsupported("Mod of an infinity")),
         };
+    }
+    // `r = p / q` is 0 for a Float zero `p` (0.0 times anything folds to
+    // Integer 0), and `r.is_integer` returns 0.
+    if matches!(**p, Node::Float(f) if f == 0.0) {
+        return Ok(int(0));
+    }
+    // `r = p / q` is 0 for an infinite `q` (`1/int_oo` is 0).
+    if matches!(**q, Node::IntOo { .. } | Node::Inf { .. }) && !p.is_number() {
+        return Ok(int(0));
+    }
+    if has_infinity(p) || has_infinity(q) {
+        // Modelled: `Mod(int_oo, x)` for a symbol x (`int_oo < x` is false),
+        // and an `oo` dividend over a real divisor (`oo < q` is false; the
+        // `sympy.Mod(p, q) == 0` test of PythonMod gives nan != 0). Other
+        // forms reach sympy's polynomial gcd.
+        let q_real = facts(q).real == Some(true) && !has_infinity(q);
+        match &**p {
+            Node::IntOo { neg: false } if !python && !has_infinity(q) => {}
+            Node::Inf { .. } if q_real => {}
+            _ => {
+                return Err(Raise::unsupported(
+                    "Mod with int_oo (sympy's polynomial gcd)",
+                ))
+            }
+        }
+        return Ok(func(
+            if python { Func::PythonMod } else { Func::Mod },
+            vec![p.clone(), q.clone()],
+        ));
     }
     if q.is_int_value(2) {
         match is_even(p) {
@@ -814,8 +1737,11 @@ pub fn int_truediv(a: &Ex, b: &Ex) -> PyResult<Ex> {
             return Ok(float(f));
         }
     }
-    if a.is_number() && b.is_number() {
-        return Err(Raise::unsupported("IntTrueDiv with int_oo"));
+    if let (Some(x), Some(y)) = (Num::of(a), Num::of(b)) {
+        if matches!(x, Num::IntOo(_)) || matches!(y, Num::IntOo(_)) {
+            return Ok(sympy_float(x.to_f64() / y.to_f64()));
+        }
+        return Err(Raise::unsupported("IntTrueDiv of these numbers"));
     }
     Ok(func(Func::IntTrueDiv, vec![a.clone(), b.clone()]))
 }
@@ -826,60 +1752,70 @@ pub fn float_truediv(a: &Ex, b: &Ex) -> PyResult<Ex> {
         return Err(zero_division("division by zero"));
     }
     if let (Some(x), Some(y)) = (Num::of(a), Num::of(b)) {
-        return Ok(float(x.to_f64() / y.to_f64()));
+        return Ok(sympy_float(x.to_f64() / y.to_f64()));
     }
     Ok(func(Func::FloatTrueDiv, vec![a.clone(), b.clone()]))
+}
+
+/// `sympy.Float(f)` of a Python float: inf is `oo`, nan is `nan`, a zero
+/// stays Float 0.0.
+fn sympy_float(f: f64) -> Ex {
+    if f.is_nan() {
+        Rc::new(Node::NaN)
+    } else if f.is_infinite() {
+        Rc::new(Node::Inf { neg: f < 0.0 })
+    } else {
+        float(f)
+    }
 }
 
 /// `ToFloat(x)`.
 pub fn to_float(a: &Ex) -> PyResult<Ex> {
     match &**a {
-        Node::Int(i) => Ok(float(i.to_f64().unwrap_or(f64::INFINITY))),
-        Node::Float(_) => Ok(a.clone()),
-        Node::IntOo { .. } => Err(Raise::unsupported("ToFloat(int_oo)")),
+        // `sympy.Float(int(n))` takes max(15, len(str(n))) digits of
+        // precision: past 15 digits it is no longer a double.
+        Node::Int(i) if i.abs() < BigInt::from(1_000_000_000_000_000i64) => {
+            Ok(float(i.to_f64().expect("small")))
+        }
+        Node::Int(_) => Err(Raise::unsupported(
+            "ToFloat of an Integer past 15 digits (a Float of more than 53 bits)",
+        )),
+        Node::Inf { .. } => Ok(a.clone()),
+        Node::IntOo { neg } => Ok(Rc::new(Node::Inf { neg: *neg })),
         _ => Ok(func(Func::ToFloat, vec![a.clone()])),
     }
 }
 
-/// `BitwiseFn_bitwise_and` / `_or`: fold two integers.
+/// `BitwiseFn_bitwise_and` / `_or` (`make_opaque_bitwise_fn`): two
+/// Booleans combine logically; a Boolean counts as 0/1 only to fold two
+/// integers (otherwise the unevaluated function keeps its original args).
 pub fn bitwise(and: bool, a: &Ex, b: &Ex) -> PyResult<Ex> {
-    let conv = |e: &Ex| -> Ex {
-        match &**e {
-            Node::True => int(1),
-            Node::False => int(0),
-            _ => e.clone(),
-        }
+    // `is_Boolean`: BooleanAtom and BooleanFunction, not a Relational.
+    let is_boolean_cls = |e: &Ex| {
+        matches!(
+            **e,
+            Node::True | Node::False | Node::And(_) | Node::Or(_) | Node::Not(_)
+        )
     };
-    if a.is_boolean() && b.is_boolean() {
+    if is_boolean_cls(a) && is_boolean_cls(b) {
         return if and {
             logic_and(&[a.clone(), b.clone()])
         } else {
             logic_or(&[a.clone(), b.clone()])
         };
     }
-    if matches!(
-        **a,
-        Node::Rel(..) | Node::And(_) | Node::Or(_) | Node::Not(_)
-    ) || matches!(
-        **b,
-        Node::Rel(..) | Node::And(_) | Node::Or(_) | Node::Not(_)
-    ) {
-        // `1 if a else 0` on a relational raises in sympy... except that the
-        // check is `a.is_Boolean` first, which is only reached for atoms.
-        if !(matches!(**a, Node::True | Node::False) || matches!(**b, Node::True | Node::False)) {
-            return Ok(func(
-                if and {
-                    Func::BitwiseAnd
-                } else {
-                    Func::BitwiseOr
-                },
-                vec![a.clone(), b.clone()],
-            ));
-        }
-        return Err(Raise::unsupported("bitwise op on a relational and a bool"));
-    }
-    let (a, b) = (conv(a), conv(b));
-    if let (Node::Int(x), Node::Int(y)) = (&*a, &*b) {
+    let conv = |e: &Ex| -> PyResult<Ex> {
+        Ok(match &**e {
+            Node::True => int(1),
+            Node::False => int(0),
+            Node::And(_) | Node::Or(_) | Node::Not(_) => {
+                return Err(Raise::unsupported("bool() of a BooleanFunction"))
+            }
+            _ => e.clone(),
+        })
+    };
+    let (ca, cb) = (conv(a)?, conv(b)?);
+    if let (Node::Int(x), Node::Int(y)) = (&*ca, &*cb) {
         return Ok(int(if and { x & y } else { x | y }));
     }
     Ok(func(
@@ -888,7 +1824,7 @@ pub fn bitwise(and: bool, a: &Ex, b: &Ex) -> PyResult<Ex> {
         } else {
             Func::BitwiseOr
         },
-        vec![a, b],
+        vec![a.clone(), b.clone()],
     ))
 }
 
@@ -939,6 +1875,12 @@ fn is_eq(l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
 
 /// `is_ge(lhs, rhs)`.
 fn is_ge(l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
+    if let (Some(Num::IntOo(x)), Some(Num::IntOo(y))) = (Num::of(l), Num::of(r)) {
+        // _n2: `int_oo - int_oo` is nan, not comparable; nothing decides.
+        if x == y {
+            return Ok(None);
+        }
+    }
     if let (Some(a), Some(b)) = (Num::of(l), Num::of(r)) {
         return Ok(a.num_cmp(&b).map(|o| o != std::cmp::Ordering::Less));
     }
@@ -965,8 +1907,76 @@ pub fn rel_eval(op: Rel, l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
 
 /// `sympy.Eq(l, r)`, `sympy.Gt(l, r)`, ...
 pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
-    if !matches!(op, Rel::Eq | Rel::Ne) && (l.is_boolean() || r.is_boolean()) {
-        return Err(Raise::type_error("Invalid comparison of non-real"));
+    if !matches!(op, Rel::Eq | Rel::Ne) {
+        if matches!(**l, Node::NaN) || matches!(**r, Node::NaN) {
+            return Err(Raise::type_error("Invalid NaN comparison"));
+        }
+        // is_ge: `if not (isinstance(lhs, Expr) and isinstance(rhs, Expr))`.
+        if l.is_boolean() || r.is_boolean() {
+            return Err(Raise::type_error("Can only compare inequalities with Expr"));
+        }
+    } else if matches!(**l, Node::NaN) || matches!(**r, Node::NaN) {
+        // is_eq: only Booleans equal Booleans.
+        let other = if matches!(**l, Node::NaN) { r } else { l };
+        if other.is_boolean() {
+            return Ok(boolean(op == Rel::Ne));
+        }
+        return Err(Raise::unsupported("Eq with nan"));
+    }
+    // (A Boolean side is decided by is_eq's class rule below, infinity or not.)
+    if (has_infinity(l) || has_infinity(r))
+        && !(l.is_number() && r.is_number())
+        && !(l.is_boolean() || r.is_boolean())
+    {
+        // Modelled: an infinity atom against an expression free of them,
+        // which sympy decides when that expression is real (or a Boolean,
+        // for Eq/Ne) and otherwise leaves unevaluated.
+        let is_inf_atom = |e: &Ex| matches!(**e, Node::IntOo { .. } | Node::Inf { .. } | Node::NaN);
+        let (inf, other, inf_left) = if is_inf_atom(l) {
+            (l, r, true)
+        } else {
+            (r, l, false)
+        };
+        let Some(n) = Num::of(inf).filter(|_| is_inf_atom(inf)) else {
+            // An infinity inside a product or sum: Add/Mul.flatten already
+            // absorbed every term or factor of known sign into it, so the
+            // sign is unknown and is_ge cannot decide.
+            // is_eq likewise finds neither is_infinite nor dif.is_zero.
+            return Ok(Rc::new(Node::Rel(op, l.clone(), r.clone())));
+        };
+        if has_infinity(other) || matches!(n, Num::NaN) {
+            return Err(Raise::unsupported("a relational with an infinity inside"));
+        }
+        // int_oo is an extended-real integer: is_ge / is_eq go through the
+        // difference (`int_oo - x`) and its sign, as for any real pair.
+        if matches!(n, Num::IntOo(_)) && !other.is_boolean() {
+            return Ok(match rel_eval(op, l, r)? {
+                Some(b) => boolean(b),
+                None => Rc::new(Node::Rel(op, l.clone(), r.clone())),
+            });
+        }
+        let decided = if other.is_boolean() {
+            match op {
+                Rel::Eq => Some(false),
+                Rel::Ne => Some(true),
+                _ => None,
+            }
+        } else if matches!(n, Num::Inf(_)) && facts(other).real == Some(true) {
+            // inf_left: `inf op other`; an infinity compares past any real.
+            let inf_big = n.is_positive() == inf_left;
+            Some(match op {
+                Rel::Eq => false,
+                Rel::Ne => true,
+                Rel::Gt | Rel::Ge => inf_big,
+                Rel::Lt | Rel::Le => !inf_big,
+            })
+        } else {
+            None
+        };
+        return Ok(match decided {
+            Some(b) => boolean(b),
+            None => Rc::new(Node::Rel(op, l.clone(), r.clone())),
+        });
     }
     Ok(match rel_eval(op, l, r)? {
         Some(b) => boolean(b),
@@ -1086,6 +2096,8 @@ pub fn as_boolean(e: &Ex) -> PyResult<Ex> {
     match &**e {
         Node::Int(i) if i.is_zero() => Ok(boolean(false)),
         Node::Int(i) if i.is_one() => Ok(boolean(true)),
+        // A Symbol is a Boolean too (its `is_zero` is unknown).
+        Node::Sym(_) => Ok(e.clone()),
         _ if e.is_boolean() => Ok(e.clone()),
         _ => Err(Raise::type_error(format!(
             "expecting bool or Boolean, not `{}`.",

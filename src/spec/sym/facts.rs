@@ -54,14 +54,23 @@ impl Facts {
         let (pos, neg, zero) = match n {
             Num::Int(i) => (i.is_positive(), i.is_negative(), i.is_zero()),
             Num::Float(f) => (*f > 0.0, *f < 0.0, *f == 0.0),
-            Num::IntOo(neg) => (!neg, *neg, false),
+            Num::IntOo(neg) | Num::Inf(neg) => (!neg, *neg, false),
+            Num::NaN => return Facts::default(),
         };
         Facts {
             pos: Some(pos),
             neg: Some(neg),
             zero: Some(zero),
-            real: Some(!matches!(n, Num::IntOo(_))),
-            integer: Some(matches!(n, Num::Int(_))),
+            // int_oo says it is an integer, hence real (and finite).
+            real: Some(matches!(n, Num::Int(_) | Num::Float(_) | Num::IntOo(_))),
+            // A Float's `is_integer` is False when it has a fraction, else
+            // unknown (sympy 1.14: `Float(2.0).is_integer` is None).
+            integer: match n {
+                Num::Int(_) | Num::IntOo(_) => Some(true),
+                Num::Float(f) if f.fract() != 0.0 => Some(false),
+                Num::Inf(_) => Some(false),
+                _ => None,
+            },
         }
     }
 
@@ -100,7 +109,7 @@ fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
 /// The assumptions sympy derives for `e`.
 pub fn facts(e: &Ex) -> Facts {
     match &**e {
-        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => {
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => {
             Facts::number(&Num::of(e).expect("a number"))
         }
         // `sympy.Symbol(name)` without assumptions knows nothing.
@@ -159,7 +168,10 @@ pub fn facts(e: &Ex) -> Facts {
                 }
                 f
             }
-            Func::IntTrueDiv | Func::FloatTrueDiv | Func::ToFloat => Facts::real_only(false),
+            Func::IntTrueDiv | Func::FloatTrueDiv | Func::ToFloat | Func::FloatPow => {
+                Facts::real_only(false)
+            }
+            Func::PowByNatural => Facts::real_only(true),
             Func::BitwiseAnd | Func::BitwiseOr => Facts::default(),
         },
         _ => Facts::default(),
@@ -178,7 +190,12 @@ fn with_parity(e: &Ex, mut f: Facts) -> Facts {
 fn add_facts(args: &[Ex]) -> Facts {
     let fs: Vec<Facts> = args.iter().map(facts).collect();
     let real = fuzzy_all(fs.iter().map(|f| f.real));
-    let integer = fuzzy_all(fs.iter().map(|f| f.integer));
+    // Add._eval_is_integer: all integer is True; one non-integer among
+    // integers is False only for a Rational, which never arises here.
+    let integer = match fuzzy_all(fs.iter().map(|f| f.integer)) {
+        Some(false) => None,
+        x => x,
+    };
     let sign = |want_pos: bool| -> Option<bool> {
         let (mut strict, mut weak, mut opposite) = (false, false, false);
         for f in fs.iter().filter(|f| f.zero != Some(true)) {
@@ -225,7 +242,12 @@ fn add_facts(args: &[Ex]) -> Facts {
 fn mul_facts(args: &[Ex]) -> Facts {
     let fs: Vec<Facts> = args.iter().map(facts).collect();
     let real = fuzzy_all(fs.iter().map(|f| f.real));
-    let integer = fuzzy_all(fs.iter().map(|f| f.integer));
+    // Mul._eval_is_integer gives up (None) at a factor that is neither an
+    // integer nor a Rational: a Float, a ToFloat, ...
+    let integer = match fuzzy_all(fs.iter().map(|f| f.integer)) {
+        Some(false) => None,
+        x => x,
+    };
     let mut negs = 0;
     let mut known = true;
     let mut weak = false;
@@ -322,7 +344,7 @@ pub fn free_symbols(e: &Ex, out: &mut Vec<String>) {
 /// negative coefficient, or a sum whose (printed) first term is negative.
 pub fn could_extract_minus_sign(e: &Ex) -> bool {
     match &**e {
-        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => {
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => {
             Num::of(e).is_some_and(|n| n.is_negative())
         }
         Node::Mul(args) => Num::of(&args[0]).is_some_and(|n| n.is_negative()),
@@ -507,6 +529,362 @@ fn pow_ext(x: &Ext, n: &BigInt) -> Ext {
                 Ext::PosInf
             }
         }
+    }
+}
+
+/// One side of the `%` choice in `SymNode.mod` (sym_node.py):
+/// `expr.is_nonnegative or shape_env.bound_sympy(expr).lower >= 0`, with
+/// what that raises for a Boolean (its range's lower bound compared to 0)
+/// or a ToFloat of one (the value-range map asserts).
+pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
+    use crate::pyval::Raise;
+    if e.is_boolean() {
+        return Err(Raise::type_error(
+            "\nA Boolean argument can only be used in Eq and Ne; all other\nrelationals expect real expressions.",
+        ));
+    }
+    if facts(e).nonneg() == Some(true) {
+        return Ok(true);
+    }
+    if let Node::Fn(Func::ToFloat, a) = &**e {
+        if a[0].is_boolean() {
+            let lower = if rel_range_lower(&a[0]) {
+                "True"
+            } else {
+                "False"
+            };
+            if !matches!(*a[0], Node::True | Node::False | Node::Rel(..)) {
+                return Err(Raise::unsupported(
+                    "the value range of ToFloat of a BooleanFunction",
+                ));
+            }
+            return Err(Raise::new("AssertionError", format!("ToFloat({lower})")));
+        }
+    }
+    // bound_sympy: `if expr.has(PythonMod, Mod)`, first
+    // `_rewrite_for_value_range_analysis`.
+    let rewritten;
+    let e = if has_mod(e) {
+        rewritten = rewrite_for_vra(e)?;
+        &rewritten
+    } else {
+        e
+    };
+    if is_float_expr(e) {
+        return match float_bounds(e) {
+            Some((lo, _)) => Ok(lo >= 0.0),
+            None => Err(Raise::unsupported(
+                "the value range of this float expression",
+            )),
+        };
+    }
+    Ok(matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative())
+        || matches!(bounds(e).0, Ext::PosInf))
+}
+
+/// The lower end of a Boolean's value range (ValueRangeAnalysis `lt`,
+/// `eq` and their negations over the integer bounds): `true` when the
+/// ranges prove it.
+fn rel_range_lower(e: &Ex) -> bool {
+    use super::expr::Rel;
+    match &**e {
+        Node::True => true,
+        Node::Rel(op, l, r) => {
+            let (a, b) = (bounds(l), bounds(r));
+            match op {
+                Rel::Lt => a.1 < b.0,
+                Rel::Gt => b.1 < a.0,
+                Rel::Ge => a.0 >= b.1,
+                Rel::Le => b.0 >= a.1,
+                Rel::Eq => a.0 == a.1 && b.0 == b.1 && a.0 == b.0,
+                Rel::Ne => a.0 > b.1 || b.0 > a.1,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// `_rewrite_for_value_range_analysis` (torch/utils/_sympy/value_ranges.py):
+/// bottom-up, each sum gets `_rewrite_mod_subtractions_in_add`.
+fn rewrite_for_vra(e: &Ex) -> crate::pyval::PyResult<Ex> {
+    use super::expr;
+    let rebuilt = match &**e {
+        Node::Add(a) => {
+            let args = a
+                .iter()
+                .map(rewrite_for_vra)
+                .collect::<Result<Vec<_>, _>>()?;
+            let x = if args == *a {
+                e.clone()
+            } else {
+                expr::add(&args)?
+            };
+            return match &*x {
+                Node::Add(_) => rewrite_mod_subtractions_in_add(&x),
+                _ => Ok(x),
+            };
+        }
+        Node::Mul(a) => {
+            let args = a
+                .iter()
+                .map(rewrite_for_vra)
+                .collect::<Result<Vec<_>, _>>()?;
+            if args == *a {
+                e.clone()
+            } else {
+                expr::mul(&args)?
+            }
+        }
+        Node::Fn(f, a) => {
+            let args = a
+                .iter()
+                .map(rewrite_for_vra)
+                .collect::<Result<Vec<_>, _>>()?;
+            if args == *a {
+                e.clone()
+            } else {
+                match f {
+                    Func::FloorDiv => expr::floordiv(&args[0], &args[1])?,
+                    Func::Mod => expr::modulo(false, &args[0], &args[1])?,
+                    Func::PythonMod => expr::modulo(true, &args[0], &args[1])?,
+                    Func::ToFloat => expr::to_float(&args[0])?,
+                    Func::FloatTrueDiv => expr::float_truediv(&args[0], &args[1])?,
+                    Func::IntTrueDiv => expr::int_truediv(&args[0], &args[1])?,
+                    _ => {
+                        return Err(crate::pyval::Raise::unsupported(
+                            "bound_sympy's rewrite inside this function",
+                        ))
+                    }
+                }
+            }
+        }
+        Node::Pow(b, x) => {
+            let nb = rewrite_for_vra(b)?;
+            if nb == *b {
+                e.clone()
+            } else {
+                expr::pow_int(&nb, x.as_int().expect("integer power"))?
+            }
+        }
+        _ => e.clone(),
+    };
+    Ok(rebuilt)
+}
+
+/// `_definitely_ge(expr, lower)`: a sympy sign fact, a symbol's range, or
+/// the bound's lower end.
+fn definitely_ge(e: &Ex, lower: i64) -> bool {
+    let f = facts(e);
+    if lower == 0 && f.nonneg() == Some(true) || lower == 1 && f.pos == Some(true) {
+        return true;
+    }
+    match bounds(e).0 {
+        Ext::Fin(l) => l >= BigInt::from(lower),
+        Ext::PosInf => true,
+        Ext::NegInf => false,
+    }
+}
+
+/// `_rewrite_mod_subtractions_in_add`: `k*Mod(b, q) - k*b` becomes
+/// `-k*q*FloorDiv(b, q)` so interval arithmetic keeps the dependency.
+fn rewrite_mod_subtractions_in_add(e: &Ex) -> crate::pyval::PyResult<Ex> {
+    use super::expr::{self, add_args, as_coeff_mul};
+    let has_mod_term = add_args(e).iter().any(|t| {
+        let (c, f) = as_coeff_mul(t);
+        matches!(c, Num::Int(_)) && matches!(*f, Node::Fn(Func::Mod | Func::PythonMod, _))
+    });
+    if !has_mod_term {
+        return Ok(e.clone());
+    }
+    let mut terms: Vec<(Ex, BigInt)> = Vec::new();
+    for t in add_args(e) {
+        let (c, f) = as_coeff_mul(&t);
+        let Num::Int(c) = c else {
+            return Err(crate::pyval::Raise::unsupported(
+                "a Float term in a Mod-subtraction rewrite",
+            ));
+        };
+        match terms.iter_mut().find(|(g, _)| *g == f) {
+            Some((_, cc)) => *cc += c,
+            None => terms.push((f, c)),
+        }
+    }
+    let snapshot = terms.clone();
+    let mut replacements = Vec::new();
+    for (factor, mod_coeff) in snapshot {
+        if mod_coeff.is_zero() {
+            continue;
+        }
+        let Node::Fn(func @ (Func::Mod | Func::PythonMod), args) = &*factor else {
+            continue;
+        };
+        let (base, divisor) = (&args[0], &args[1]);
+        let valid =
+            definitely_ge(divisor, 1) && (*func == Func::PythonMod || definitely_ge(base, 0));
+        if !valid {
+            continue;
+        }
+        let mut matched: Vec<(Ex, BigInt)> = Vec::new();
+        let mut ok = true;
+        for bt in add_args(base) {
+            let (bc, bf) = as_coeff_mul(&bt);
+            let Num::Int(bc) = bc else {
+                ok = false;
+                break;
+            };
+            let term_coeff = terms
+                .iter()
+                .find(|(g, _)| *g == bf)
+                .map_or(BigInt::zero(), |(_, c)| c.clone());
+            let needed = -&mod_coeff * &bc;
+            if needed.is_zero() {
+                continue;
+            }
+            let zero = BigInt::zero();
+            if term_coeff.is_zero() || &term_coeff * &needed <= zero {
+                ok = false;
+                break;
+            }
+            if (needed > zero && term_coeff < needed) || (needed < zero && term_coeff > needed) {
+                ok = false;
+                break;
+            }
+            matched.push((bf, needed));
+        }
+        if !ok {
+            continue;
+        }
+        for (bf, needed) in matched {
+            if let Some((_, c)) = terms.iter_mut().find(|(g, _)| *g == bf) {
+                *c -= needed;
+            }
+        }
+        if let Some((_, c)) = terms.iter_mut().find(|(g, _)| *g == factor) {
+            *c = BigInt::zero();
+        }
+        // `coeff * FloorDiv(base, divisor) * divisor`, left to right.
+        let fd = expr::floordiv(base, divisor)?;
+        let r = expr::mul(&[expr::int(-mod_coeff.clone()), fd])?;
+        replacements.push(expr::mul(&[r, divisor.clone()])?);
+    }
+    if replacements.is_empty() {
+        return Ok(e.clone());
+    }
+    let mut new_terms = Vec::new();
+    for (factor, coeff) in terms {
+        if coeff.is_zero() {
+            continue;
+        }
+        new_terms.push(if factor.is_int_value(1) {
+            expr::int(coeff)
+        } else {
+            expr::mul(&[expr::int(coeff), factor])?
+        });
+    }
+    new_terms.extend(replacements);
+    expr::add(&new_terms)
+}
+
+/// `expr.has(PythonMod, Mod)`.
+fn has_mod(e: &Ex) -> bool {
+    match &**e {
+        Node::Fn(Func::Mod | Func::PythonMod, _) => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) => a.iter().any(has_mod),
+        Node::Pow(a, _) => has_mod(a),
+        _ => false,
+    }
+}
+
+/// Whether `e` is a float-valued expression (a Float, a ToFloat, a float
+/// division or power somewhere in it).
+fn is_float_expr(e: &Ex) -> bool {
+    match &**e {
+        Node::Float(_) | Node::Inf { .. } => true,
+        Node::Fn(Func::ToFloat | Func::FloatTrueDiv | Func::IntTrueDiv | Func::FloatPow, _) => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) => a.iter().any(is_float_expr),
+        Node::Pow(b, _) => is_float_expr(b),
+        _ => false,
+    }
+}
+
+/// `bound_sympy` of a float expression (ValueRangeAnalysis with float
+/// arithmetic), for the node kinds modelled; `None` otherwise.
+fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
+    let ext_f = |x: &Ext| match x {
+        Ext::NegInf => f64::NEG_INFINITY,
+        Ext::PosInf => f64::INFINITY,
+        Ext::Fin(i) => num_traits::ToPrimitive::to_f64(i).unwrap_or(f64::NAN),
+    };
+    match &**e {
+        Node::Float(f) => Some((*f, *f)),
+        Node::Int(_) | Node::Sym(_) => {
+            let (l, h) = bounds(e);
+            Some((ext_f(&l), ext_f(&h)))
+        }
+        Node::Inf { neg } => {
+            let v = if *neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            };
+            Some((v, v))
+        }
+        Node::Fn(Func::ToFloat, a) => {
+            if is_float_expr(&a[0]) || a[0].is_boolean() {
+                return None;
+            }
+            let (l, h) = bounds(&a[0]);
+            Some((ext_f(&l), ext_f(&h)))
+        }
+        Node::Add(args) => {
+            let (mut lo, mut hi) = (0.0f64, 0.0f64);
+            for a in args {
+                let (l, h) = float_bounds(a)?;
+                lo += l;
+                hi += h;
+            }
+            if lo.is_nan() || hi.is_nan() {
+                return None;
+            }
+            Some((lo, hi))
+        }
+        // ValueRangeAnalysis.truediv / int_truediv: unknown when the
+        // divisor's range holds 0 or both hold an infinity, else the corners.
+        Node::Fn(Func::FloatTrueDiv | Func::IntTrueDiv, args) => {
+            let (a, b) = (float_bounds(&args[0])?, float_bounds(&args[1])?);
+            let inf = |r: (f64, f64)| r.0.is_infinite() || r.1.is_infinite();
+            if (b.0 <= 0.0 && 0.0 <= b.1) || (inf(a) && inf(b)) {
+                return Some((f64::NEG_INFINITY, f64::INFINITY));
+            }
+            let c = [a.0 / b.0, a.0 / b.1, a.1 / b.0, a.1 / b.1];
+            if c.iter().any(|x| x.is_nan()) {
+                return None;
+            }
+            Some((
+                c.iter().cloned().fold(f64::INFINITY, f64::min),
+                c.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+            ))
+        }
+        Node::Mul(args) => {
+            // coordinatewise_monotone_map with safe_mul (0 * inf is 0).
+            let safe_mul = |a: f64, b: f64| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
+            let mut acc = (1.0f64, 1.0f64);
+            for a in args {
+                let (l, h) = float_bounds(a)?;
+                let c = [
+                    safe_mul(acc.0, l),
+                    safe_mul(acc.0, h),
+                    safe_mul(acc.1, l),
+                    safe_mul(acc.1, h),
+                ];
+                acc = (
+                    c.iter().cloned().fold(f64::INFINITY, f64::min),
+                    c.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+                );
+            }
+            Some(acc)
+        }
+        _ => None,
     }
 }
 

@@ -53,7 +53,7 @@ impl PyObject for SymNode {
         }
     }
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
-        out.push_str(&print::sstr(&self.expr));
+        out.push_str(&print::format_expr(&self.expr));
         Ok(())
     }
     fn truth(&self) -> Option<PyResult<bool>> {
@@ -178,10 +178,6 @@ impl Operand {
             _ => Operand::Other,
         })
     }
-    fn is_floaty(&self) -> bool {
-        matches!(self, Operand::Float(_))
-            || matches!(self, Operand::Sym(s) if s.pytype == PyType::Float)
-    }
     fn pytype(&self) -> PyType {
         match self {
             Operand::Sym(s) => s.pytype,
@@ -203,7 +199,7 @@ impl Operand {
     /// `torch.sym_float(x)` for the promotion of mixed int/float operands.
     fn sym_float(&self) -> PyResult<Operand> {
         Ok(match self {
-            Operand::Sym(s) if s.pytype == PyType::Int => Operand::Sym(Sym {
+            Operand::Sym(s) if s.pytype != PyType::Float => Operand::Sym(Sym {
                 expr: expr::to_float(&s.expr)?,
                 pytype: PyType::Float,
                 class: Class::SymFloat,
@@ -269,18 +265,18 @@ fn binary(op: Op, a: &Value, b: &Value) -> PyResult<Value> {
         // Subclass first: `SymInt < IntVar` asks `IntVar.__gt__` first.
         if let (Operand::Sym(sa), Operand::Sym(sb)) = (&oa, &ob) {
             if sb.class.is_proper_subclass_of(sa.class) {
-                if let Some(v) = method(reflected_cmp(op), sb, &oa)? {
+                if let Some(v) = method(reflected_cmp(op), sb, &oa, false)? {
                     return Ok(v);
                 }
             }
         }
         if let Operand::Sym(sa) = &oa {
-            if let Some(v) = method(op, sa, &ob)? {
+            if let Some(v) = method(op, sa, &ob, false)? {
                 return Ok(v);
             }
         }
         if let Operand::Sym(sb) = &ob {
-            if let Some(v) = method(reflected_cmp(op), sb, &oa)? {
+            if let Some(v) = method(reflected_cmp(op), sb, &oa, false)? {
                 return Ok(v);
             }
         }
@@ -298,7 +294,7 @@ fn binary(op: Op, a: &Value, b: &Value) -> PyResult<Value> {
     }
     match &oa {
         Operand::Sym(sa) => {
-            if let Some(v) = method(op, sa, &ob)? {
+            if let Some(v) = method(op, sa, &ob, false)? {
                 return Ok(v);
             }
         }
@@ -313,9 +309,13 @@ fn binary(op: Op, a: &Value, b: &Value) -> PyResult<Value> {
             }
         }
     }
+    // The reflected method is tried only when the types differ.
     if let Operand::Sym(sb) = &ob {
-        if let Some(v) = rmethod(op, sb, &oa)? {
-            return Ok(v);
+        let same_type = matches!(&oa, Operand::Sym(sa) if sa.class == sb.class);
+        if !same_type {
+            if let Some(v) = method(op, sb, &oa, true)? {
+                return Ok(v);
+            }
         }
     }
     if op == Op::Mul && matches!(b, Value::Str(_) | Value::List(_) | Value::Tuple(_)) {
@@ -340,166 +340,367 @@ fn rel_of(op: Op) -> Rel {
     }
 }
 
-/// `self.__op__(other)`; `None` is NotImplemented.
-fn method(op: Op, s: &Sym, other: &Operand) -> PyResult<Option<Value>> {
+/// The SymNode methods `_make_user_magic` wraps (sym_node.py `magic_methods`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Magic {
+    Add,
+    Sub,
+    Mul,
+    Mod,
+    IntTrueDiv,
+    FloatTrueDiv,
+    IntFloorDiv,
+    PowByNatural,
+    FloatPow,
+    BitwiseAnd,
+    BitwiseOr,
+    And,
+    Or,
+    Rel(Rel),
+}
+
+/// `self.__op__(other)` (or `self.__rop__(other)` when `reflected`: `other
+/// op self`) on the torch class of `s`; `None` is NotImplemented.
+fn method(op: Op, s: &Sym, other: &Operand, reflected: bool) -> PyResult<Option<Value>> {
     if matches!(other, Operand::Other) {
         return Ok(None);
     }
     match s.pytype {
-        PyType::Bool => bool_method(op, s, other, false),
-        PyType::Int => int_method(op, s, other, false),
-        PyType::Float => float_method(op, &Operand::Sym(s.clone()), other),
+        PyType::Int => symint_method(op, s, other, reflected),
+        PyType::Float => symfloat_method(op, s, other, reflected),
+        PyType::Bool => symbool_method(op, s, other, reflected),
     }
 }
 
-/// `self.__rop__(other)` (`other op self`); `None` is NotImplemented.
-fn rmethod(op: Op, s: &Sym, other: &Operand) -> PyResult<Option<Value>> {
-    if matches!(other, Operand::Other) {
-        return Ok(None);
-    }
-    match s.pytype {
-        PyType::Bool => bool_method(op, s, other, true),
-        PyType::Int => int_method(op, s, other, true),
-        PyType::Float => float_method(op, other, &Operand::Sym(s.clone())),
-    }
+/// `isinstance(x, (float, SymFloat))`.
+fn is_floaty(o: &Operand) -> bool {
+    matches!(o, Operand::Float(_)) || matches!(o, Operand::Sym(s) if s.pytype == PyType::Float)
 }
 
-fn bool_method(op: Op, s: &Sym, other: &Operand, reflected: bool) -> PyResult<Option<Value>> {
-    match op {
-        // `bool_becomes_int_magic_methods`: the SymBool is turned into an
-        // int with a guard.
-        Op::Add | Op::Sub | Op::Mul => Err(not_allowed("evaluate_sym_node")),
-        Op::And | Op::Or => {
-            let o = match other {
-                Operand::Float(_) => return Ok(None),
-                Operand::Sym(x) if x.pytype != PyType::Bool => {
-                    return Err(Raise::unsupported("SymBool & SymInt"))
-                }
-                _ => expr::as_boolean(&other.expr())?,
-            };
-            let (l, r) = if reflected {
-                (o, s.expr.clone())
-            } else {
-                (s.expr.clone(), o)
-            };
-            let e = if op == Op::And {
-                expr::logic_and(&[l, r])?
-            } else {
-                expr::logic_or(&[l, r])?
-            };
-            Ok(Some(wrap(e, PyType::Bool)))
-        }
-        Op::Eq | Op::Ne => {
-            if other.is_floaty() {
-                return Err(Raise::unsupported("SymBool == float"));
-            }
-            let e = expr::relational(rel_of(op), &s.expr, &other.expr())?;
-            Ok(Some(wrap(e, PyType::Bool)))
-        }
-        _ => Ok(None),
-    }
+/// `isinstance(x, (int, SymInt))` (a bool is an int).
+fn is_intlike(o: &Operand) -> bool {
+    matches!(o, Operand::Int(_) | Operand::Bool(_))
+        || matches!(o, Operand::Sym(s) if s.pytype == PyType::Int)
 }
 
-fn int_method(op: Op, s: &Sym, other: &Operand, reflected: bool) -> PyResult<Option<Value>> {
-    if matches!(other, Operand::Sym(x) if x.pytype == PyType::Bool) {
-        return match op {
-            Op::Add | Op::Sub | Op::Mul => Err(not_allowed("evaluate_sym_node")),
-            _ => Err(Raise::unsupported("SymInt with a SymBool operand")),
-        };
-    }
-    if matches!(other, Operand::Bool(_)) && !matches!(op, Op::Add | Op::Sub | Op::Mul) {
-        return Err(Raise::unsupported("SymInt with a bool operand"));
-    }
+fn cmp_magic(op: Op) -> Magic {
+    Magic::Rel(rel_of(op))
+}
+
+/// The SymInt dunders (torch/__init__.py `SymInt` and the magic methods
+/// installed on it).
+fn symint_method(op: Op, s: &Sym, other: &Operand, reflected: bool) -> PyResult<Option<Value>> {
     let me = Operand::Sym(s.clone());
-    let (l, r) = if reflected {
-        (other.clone(), me)
-    } else {
-        (me, other.clone())
-    };
-    if other.is_floaty() {
-        return match op {
-            Op::FloorDiv => Err(not_allowed("simplify")),
-            Op::Pow => Err(if reflected {
-                Raise::unsupported("float ** SymInt")
-            } else {
-                not_allowed("guard_or_defer_runtime_assert")
-            }),
-            Op::And | Op::Or => Ok(None),
-            _ => float_method(op, &l.sym_float()?, &r.sym_float()?),
-        };
-    }
-    let (le, re) = (int_like(&l), int_like(&r));
-    let result = |e: Ex, t: PyType| Ok(Some(wrap(e, t)));
     match op {
-        Op::Add => result(expr::add(&[le, re])?, PyType::Int),
-        Op::Sub => result(expr::sub(&le, &re)?, PyType::Int),
-        Op::Mul => result(expr::mul(&[le, re])?, PyType::Int),
-        Op::FloorDiv => result(expr::floordiv(&le, &re)?, PyType::Int),
-        Op::Mod => {
-            let python = !(facts::known_nonneg(&le) && facts::known_nonneg(&re));
-            result(expr::modulo(python, &le, &re)?, PyType::Int)
-        }
-        Op::TrueDiv => result(expr::int_truediv(&le, &re)?, PyType::Float),
-        Op::Pow => {
-            // SymInt.__pow__: `if other >= 0` picks pow_by_natural, which
-            // needs a plain exponent; __rpow__ tests `self >= 0`, a guard.
-            if reflected {
-                return Err(not_allowed("evaluate_sym_node"));
-            }
-            match &r {
-                Operand::Int(n) if !n.is_negative() => result(expr::pow_int(&le, n)?, PyType::Int),
-                Operand::Int(_) => Err(not_allowed("guard_or_defer_runtime_assert")),
-                _ => Err(not_allowed("evaluate_sym_node")),
-            }
-        }
-        Op::And => result(expr::bitwise(true, &le, &re)?, PyType::Int),
-        Op::Or => result(expr::bitwise(false, &le, &re)?, PyType::Int),
+        Op::Add => user_magic(Magic::Add, &me, other, reflected),
+        Op::Sub => user_magic(Magic::Sub, &me, other, reflected),
+        Op::Mul => user_magic(Magic::Mul, &me, other, reflected),
+        Op::Mod => user_magic(Magic::Mod, &me, other, reflected),
+        Op::And => user_magic(Magic::BitwiseAnd, &me, other, reflected),
+        Op::Or => user_magic(Magic::BitwiseOr, &me, other, reflected),
         Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-            result(expr::relational(rel_of(op), &le, &re)?, PyType::Bool)
+            user_magic(cmp_magic(op), &me, other, reflected)
+        }
+        Op::TrueDiv => {
+            if is_floaty(other) {
+                return user_magic(Magic::FloatTrueDiv, &me.sym_float()?, other, reflected);
+            }
+            if !is_intlike(other) {
+                return Ok(None);
+            }
+            user_magic(Magic::IntTrueDiv, &me, other, reflected)
+        }
+        Op::FloorDiv => {
+            if is_floaty(other) {
+                // `sym_float(math.floor(sym_float(self) / other))`.
+                let q = if reflected {
+                    symfloat_truediv(other, &me.sym_float()?)?
+                } else {
+                    symfloat_truediv(&me.sym_float()?, other)?
+                };
+                return floor_of(&q);
+            }
+            if !is_intlike(other) {
+                return Ok(None);
+            }
+            user_magic(Magic::IntFloorDiv, &me, other, reflected)
+        }
+        Op::Pow => {
+            if is_floaty(other) {
+                let f = Operand::Sym(sym_of(&me.sym_float()?));
+                return if reflected {
+                    symfloat_rpow(&f, other)
+                } else {
+                    symfloat_pow(&f, other)
+                };
+            }
+            if !is_intlike(other) {
+                return Ok(None);
+            }
+            // `if other >= 0` (`if self >= 0` for __rpow__): a plain int
+            // decides; a SymInt guards.
+            let exponent = if reflected { &me } else { other };
+            match exponent {
+                Operand::Int(i) if i.is_negative() => {
+                    let f = Operand::Sym(sym_of(&me.sym_float()?));
+                    symfloat_pow(&f, &other.sym_float()?)
+                }
+                Operand::Int(_) | Operand::Bool(_) => {
+                    user_magic(Magic::PowByNatural, &me, other, reflected)
+                }
+                _ => {
+                    // `other >= 0` builds a SymBool, then `bool()` guards.
+                    ge_zero_check(exponent)?;
+                    Err(not_allowed("evaluate_sym_node"))
+                }
+            }
         }
         Op::Neg | Op::Not => unreachable!("unary"),
     }
 }
 
-/// A bool operand of an int operation counts as 0/1 (sympy adds `true`
-/// as 1).
-fn int_like(o: &Operand) -> Ex {
-    match o {
-        Operand::Bool(b) => expr::int(*b as u8),
-        _ => o.expr(),
+/// The SymFloat dunders.
+fn symfloat_method(op: Op, s: &Sym, other: &Operand, reflected: bool) -> PyResult<Option<Value>> {
+    let me = Operand::Sym(s.clone());
+    let numeric = is_floaty(other) || is_intlike(other);
+    match op {
+        Op::Add => user_magic(Magic::Add, &me, other, reflected),
+        Op::Sub => user_magic(Magic::Sub, &me, other, reflected),
+        Op::Mul => user_magic(Magic::Mul, &me, other, reflected),
+        Op::Mod => user_magic(Magic::Mod, &me, other, reflected),
+        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+            user_magic(cmp_magic(op), &me, other, reflected)
+        }
+        Op::And | Op::Or => Ok(None),
+        Op::TrueDiv => {
+            if !numeric {
+                return Ok(None);
+            }
+            user_magic(Magic::FloatTrueDiv, &me, &other.sym_float()?, reflected)
+        }
+        Op::FloorDiv => {
+            if !numeric {
+                return Ok(None);
+            }
+            let q = if reflected {
+                symfloat_truediv(&other.sym_float()?, &me)?
+            } else {
+                symfloat_truediv(&me, &other.sym_float()?)?
+            };
+            floor_of(&q)
+        }
+        Op::Pow => {
+            if !numeric {
+                return Ok(None);
+            }
+            if reflected {
+                symfloat_rpow(&me, other)
+            } else {
+                symfloat_pow(&me, other)
+            }
+        }
+        Op::Neg | Op::Not => unreachable!("unary"),
     }
 }
 
-/// `SymFloat` operations (and SymInt ones promoted to float): `l op r`.
-fn float_method(op: Op, l: &Operand, r: &Operand) -> PyResult<Option<Value>> {
-    if matches!(l, Operand::Sym(x) if x.pytype == PyType::Bool)
-        || matches!(r, Operand::Sym(x) if x.pytype == PyType::Bool)
-    {
-        return Err(Raise::unsupported("SymFloat with a SymBool operand"));
-    }
-    let (l, r) = (l.sym_float()?, r.sym_float()?);
-    let (le, re) = (l.expr(), r.expr());
-    let result = |e: Ex, t: PyType| Ok(Some(wrap(e, t)));
+/// The SymBool dunders: `+ - *` turn it into an int (a guard), `& |` are
+/// logic, `== !=` compare; nothing else is defined.
+fn symbool_method(op: Op, s: &Sym, other: &Operand, reflected: bool) -> PyResult<Option<Value>> {
+    let me = Operand::Sym(s.clone());
     match op {
-        Op::Add => result(expr::add(&[le, re])?, PyType::Float),
-        Op::Sub => result(expr::sub(&le, &re)?, PyType::Float),
-        Op::Mul => result(expr::mul(&[le, re])?, PyType::Float),
-        Op::TrueDiv => result(expr::float_truediv(&le, &re)?, PyType::Float),
-        Op::Mod => result(expr::modulo(true, &le, &re)?, PyType::Float),
-        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-            result(expr::relational(rel_of(op), &le, &re)?, PyType::Bool)
-        }
-        Op::And | Op::Or => Ok(None),
-        _ => Err(Raise::unsupported(format!("`{}` on a SymFloat", op.name()))),
+        Op::Add => user_magic(Magic::Add, &me, other, reflected),
+        Op::Sub => user_magic(Magic::Sub, &me, other, reflected),
+        Op::Mul => user_magic(Magic::Mul, &me, other, reflected),
+        Op::And => user_magic(Magic::And, &me, other, reflected),
+        Op::Or => user_magic(Magic::Or, &me, other, reflected),
+        Op::Eq | Op::Ne => user_magic(cmp_magic(op), &me, other, reflected),
+        _ => Ok(None),
     }
+}
+
+fn sym_of(o: &Operand) -> Sym {
+    match o {
+        Operand::Sym(s) => s.clone(),
+        _ => unreachable!("a symbolic operand"),
+    }
+}
+
+/// `SymFloat.__truediv__` as the floor-division paths call it (`l / r`,
+/// one of them a SymFloat, the other a float-like).
+fn symfloat_truediv(l: &Operand, r: &Operand) -> PyResult<Value> {
+    let (s, other, reflected) = match (l, r) {
+        (Operand::Sym(s), _) if s.pytype == PyType::Float => (l, r, false),
+        _ => (r, l, true),
+    };
+    Ok(
+        user_magic(Magic::FloatTrueDiv, s, &other.sym_float()?, reflected)?
+            .expect("numeric operands"),
+    )
+}
+
+/// `math.floor(x)` on a SymFloat: `SymNode.floor` runs
+/// `ShapeEnv._simplify_floor_div`, which the spec env refuses (guarding on
+/// each FloorDiv inside first, else `simplify`).
+fn floor_of(v: &Value) -> PyResult<Option<Value>> {
+    let e = match as_sym(v)? {
+        Some(s) => s.expr,
+        None => return Err(Raise::unsupported("floor of a plain float")),
+    };
+    if expr::contains_floordiv(&e) {
+        return Err(not_allowed("evaluate_expr"));
+    }
+    Err(not_allowed("simplify"))
+}
+
+/// `SymFloat.__pow__`: `torch._check(self >= 0)` guards on a SymBool.
+fn symfloat_pow(me: &Operand, _other: &Operand) -> PyResult<Option<Value>> {
+    ge_zero_check(me)?;
+    Err(not_allowed("guard_or_defer_runtime_assert"))
+}
+
+/// What building `x >= 0` can raise before its `bool()` / `torch._check`
+/// guards: only a nan expression (`Invalid NaN comparison`).
+fn ge_zero_check(x: &Operand) -> PyResult<()> {
+    if let Operand::Sym(s) = x {
+        if matches!(*s.expr, Node::NaN) {
+            return Err(Raise::type_error("Invalid NaN comparison"));
+        }
+    }
+    Ok(())
+}
+
+/// `SymFloat.__rpow__(other)` (`other ** self`): `torch._check(other >= 0)`
+/// on the plain base, then `FloatPow(other, self)`.
+fn symfloat_rpow(me: &Operand, other: &Operand) -> PyResult<Option<Value>> {
+    let nonneg = match other {
+        Operand::Int(i) => !i.is_negative(),
+        Operand::Bool(_) => true,
+        Operand::Float(f) => *f >= 0.0,
+        _ => return Err(Raise::unsupported("a symbolic base of a SymFloat power")),
+    };
+    if !nonneg {
+        return Err(Raise::new(
+            "RuntimeError",
+            "Expected cond to be True, but got False. (Could this error message be improved? If so, please report an enhancement request to PyTorch.)",
+        ));
+    }
+    user_magic(Magic::FloatPow, me, other, true)
+}
+
+fn bool_guard_if_symbool(o: &Operand) -> PyResult<()> {
+    if matches!(o, Operand::Sym(s) if s.pytype == PyType::Bool) {
+        return Err(not_allowed("evaluate_sym_node"));
+    }
+    Ok(())
+}
+
+fn mod_pytype(l: &Operand, r: &Operand) -> PyType {
+    if l.pytype() == PyType::Float || r.pytype() == PyType::Float {
+        PyType::Float
+    } else {
+        l.pytype()
+    }
+}
+
+/// `_make_user_magic`'s `binary_magic_impl` / `rbinary_magic_impl`:
+/// `promote` (a bool becomes an int for `+ - *`, a SymBool guards),
+/// `promote2` (an int-like operand of a float operation goes through
+/// `sym_float`), `to_node`, then the SymNode method on (self, other), or on
+/// (other, self) when reflected; the result's pytype follows
+/// `binary_magic_impl` of the SymNode.
+fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyResult<Option<Value>> {
+    if matches!(other, Operand::Other) {
+        return Ok(None);
+    }
+    let (mut me, mut other) = (me.clone(), other.clone());
+    if matches!(m, Magic::Add | Magic::Sub | Magic::Mul) {
+        bool_guard_if_symbool(&me)?;
+        bool_guard_if_symbool(&other)?;
+        if let Operand::Bool(b) = other {
+            other = Operand::Int(BigInt::from(b as u8));
+        }
+    }
+    let promotes = matches!(
+        m,
+        Magic::Add
+            | Magic::Sub
+            | Magic::Mul
+            | Magic::Mod
+            | Magic::FloatPow
+            | Magic::FloatTrueDiv
+            | Magic::IntFloorDiv
+            | Magic::Rel(_)
+    );
+    if promotes && (is_floaty(&me) || is_floaty(&other)) {
+        if !is_floaty(&me) {
+            me = me.sym_float()?;
+        }
+        if !is_floaty(&other) {
+            other = other.sym_float()?;
+        }
+    }
+    let (l, r) = if reflected { (other, me) } else { (me, other) };
+    let (le, re) = (l.expr(), r.expr());
+    let numbers = (expr::Num::of(&le), expr::Num::of(&re));
+    let e = match m {
+        Magic::Add => expr::add(&[le, re])?,
+        // `operator.sub` / `operator.mul` on two sympy Numbers is Number
+        // arithmetic (`Float(0.0) - 0` is Integer 0), not AssocOp's
+        // identity filtering.
+        Magic::Sub if numbers.0.is_some() && numbers.1.is_some() => {
+            let (a, b) = (numbers.0.expect("n"), numbers.1.expect("n"));
+            a.add(&b.neg())?.to_ex()
+        }
+        Magic::Mul if numbers.0.is_some() && numbers.1.is_some() => {
+            let (a, b) = (numbers.0.expect("n"), numbers.1.expect("n"));
+            a.mul(&b)?.to_ex()
+        }
+        Magic::Sub => expr::sub(&le, &re)?,
+        Magic::Mul => expr::mul(&[le, re])?,
+        Magic::Mod => {
+            // `(self nonneg) and (other nonneg)` picks Mod over PythonMod;
+            // when the left side's range is not modelled, a known-false
+            // right side, or both classes evaluating alike, still decides.
+            let plain = match facts::mod_operand_nonneg(&le) {
+                Ok(true) => Some(facts::mod_operand_nonneg(&re)?),
+                Ok(false) => Some(false),
+                Err(Raise::Unsupported(why)) => match facts::mod_operand_nonneg(&re) {
+                    Ok(false) => Some(false),
+                    Ok(true) => {
+                        let (x, y) = (expr::modulo(true, &le, &re), expr::modulo(false, &le, &re));
+                        if x != y {
+                            return Err(Raise::Unsupported(why));
+                        }
+                        return Ok(Some(wrap(x?, mod_pytype(&l, &r))));
+                    }
+                    Err(_) => return Err(Raise::Unsupported(why)),
+                },
+                Err(e) => return Err(e),
+            };
+            expr::modulo(!plain.expect("decided"), &le, &re)?
+        }
+        Magic::IntTrueDiv => expr::int_truediv(&le, &re)?,
+        Magic::FloatTrueDiv => expr::float_truediv(&le, &re)?,
+        Magic::IntFloorDiv => expr::floordiv(&le, &re)?,
+        Magic::PowByNatural => expr::pow_by_natural(&le, &re)?,
+        Magic::FloatPow => expr::float_pow(&le, &re)?,
+        Magic::BitwiseAnd => expr::bitwise(true, &le, &re)?,
+        Magic::BitwiseOr => expr::bitwise(false, &le, &re)?,
+        Magic::And => expr::logic_and(&[expr::as_boolean(&le)?, expr::as_boolean(&re)?])?,
+        Magic::Or => expr::logic_or(&[expr::as_boolean(&le)?, expr::as_boolean(&re)?])?,
+        Magic::Rel(rel) => expr::relational(rel, &le, &re)?,
+    };
+    let pytype = match m {
+        Magic::IntTrueDiv | Magic::FloatTrueDiv | Magic::FloatPow => PyType::Float,
+        Magic::Rel(_) | Magic::And | Magic::Or => PyType::Bool,
+        Magic::PowByNatural => PyType::Int,
+        _ if l.pytype() == PyType::Float || r.pytype() == PyType::Float => PyType::Float,
+        _ => l.pytype(),
+    };
+    Ok(Some(wrap(e, pytype)))
 }
 
 /// The pytype of what `apply` would return, for callers that care.
 pub fn result_is_symbolic(v: &Value) -> bool {
     matches!(v, Value::Object(o) if o.as_any().downcast_ref::<SymNode>().is_some())
-}
-
-#[allow(dead_code)]
-fn _unused(o: &Operand) -> PyType {
-    o.pytype()
 }

@@ -60,7 +60,9 @@ impl Ord for Key {
 
 fn class_key(e: &Node) -> Key {
     let (a, b, name): (i64, i64, &str) = match e {
-        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } => (1, 0, "Number"),
+        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => {
+            (1, 0, "Number")
+        }
         Node::Sym(_) => (2, 0, "Symbol"),
         Node::Pow(..) => (3, 2, "Pow"),
         Node::Mul(_) => (3, 0, "Mul"),

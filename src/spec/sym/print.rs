@@ -38,7 +38,15 @@ fn precedence2(e: &Ex) -> u32 {
             }
         }
         // NegativeIntInfinity is a Number subclass with no special rule.
-        Node::IntOo { .. } => PREC_ATOM,
+        Node::IntOo { .. } | Node::NaN => PREC_ATOM,
+        // PRECEDENCE_VALUES lists NegativeInfinity at Add's precedence.
+        Node::Inf { neg } => {
+            if *neg {
+                PREC_ADD
+            } else {
+                PREC_ATOM
+            }
+        }
         Node::Sym(_) | Node::True | Node::False => PREC_ATOM,
         Node::Add(_) => PREC_ADD,
         // precedence_Mul: a factor that is a Function with a `precedence`
@@ -64,6 +72,66 @@ fn precedence2(e: &Ex) -> u32 {
         Node::Or(_) => 20,
         Node::Not(_) => PREC_NOT,
     }
+}
+
+/// `f"{expr}"`, as `SymNode.str` formats it: `str(expr)`, except that a
+/// Float goes through `Float.__format__`, `format(Decimal(str(self)), "")`
+/// (so `-1.18059162071741e+21` prints as `-1.18059162071741E+21`).
+pub fn format_expr(e: &Ex) -> String {
+    let s = sstr(e);
+    if matches!(**e, Node::Float(_)) {
+        return decimal_str(&s);
+    }
+    s
+}
+
+/// `str(decimal.Decimal(s))` for a sympy Float string (`[-]d.ddd[e±X]`).
+fn decimal_str(s: &str) -> String {
+    let (sign, body) = match s.strip_prefix('-') {
+        Some(b) => ("-", b),
+        None => ("", s),
+    };
+    let (mant, exp) = match body.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
+        None => (body, 0),
+    };
+    let (int_part, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let mut digits: String = format!("{int_part}{frac}");
+    let mut exponent = exp - frac.len() as i64;
+    // Decimal drops leading zeros of the coefficient (keeping one digit).
+    let trimmed = digits.trim_start_matches('0');
+    digits = if trimmed.is_empty() {
+        "0".to_string()
+    } else {
+        trimmed.to_string()
+    };
+    if digits == "0" && frac.is_empty() && exp == 0 {
+        exponent = 0;
+    }
+    let n = digits.len() as i64;
+    let adjusted = exponent + n - 1;
+    let out = if exponent <= 0 && adjusted >= -6 {
+        if exponent == 0 {
+            digits
+        } else if n + exponent > 0 {
+            let point = (n + exponent) as usize;
+            format!("{}.{}", &digits[..point], &digits[point..])
+        } else {
+            format!("0.{}{}", "0".repeat((-(n + exponent)) as usize), digits)
+        }
+    } else {
+        let rest = if n > 1 {
+            format!(".{}", &digits[1..])
+        } else {
+            String::new()
+        };
+        format!(
+            "{}{rest}E{}{adjusted}",
+            &digits[..1],
+            if adjusted >= 0 { "+" } else { "" }
+        )
+    };
+    format!("{sign}{out}")
 }
 
 /// `str(expr)`.
@@ -110,6 +178,8 @@ impl Printer {
             Node::Int(i) => out.push_str(&i.to_string()),
             Node::Float(f) => out.push_str(&float_str(*f, self.level > 1)),
             Node::IntOo { neg } => out.push_str(if *neg { "-int_oo" } else { "int_oo" }),
+            Node::Inf { neg } => out.push_str(if *neg { "-oo" } else { "oo" }),
+            Node::NaN => out.push_str("nan"),
             Node::Sym(s) => out.push_str(&s.name),
             Node::True => out.push_str("True"),
             Node::False => out.push_str("False"),
