@@ -213,6 +213,8 @@ fn gval(v: &Value) -> GVal {
     match v {
         Value::Bool(b) => GVal::Bool(*b),
         Value::Int(i) => GVal::Int(i.clone()),
+        Value::Float(f) => GVal::Float(*f),
+        Value::Str(s) => GVal::Str(s.to_string()),
         Value::Object(_) => match v.downcast::<Tensor>() {
             Some(t) => GVal::Tensor(t.shape.clone()),
             None => GVal::Other,
@@ -355,6 +357,18 @@ fn build_guards(
                 code.push(format!("{src} == {}", if *b { "True" } else { "False" }))
             }
             Argument::AsNone(_) => {}
+            // `f"{src} == {meta}"`: str() of a float is its repr.
+            Argument::AsFloat(f) if f.is_nan() => code.push(format!("math.isnan({src})")),
+            Argument::AsFloat(f) if f.is_infinite() => code.push(format!(
+                "{src} == {}math.inf",
+                if *f < 0.0 { "-" } else { "" }
+            )),
+            Argument::AsFloat(f) => code.push(format!(
+                "{src} == {}",
+                crate::pyval::repr::float_repr(*f)
+            )),
+            // `f"{src} == '{meta}'"`, with no escaping.
+            Argument::AsString(s) => code.push(format!("{src} == '{s}'")),
             Argument::AsSymInt(SymIntArgument::AsInt(i)) => {
                 code.push(format!("{src} == {}", i.to_bigint()))
             }
@@ -383,15 +397,22 @@ fn build_guards(
             other => return Err(format!("a placeholder of kind `{}`", other.tag())),
         }
     }
+    // Derived dims whose root has no input of its own: the first solves the
+    // root (`try_solve`, no guard); a later one emits the substituted
+    // equation printed by `PythonPrinter`, which the reference does not print.
+    let mut solved: Vec<&String> = Vec::new();
     for (expr, free) in &deferred {
         let symbol = &free[0];
         if sources.iter().any(|(e, _)| e == symbol) {
             continue;
         }
-        // try_solve and PythonPrinter on the unification map.
-        return Err(format!(
-            "a derived dim `{expr}` whose root `{symbol}` has no input of its own (try_solve)"
-        ));
+        if solved.contains(&symbol) {
+            return Err(format!(
+                "a second derived dim `{expr}` of the hidden root `{symbol}` (the guard is \
+                 `PythonPrinter().doprint(Eq(expr.subs(unification_map), Symbol(src)))`)"
+            ));
+        }
+        solved.push(symbol);
     }
     // _force_ep_signature_match, then _force_gm_signature_match.
     for g in &program.guards_code {

@@ -11,6 +11,7 @@ use num_traits::{Signed, Zero};
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     Int(BigInt),
+    Float(f64),
     Str(String),
     Name(String),
     Attr(Box<Expr>, String),
@@ -46,6 +47,7 @@ pub enum CmpOp {
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
     Int(BigInt),
+    Float(f64),
     Str(String),
     Name(String),
     Op(&'static str),
@@ -68,10 +70,34 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
             while i < b.len() && b[i].is_ascii_digit() {
                 i += 1;
             }
-            if i < b.len() && (b[i] == b'.' || b[i] == b'e' || b[i].is_ascii_alphabetic()) {
-                return Err(format!("a non-integer number in `{s}`"));
+            let mut float = false;
+            if i < b.len() && b[i] == b'.' {
+                float = true;
+                i += 1;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
             }
-            out.push(Tok::Int(s[st..i].parse().map_err(|_| "bad int".to_string())?));
+            if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+                float = true;
+                i += 1;
+                if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+                    i += 1;
+                }
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            if i < b.len() && (b[i].is_ascii_alphabetic() || b[i] == b'_' || b[i] == b'.') {
+                return Err(format!("a number form the reference does not read in `{s}`"));
+            }
+            if float {
+                out.push(Tok::Float(
+                    s[st..i].parse().map_err(|_| "bad float".to_string())?,
+                ));
+            } else {
+                out.push(Tok::Int(s[st..i].parse().map_err(|_| "bad int".to_string())?));
+            }
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let st = i;
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
@@ -216,6 +242,10 @@ impl P<'_> {
                 self.i += 1;
                 Expr::Int(i)
             }
+            Some(Tok::Float(f)) => {
+                self.i += 1;
+                Expr::Float(f)
+            }
             Some(Tok::Str(s)) => {
                 self.i += 1;
                 Expr::Str(s)
@@ -308,6 +338,7 @@ fn write(e: &Expr, need: u8, out: &mut String) {
     }
     match e {
         Expr::Int(i) => out.push_str(&i.to_string()),
+        Expr::Float(f) => out.push_str(&crate::pyval::repr::float_repr(*f)),
         Expr::Str(s) => out.push_str(&crate::pyval::repr::str_repr(s)),
         Expr::Name(n) => out.push_str(n),
         Expr::Attr(b, n) => {
@@ -391,7 +422,9 @@ pub enum GVal {
     SizeMethod(Vec<i64>),
     /// `torch.Size`.
     Size(Vec<i64>),
-    /// Any other input (a float, a string, None).
+    Float(f64),
+    Str(String),
+    /// Any other input (None, a list, ...).
     Other,
 }
 
@@ -416,6 +449,8 @@ pub fn truth(v: &GVal) -> Result<bool, EvalStop> {
     match v {
         GVal::Int(i) => Ok(!i.is_zero()),
         GVal::Bool(b) => Ok(*b),
+        GVal::Float(f) => Ok(*f != 0.0),
+        GVal::Str(s) => Ok(!s.is_empty()),
         other => Err(EvalStop::Unsupported(format!("the truth value of {other:?}"))),
     }
 }
@@ -425,6 +460,9 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
     let unsupported = |what: String| Err(EvalStop::Unsupported(what));
     match e {
         Expr::Int(i) => Ok(GVal::Int(i.clone())),
+        Expr::Float(f) => Ok(GVal::Float(*f)),
+        Expr::Str(s) => Ok(GVal::Str(s.clone())),
+        Expr::Name(n) if n == "True" || n == "False" => Ok(GVal::Bool(n == "True")),
         Expr::Subscript(b, i) if matches!(&**b, Expr::Name(n) if n == "args") => {
             let Some(idx) = int_of(&eval(i, args)?) else {
                 return unsupported("a non-integer `args` index".into());
@@ -493,19 +531,7 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
                 BinOp::Mod => a.mod_floor(&b),
             }))
         }
-        Expr::Cmp(l, op, r) => {
-            let (Some(a), Some(b)) = (int_of(&eval(l, args)?), int_of(&eval(r, args)?)) else {
-                return unsupported("comparing non-integers".into());
-            };
-            Ok(GVal::Bool(match op {
-                CmpOp::Eq => a == b,
-                CmpOp::Ne => a != b,
-                CmpOp::Lt => a < b,
-                CmpOp::Le => a <= b,
-                CmpOp::Gt => a > b,
-                CmpOp::Ge => a >= b,
-            }))
-        }
+        Expr::Cmp(l, op, r) => compare(&eval(l, args)?, *op, &eval(r, args)?),
         // Python's `and`/`or` return an operand, not a bool.
         Expr::And(v) => {
             let mut last = GVal::Bool(true);
@@ -529,6 +555,60 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
         }
         other => unsupported(format!("the guard form `{}`", unparse(other))),
     }
+}
+
+/// Python's comparison of two guard values (ints, bools, floats, strs).
+fn compare(a: &GVal, op: CmpOp, b: &GVal) -> Result<GVal, EvalStop> {
+    use std::cmp::Ordering;
+    let num = |v: &GVal| -> Option<Result<f64, BigInt>> {
+        match v {
+            GVal::Float(f) => Some(Ok(*f)),
+            other => int_of(other).map(Err),
+        }
+    };
+    let ord: Option<Ordering> = match (a, b) {
+        (GVal::Str(x), GVal::Str(y)) => Some(x.cmp(y)),
+        _ => match (num(a), num(b)) {
+            (Some(Err(x)), Some(Err(y))) => Some(x.cmp(&y)),
+            (Some(x), Some(y)) => {
+                // int vs float: exact only while the int fits a double exactly.
+                let f = |v: Result<f64, BigInt>| match v {
+                    Ok(f) => Some(f),
+                    Err(i) => {
+                        let small: Option<i64> = (&i).try_into().ok();
+                        small
+                            .filter(|s| s.unsigned_abs() < (1u64 << 53))
+                            .map(|s| s as f64)
+                    }
+                };
+                match (f(x), f(y)) {
+                    (Some(x), Some(y)) => x.partial_cmp(&y),
+                    _ => return Err(EvalStop::Unsupported("a huge int against a float".into())),
+                }
+            }
+            _ => {
+                return match op {
+                    CmpOp::Eq => Ok(GVal::Bool(false)),
+                    CmpOp::Ne => Ok(GVal::Bool(true)),
+                    _ => Err(EvalStop::Unsupported(format!(
+                        "ordering {a:?} against {b:?}"
+                    ))),
+                }
+            }
+        },
+    };
+    // A NaN compares unordered: only `!=` holds.
+    let Some(o) = ord else {
+        return Ok(GVal::Bool(op == CmpOp::Ne));
+    };
+    Ok(GVal::Bool(match op {
+        CmpOp::Eq => o == Ordering::Equal,
+        CmpOp::Ne => o != Ordering::Equal,
+        CmpOp::Lt => o == Ordering::Less,
+        CmpOp::Le => o != Ordering::Greater,
+        CmpOp::Gt => o == Ordering::Greater,
+        CmpOp::Ge => o != Ordering::Less,
+    }))
 }
 
 #[cfg(test)]
