@@ -284,7 +284,11 @@ fn probe_rows(
         Err(e) => Err(format!("the reference cannot load the program: {e}")),
     };
     let text = std::fs::read_to_string(&golden_path).map_err(|e| Error::io(&golden_path, e))?;
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let err = |m: &str| Error::new(m).on_line(i + 1).in_file(&golden_path);
         let g: Json = serde_json::from_str(line).map_err(|e| err(&format!("invalid JSON: {e}")))?;
         let id = g

@@ -16,8 +16,8 @@ use crate::export::ranges::Bound;
 use crate::export::schema::{Argument, InputSpec, SymInt, SymIntArgument};
 use crate::export::srepr::subexpression_strs;
 use crate::export::ExportedProgram;
-use crate::pyval::{PyException, Raise, Value};
 use crate::pytree::{tree_flatten, treespec_loads, value_eq, Registry, TreeSpec};
+use crate::pyval::{PyException, Raise, Value};
 use probe::{Probe, Tensor};
 use pyexpr::{EvalStop, Expr, GVal};
 
@@ -146,7 +146,9 @@ impl InputChecker {
             .filter(|_| self.in_spec.num_children() == 2)
             .ok_or_else(|| EvalStop::Unsupported("an in_spec not shaped (args, kwargs)".into()))?;
         let Value::List(expected) = kw_spec.context() else {
-            return Err(EvalStop::Unsupported("a kwargs spec that is not a dict".into()));
+            return Err(EvalStop::Unsupported(
+                "a kwargs spec that is not a dict".into(),
+            ));
         };
         let same_set = probe.kwargs.len() == dedup_len(expected)
             && expected
@@ -154,11 +156,14 @@ impl InputChecker {
                 .all(|k| probe.kwargs.contains(k).unwrap_or(false));
         if !same_set {
             let got = Value::List(Rc::new(probe.kwargs.keys().cloned().collect()));
-            let mut message = "Ran into a kwarg keyword mismatch: Got the following keywords "
-                .to_string();
+            let mut message =
+                "Ran into a kwarg keyword mismatch: Got the following keywords ".to_string();
             got.write_repr(&mut message).map_err(unsupported)?;
             message.push_str(" but expected ");
-            kw_spec.context().write_repr(&mut message).map_err(unsupported)?;
+            kw_spec
+                .context()
+                .write_repr(&mut message)
+                .map_err(unsupported)?;
             return Err(EvalStop::Raise("ValueError", message));
         }
         let mut reordered = crate::pyval::Dict::new();
@@ -184,7 +189,10 @@ impl InputChecker {
             return Err(EvalStop::Raise("ValueError", message));
         }
         // _guards_fn
-        let guards = self.guards.as_ref().map_err(|w| EvalStop::Unsupported(w.clone()))?;
+        let guards = self
+            .guards
+            .as_ref()
+            .map_err(|w| EvalStop::Unsupported(w.clone()))?;
         if guards.is_empty() {
             return Ok(());
         }
@@ -235,9 +243,8 @@ fn eq_spec(a: &TreeSpec, b: &TreeSpec) -> bool {
                 let (Value::List(ka), Value::List(kb)) = (a.context(), b.context()) else {
                     return false;
                 };
-                let sub = |x: &[Value], y: &[Value]| {
-                    x.iter().all(|k| y.iter().any(|j| value_eq(k, j)))
-                };
+                let sub =
+                    |x: &[Value], y: &[Value]| x.iter().all(|k| y.iter().any(|j| value_eq(k, j)));
                 if !(sub(ka, kb) && sub(kb, ka)) {
                     return false;
                 }
@@ -363,10 +370,9 @@ fn build_guards(
                 "{src} == {}math.inf",
                 if *f < 0.0 { "-" } else { "" }
             )),
-            Argument::AsFloat(f) => code.push(format!(
-                "{src} == {}",
-                crate::pyval::repr::float_repr(*f)
-            )),
+            Argument::AsFloat(f) => {
+                code.push(format!("{src} == {}", crate::pyval::repr::float_repr(*f)))
+            }
             // `f"{src} == '{meta}'"`, with no escaping.
             Argument::AsString(s) => code.push(format!("{src} == '{s}'")),
             Argument::AsSymInt(SymIntArgument::AsInt(i)) => {
@@ -375,15 +381,12 @@ fn build_guards(
             Argument::AsSymInt(SymIntArgument::AsName(n)) => {
                 match graph.sym_int_values.iter().find(|(k, _)| k == n) {
                     Some((_, SymInt::AsExpr(e))) => handle_symint(&e.expr_str, src, &mut code)?,
-                    Some((_, SymInt::AsInt(i))) => {
-                        code.push(format!("{src} == {}", i.to_bigint()))
-                    }
+                    Some((_, SymInt::AsInt(i))) => code.push(format!("{src} == {}", i.to_bigint())),
                     None => return Err(format!("no sym_int_values entry `{n}`")),
                 }
             }
             Argument::AsTensor(t) => {
-                let Some((_, meta)) = graph.tensor_values.iter().find(|(k, _)| *k == t.name)
-                else {
+                let Some((_, meta)) = graph.tensor_values.iter().find(|(k, _)| *k == t.name) else {
                     return Err(format!("no tensor_values entry `{}`", t.name));
                 };
                 for (i, dim) in meta.sizes.iter().enumerate() {
@@ -418,7 +421,10 @@ fn build_guards(
     for g in &program.guards_code {
         let mut g = g.clone();
         for (idx, p) in paths.iter().enumerate() {
-            g = g.replace(&format!("L['flat_args'][{idx}]"), &format!("L{}", keystr(p)));
+            g = g.replace(
+                &format!("L['flat_args'][{idx}]"),
+                &format!("L{}", keystr(p)),
+            );
         }
         if g.contains("'][") && names.iter().any(|n| split_numbered(n).is_some()) {
             for n in names {

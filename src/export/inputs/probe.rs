@@ -46,8 +46,24 @@ pub struct Probe {
 }
 
 const DTYPES: &[&str] = &[
-    "float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
-    "bool", "complex64", "complex128", "float", "double", "half", "int", "long", "short",
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool",
+    "complex64",
+    "complex128",
+    "float",
+    "double",
+    "half",
+    "int",
+    "long",
+    "short",
 ];
 
 /// Reads a probe file; the first malformed line is an error naming it.
@@ -162,10 +178,15 @@ impl Decode<'_> {
                         let mut d = Dict::new();
                         for (i, pair) in pairs.iter().enumerate() {
                             let p = format!("{sub}[{i}]");
-                            let Some([k, v]) = pair.as_array().map(Vec::as_slice).and_then(|s| {
-                                <&[Json; 2]>::try_from(s).ok()
-                            }) else {
-                                return Err(Error::at(&p, "a dict entry must be a [key, value] pair"));
+                            let Some([k, v]) = pair
+                                .as_array()
+                                .map(Vec::as_slice)
+                                .and_then(|s| <&[Json; 2]>::try_from(s).ok())
+                            else {
+                                return Err(Error::at(
+                                    &p,
+                                    "a dict entry must be a [key, value] pair",
+                                ));
                             };
                             let k = self.value(k, &format!("{p}[0]"))?;
                             let v = self.value(v, &format!("{p}[1]"))?;
@@ -207,13 +228,20 @@ impl Decode<'_> {
 
     fn tensor(&mut self, arg: &Json, at: &str) -> Result<Value> {
         let Json::Object(t) = arg else {
-            return Err(Error::at(at, "a tensor has keys shape, dtype and optional data"));
+            return Err(Error::at(
+                at,
+                "a tensor has keys shape, dtype and optional data",
+            ));
         };
         if !t.contains_key("shape")
             || !t.contains_key("dtype")
-            || t.keys().any(|k| !["shape", "dtype", "data"].contains(&k.as_str()))
+            || t.keys()
+                .any(|k| !["shape", "dtype", "data"].contains(&k.as_str()))
         {
-            return Err(Error::at(at, "a tensor has keys shape, dtype and optional data"));
+            return Err(Error::at(
+                at,
+                "a tensor has keys shape, dtype and optional data",
+            ));
         }
         let shape_at = format!("{at}.shape");
         let Json::Array(dims) = &t["shape"] else {

@@ -89,14 +89,18 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
                 }
             }
             if i < b.len() && (b[i].is_ascii_alphabetic() || b[i] == b'_' || b[i] == b'.') {
-                return Err(format!("a number form the reference does not read in `{s}`"));
+                return Err(format!(
+                    "a number form the reference does not read in `{s}`"
+                ));
             }
             if float {
                 out.push(Tok::Float(
                     s[st..i].parse().map_err(|_| "bad float".to_string())?,
                 ));
             } else {
-                out.push(Tok::Int(s[st..i].parse().map_err(|_| "bad int".to_string())?));
+                out.push(Tok::Int(
+                    s[st..i].parse().map_err(|_| "bad int".to_string())?,
+                ));
             }
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let st = i;
@@ -169,14 +173,22 @@ impl P<'_> {
         while self.eat_kw("or") {
             v.push(self.and()?);
         }
-        Ok(if v.len() == 1 { v.pop().unwrap() } else { Expr::Or(v) })
+        Ok(if v.len() == 1 {
+            v.pop().unwrap()
+        } else {
+            Expr::Or(v)
+        })
     }
     fn and(&mut self) -> Result<Expr, String> {
         let mut v = vec![self.not()?];
         while self.eat_kw("and") {
             v.push(self.not()?);
         }
-        Ok(if v.len() == 1 { v.pop().unwrap() } else { Expr::And(v) })
+        Ok(if v.len() == 1 {
+            v.pop().unwrap()
+        } else {
+            Expr::And(v)
+        })
     }
     fn not(&mut self) -> Result<Expr, String> {
         if self.eat_kw("not") {
@@ -197,7 +209,10 @@ impl P<'_> {
         };
         self.i += 1;
         let r = self.arith()?;
-        if matches!(self.peek(), Some(Tok::Op("==" | "!=" | "<" | "<=" | ">" | ">="))) {
+        if matches!(
+            self.peek(),
+            Some(Tok::Op("==" | "!=" | "<" | "<=" | ">" | ">="))
+        ) {
             return Err("a chained comparison".into());
         }
         Ok(Expr::Cmp(Box::new(l), op, Box::new(r)))
@@ -397,7 +412,11 @@ fn write(e: &Expr, need: u8, out: &mut String) {
             write(r, P_CMP + 1, out);
         }
         Expr::And(v) | Expr::Or(v) => {
-            let s = if matches!(e, Expr::And(_)) { " and " } else { " or " };
+            let s = if matches!(e, Expr::And(_)) {
+                " and "
+            } else {
+                " or "
+            };
             for (k, x) in v.iter().enumerate() {
                 if k > 0 {
                     out.push_str(s);
@@ -451,7 +470,9 @@ pub fn truth(v: &GVal) -> Result<bool, EvalStop> {
         GVal::Bool(b) => Ok(*b),
         GVal::Float(f) => Ok(*f != 0.0),
         GVal::Str(s) => Ok(!s.is_empty()),
-        other => Err(EvalStop::Unsupported(format!("the truth value of {other:?}"))),
+        other => Err(EvalStop::Unsupported(format!(
+            "the truth value of {other:?}"
+        ))),
     }
 }
 
@@ -472,7 +493,10 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
                 .map_err(|_| EvalStop::Unsupported("a negative `args` index".into()))?;
             match args.get(idx) {
                 Some(v) => Ok(v.clone()),
-                None => Err(EvalStop::Raise("IndexError", "tuple index out of range".into())),
+                None => Err(EvalStop::Raise(
+                    "IndexError",
+                    "tuple index out of range".into(),
+                )),
             }
         }
         Expr::Subscript(b, i) => {
@@ -618,14 +642,23 @@ mod tests {
     #[test]
     fn unparse_normalizes_parentheses() {
         let u = |s: &str| unparse(&parse(s).unwrap());
-        assert_eq!(u("(2*x.size()[0]) == y.size()[0]"), "2 * x.size()[0] == y.size()[0]");
-        assert_eq!(u("((-1) + z.size()[0]) == x.size()[0]"), "-1 + z.size()[0] == x.size()[0]");
+        assert_eq!(
+            u("(2*x.size()[0]) == y.size()[0]"),
+            "2 * x.size()[0] == y.size()[0]"
+        );
+        assert_eq!(
+            u("((-1) + z.size()[0]) == x.size()[0]"),
+            "-1 + z.size()[0] == x.size()[0]"
+        );
         assert_eq!(
             u("(3*x.size()[0]) == (6*(x.size()[0] // 2))"),
             "3 * x.size()[0] == 6 * (x.size()[0] // 2)"
         );
         assert_eq!(u("(x.size()[0] % 2) == 0"), "x.size()[0] % 2 == 0");
         assert_eq!(u("d['a'].size()[0] == 2"), "d['a'].size()[0] == 2");
-        assert_eq!(u("n >= 0 and n <= x.size()[0]"), "n >= 0 and n <= x.size()[0]");
+        assert_eq!(
+            u("n >= 0 and n <= x.size()[0]"),
+            "n >= 0 and n <= x.size()[0]"
+        );
     }
 }
