@@ -57,6 +57,9 @@ enum Command {
         #[arg(short = 'o', long = "out")]
         out: Option<PathBuf>,
     },
+    /// Answer input probes (`{"id", "kind", "args", "kwargs"}` per line) as
+    /// `ep.module()(*args, **kwargs)` would before its first kernel.
+    CheckInputs { program: PathBuf, probes: PathBuf },
     /// Print generated cases (JSON Lines), deterministic in the seed.
     Gen {
         #[arg(long)]
@@ -95,6 +98,14 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
             for (_, case) in &cases {
                 let line = eval_case(case).to_json();
                 let _ = writeln!(out, "{line}");
+            }
+        }
+        Command::CheckInputs { program, probes } => {
+            let ep = torchspec::export::ExportedProgram::load_path(&program)?;
+            let probes = torchspec::export::inputs::probe::read_probes(&probes)?;
+            let outcomes = torchspec::export::inputs::check_probes(&ep, &probes);
+            for (p, o) in probes.iter().zip(&outcomes) {
+                let _ = writeln!(out, "{}", o.to_json(&p.id));
             }
         }
         Command::SchemaGen { schema } => {

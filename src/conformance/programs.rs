@@ -151,6 +151,7 @@ pub(super) fn run(
             .join("programs")
             .join(format!("{name}.jsonl"));
         let loaded = ExportedProgram::load_path(&file);
+        probe_rows(root, allow, &name, &loaded, out)?;
         // The program JSON written back must be PyTorch's bytes.
         // (The wire layer alone: a program whose pytree types the loading
         // process must register still writes back.)
@@ -252,4 +253,79 @@ fn category(passes: &[String]) -> String {
     } else {
         format!("pass {}", passes.join("+"))
     }
+}
+
+/// The input-probe rows: `check-inputs` on `corpus/programs/NAME.probes.jsonl`
+/// against `goldens/.../programs/NAME.probes.jsonl`. A golden error raised by
+/// a kernel (`pre_kernel: false`) agrees with our `runs`: kernels are out of
+/// scope.
+fn probe_rows(
+    root: &Path,
+    allow: &std::collections::HashMap<String, String>,
+    name: &str,
+    loaded: &Result<ExportedProgram>,
+    out: &mut Vec<CaseReport>,
+) -> Result<()> {
+    use crate::export::inputs::{probe::read_probes, InputChecker, Outcome};
+    let golden_path = root
+        .join(GOLDENS)
+        .join("programs")
+        .join(format!("{name}.probes.jsonl"));
+    if !golden_path.exists() {
+        return Ok(());
+    }
+    let probes = read_probes(&root.join(PROGRAMS).join(format!("{name}.probes.jsonl")))?;
+    let grel = golden_path
+        .strip_prefix(root)
+        .unwrap_or(&golden_path)
+        .to_path_buf();
+    let checker = match loaded {
+        Ok(ep) => InputChecker::new(ep),
+        Err(e) => Err(format!("the reference cannot load the program: {e}")),
+    };
+    let text = std::fs::read_to_string(&golden_path).map_err(|e| Error::io(&golden_path, e))?;
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let err = |m: &str| Error::new(m).on_line(i + 1).in_file(&golden_path);
+        let g: Json = serde_json::from_str(line).map_err(|e| err(&format!("invalid JSON: {e}")))?;
+        let id = g
+            .get("id")
+            .and_then(Json::as_str)
+            .ok_or_else(|| err("missing string `id`"))?;
+        let probe = probes
+            .iter()
+            .find(|p| p.id == id)
+            .ok_or_else(|| err(&format!("no probe `{id}` in the probe file")))?;
+        let ours = match &checker {
+            Ok(c) => c.check(probe),
+            Err(w) => Outcome::Unsupported(w.clone()),
+        };
+        let kernel_error = g.get("pre_kernel") == Some(&Json::Bool(false));
+        let verdict = match (&ours, g.get("ok"), g.get("error")) {
+            (Outcome::Unsupported(w), _, _) => Verdict::Unsupported(w.clone()),
+            (Outcome::Runs, Some(_), _) => Verdict::Agree,
+            (Outcome::Runs, None, Some(_)) if kernel_error => Verdict::Agree,
+            (Outcome::Error(e), None, Some(ge))
+                if !kernel_error
+                    && ge.get("type").and_then(Json::as_str) == Some(e.type_name.as_str())
+                    && ge.get("message").and_then(Json::as_str) == Some(e.message.as_str()) =>
+            {
+                Verdict::Agree
+            }
+            _ => Verdict::Diverge(report_diff(&g, &ours.to_json(id))),
+        };
+        out.push(CaseReport {
+            allowed: allow.get(id).cloned(),
+            id: id.to_string(),
+            kind: "program",
+            category: format!("probe {}", probe.kind),
+            file: grel.clone(),
+            line: i + 1,
+            verdict,
+        });
+    }
+    Ok(())
 }

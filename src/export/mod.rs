@@ -11,6 +11,7 @@
 
 pub mod archive;
 pub mod fx;
+pub mod inputs;
 pub mod load;
 pub mod passes;
 pub mod ranges;

@@ -239,3 +239,68 @@ fn graph_text_before_and_after_passes() {
         );
     }
 }
+
+/// Malformed probe lines (`check-inputs`): the line and JSON path, word for word.
+#[test]
+fn malformed_probe_lines_name_line_and_path() {
+    use torchspec::export::inputs::probe::parse_probes;
+    let ok = r#"{"id": "a", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": []}}"#;
+    let cases: &[(&str, &str)] = &[
+        ("[1]", "line 2: at $: a probe must be a JSON object"),
+        ("{\"id\": 1}", "line 2: at $.id: must be a string"),
+        (
+            r#"{"id": "b", "kind": "ok", "args": {"tuple": []}}"#,
+            "line 2: at $: missing key `kwargs`",
+        ),
+        (
+            r#"{"id": "b", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": []}, "x": 1}"#,
+            "line 2: at $: unknown key `x`",
+        ),
+        (
+            r#"{"id": "a", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": []}}"#,
+            "line 2: at $.id: duplicate id \"a\"",
+        ),
+        (
+            r#"{"id": "b", "kind": "ok", "args": [], "kwargs": {"dict": []}}"#,
+            "line 2: at $.args: must be a {\"tuple\": [...]}",
+        ),
+        (
+            r#"{"id": "b", "kind": "ok", "args": {"tuple": [{"tensor": {"shape": [2, -1], "dtype": "float32"}}]}, "kwargs": {"dict": []}}"#,
+            "line 2: at $.args.tuple[0].tensor.shape: must be non-negative integers",
+        ),
+        (
+            r#"{"id": "b", "kind": "ok", "args": {"tuple": [{"tensor": {"shape": [2], "dtype": "float33"}}]}, "kwargs": {"dict": []}}"#,
+            "line 2: at $.args.tuple[0].tensor.dtype: unknown dtype \"float33\"",
+        ),
+        (
+            r#"{"id": "b", "kind": "ok", "args": {"tuple": [{"tensor": {"shape": [3], "dtype": "float32", "data": [1.0, 2.0]}}]}, "kwargs": {"dict": []}}"#,
+            "line 2: at $.args.tuple[0].tensor.data: has shape [2], not [3]",
+        ),
+        (
+            r#"{"id": "b", "kind": "ok", "args": {"tuple": [{"set": []}]}, "kwargs": {"dict": []}}"#,
+            "line 2: at $.args.tuple[0]: unknown object `set`",
+        ),
+        (
+            r#"{"id": "b", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": [["k"]]}}"#,
+            "line 2: at $.kwargs.dict[0]: a dict entry must be a [key, value] pair",
+        ),
+        (
+            r#"{"id": "b", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": [[[], 1]]}}"#,
+            "line 2: at $.kwargs.dict[0]: TypeError: unhashable type: 'list'",
+        ),
+    ];
+    for (line, expected) in cases {
+        let text = format!("{ok}\n{line}\n");
+        match parse_probes(&text) {
+            Ok(_) => panic!("accepted a malformed probe line: {line}"),
+            Err(e) => assert_eq!(e.to_string(), *expected, "for {line}"),
+        }
+    }
+    assert_eq!(
+        parse_probes("{\"id\"\n")
+            .map(|_| ())
+            .unwrap_err()
+            .to_string(),
+        "line 1: invalid JSON: EOF while parsing an object at line 1 column 5"
+    );
+}
