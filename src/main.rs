@@ -7,8 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use torchspec::case::eval_case;
-use torchspec::case::file::each_case_in;
+use torchspec::case::file::eval_file;
 use torchspec::conformance;
 use torchspec::testing::{derived, lookup, sample, strategies};
 
@@ -63,14 +62,7 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     match cli.command {
         Command::Eval { file } => {
-            // Two passes, one case in memory at a time: a malformed file
-            // prints nothing on stdout, as with the oracle.
-            each_case_in(&file, |_, _| Ok(()))?;
-            each_case_in(&file, |_, case| {
-                let _ = eval_case(&case).write_json(&mut out);
-                let _ = out.write_all(b"\n");
-                Ok(())
-            })?;
+            eval_file(&file, &mut out)?;
         }
         Command::Check { root, verbose } => {
             let report = conformance::run(&root)?;

@@ -66,14 +66,18 @@ pub struct Env {
     /// How deep `eval`/`source` are nested now, and the deepest so far.
     depth: Cell<usize>,
     max_depth: Cell<usize>,
+    /// The same for `eval` alone (VALUEs in VALUEs).
+    value_depth: Cell<usize>,
+    max_value_depth: Cell<usize>,
 }
 
-/// Past this many nested VALUEs or SOURCEs, CPython's recursion limit (1000
-/// frames) may stop `capture.py` with a `RecursionError`, where exactly
-/// depending on the form: measured, nested lists fail from 498 levels,
-/// tuples from 496, `SeqSpec`s from 249 (2 levels each), source chains
-/// from ... . Where that happens is not modelled: deeper cases are
-/// `unsupported`, never a guess.
+/// Past this many nested VALUEs, CPython's recursion limit (1000 frames) may
+/// stop `capture.py` with a `RecursionError`, where exactly depending on the
+/// form: measured, nested lists fail from 498 levels, tuples from 496,
+/// `neg`/`add` chains from 475, `SeqSpec`s from 249 (498 VALUE levels).
+/// Where that happens is not modelled: deeper cases are `unsupported`,
+/// never a guess. (SOURCE chains do not count: PyTorch evaluates, names and
+/// looks up every chain the reader takes, 494 steps and more.)
 pub const RECURSION_DEPTH: usize = 240;
 
 impl Env {
@@ -84,6 +88,8 @@ impl Env {
             vars: Vec::with_capacity(decls.len()),
             depth: Cell::new(0),
             max_depth: Cell::new(0),
+            value_depth: Cell::new(0),
+            max_value_depth: Cell::new(0),
         };
         for d in decls {
             let field = |f: &Option<Expr>| f.as_ref().map(|e| env.eval(e)).transpose();
@@ -123,7 +129,12 @@ impl Env {
 
     /// `eval(VALUE)`.
     pub fn eval(&self, e: &Expr) -> PyResult<Value> {
-        self.nested(|| self.eval_here(e))
+        let d = self.value_depth.get() + 1;
+        self.value_depth.set(d);
+        self.max_value_depth.set(self.max_value_depth.get().max(d));
+        let out = self.nested(|| self.eval_here(e));
+        self.value_depth.set(d - 1);
+        out
     }
 
     fn eval_here(&self, e: &Expr) -> PyResult<Value> {
@@ -283,7 +294,7 @@ fn eval_body(vars: &[VarDecl], body: &CaseBody) -> PyResult<Json> {
 /// dropping what was built) recurses as deep as evaluation went: after a
 /// deep evaluation it runs on a stack of its own.
 fn then(env: &Env, rest: impl FnOnce() -> PyResult<Json>) -> PyResult<Json> {
-    let depth = env.max_depth.get();
+    let depth = env.max_value_depth.get();
     if depth > RECURSION_DEPTH {
         with_stack_for(MAX_DEPTH, move || drop(rest));
         return Err(Raise::Unsupported(format!(

@@ -4,11 +4,12 @@
 
 use std::collections::HashSet;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::path::Path;
 
 use super::deep::{with_stack_for, SHALLOW};
-use super::read::MAX_DEPTH;
+use super::eval::eval_case;
+use super::read::{openers, MAX_DEPTH};
 use super::result::ResultLine;
 use super::wire::Case;
 use crate::error::{Error, Result};
@@ -77,6 +78,32 @@ pub fn each_case_in(path: &Path, f: impl FnMut(usize, Case) -> Result<()>) -> Re
     each_case(std::io::BufReader::with_capacity(1 << 16, file), f).map_err(|e| e.in_file(path))
 }
 
+/// `torchspec eval`: each case evaluated, its result line written to `out`,
+/// in order. Two passes over the input, one case in memory at a time: a
+/// malformed file is an error before any result is written, as with the
+/// oracle. `open` gives the input afresh for each pass.
+pub fn eval_cases<R: BufRead>(
+    mut open: impl FnMut() -> Result<R>,
+    out: &mut impl Write,
+) -> Result<()> {
+    each_case(open()?, |_, _| Ok(()))?;
+    each_case(open()?, |_, case| {
+        eval_case(&case)
+            .write_json(out)
+            .and_then(|()| out.write_all(b"\n"))
+            .map_err(|e| Error::new(format!("cannot write a result: {e}")))
+    })
+}
+
+/// [`eval_cases`] on a file.
+pub fn eval_file(path: &Path, out: &mut impl Write) -> Result<()> {
+    let open = || {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        Ok(std::io::BufReader::with_capacity(1 << 16, file))
+    };
+    eval_cases(open, out).map_err(|e| e.in_file(path))
+}
+
 /// Parse a case file's text; the first malformed line is the error.
 pub fn parse_cases(text: &str) -> Result<Vec<(usize, Case)>> {
     let mut out = Vec::new();
@@ -98,7 +125,10 @@ pub fn read_cases(path: &Path) -> Result<Vec<(usize, Case)>> {
 }
 
 /// Calls `f` with each result line of a result file's text, in order.
-pub fn each_result(reader: impl BufRead, mut f: impl FnMut(usize, ResultLine) -> Result<()>) -> Result<()> {
+pub fn each_result(
+    reader: impl BufRead,
+    mut f: impl FnMut(usize, ResultLine) -> Result<()>,
+) -> Result<()> {
     each_line(reader, |n, line| {
         let result = read_result(line).map_err(|e| e.on_line(n))?;
         f(n, result)
@@ -116,7 +146,7 @@ fn read_result(line: &str) -> Result<ResultLine> {
             .map_err(|e| Error::new(format!("invalid JSON: {e}")))?;
         ResultLine::from_json(&json)
     };
-    if line.bytes().filter(|b| matches!(b, b'[' | b'{')).count() <= SHALLOW {
+    if openers(line) <= SHALLOW {
         read()
     } else {
         with_stack_for(MAX_DEPTH, read)

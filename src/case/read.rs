@@ -33,32 +33,39 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 /// Parse one case line (without its trailing newline).
 pub fn parse_line(line: &str) -> Result<Case> {
-    let openers = line.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
     // A line with few `[`/`{` bytes cannot nest deep: no scan, no stack.
-    if openers <= SHALLOW {
+    if openers(line) <= SHALLOW {
         return parse_shallow(line);
     }
-    if let Some(at) = too_deep_at(line.as_bytes()) {
+    match depth(line.as_bytes()) {
+        Ok(depth) if depth <= SHALLOW => parse_shallow(line),
+        // Reading recurses once per level (a few hundred bytes of stack
+        // each): a deep line gets a stack of its own.
+        Ok(depth) => crate::case::deep::with_stack_for(depth, || parse_shallow(line)),
         // Python scans left to right: a syntax error before the point where
         // the nesting gets too deep is reported instead. `IgnoredAny` walks
         // without recursion, so the prefix is safe to check at any depth.
-        return Err(
-            match serde_json::from_str::<IgnoredAny>(&line[..at]) {
-                Err(e) if !e.is_eof() => Error::new(format!("invalid JSON: {e}")),
-                _ => Error::new("invalid JSON: nested too deeply"),
-            },
-        );
+        Err(at) => Err(match serde_json::from_str::<IgnoredAny>(&line[..at]) {
+            Err(e) if !e.is_eof() => Error::new(format!("invalid JSON: {e}")),
+            _ => Error::new("invalid JSON: nested too deeply"),
+        }),
     }
-    // Reading recurses once per level (a few hundred bytes of stack each):
-    // give deep lines a stack of their own.
-    crate::case::deep::with_stack_for(openers.min(MAX_DEPTH), || parse_shallow(line))
 }
 
-/// Where Python's `json` (as `capture.py` calls it) gives up on `line`, if it
-/// does: entering an array or object past `MAX_DEPTH`, or closing an object
-/// at `MAX_DEPTH` (its `object_pairs_hook` call needs one more frame).
-fn too_deep_at(line: &[u8]) -> Option<usize> {
+/// How many `[` and `{` bytes `text` has (in strings too): a bound on its
+/// nesting depth, counted without branches.
+pub(crate) fn openers(text: &str) -> usize {
+    // `[` is 0x5B and `{` 0x7B: the only bytes that are `{` with bit 5 set.
+    text.bytes().filter(|b| b | 0x20 == b'{').count()
+}
+
+/// How deep `line` nests, or where Python's `json` (as `capture.py` calls
+/// it) gives up on it: entering an array or object past `MAX_DEPTH`, or
+/// closing an object at `MAX_DEPTH` (its `object_pairs_hook` call needs one
+/// more frame).
+fn depth(line: &[u8]) -> Result<usize, usize> {
     let mut depth = 0usize;
+    let mut max = 0usize;
     let mut in_str = false;
     let mut escaped = false;
     for (i, &b) in line.iter().enumerate() {
@@ -77,15 +84,16 @@ fn too_deep_at(line: &[u8]) -> Option<usize> {
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
-                    return Some(i);
+                    return Err(i);
                 }
+                max = max.max(depth);
             }
-            b'}' if depth == MAX_DEPTH => return Some(i),
+            b'}' if depth == MAX_DEPTH => return Err(i),
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    None
+    Ok(max)
 }
 
 fn parse_shallow(line: &str) -> Result<Case> {
@@ -404,7 +412,11 @@ impl<'de> Form<'de> for CaseForm<'_> {
     reject!(scalar, "a case must be a JSON object");
     reject!(seq, "a case must be a JSON object");
 
-    fn map<A: MapAccess<'de>>(self, first: Option<&str>, mut map: A) -> Result<Result<Case>, A::Error> {
+    fn map<A: MapAccess<'de>>(
+        self,
+        first: Option<&str>,
+        mut map: A,
+    ) -> Result<Result<Case>, A::Error> {
         let (ctx, path) = (self.ctx, self.path);
         let mut id: Option<String> = None;
         let mut kind: Option<&'static str> = None;
@@ -446,11 +458,15 @@ impl<'de> Form<'de> for CaseForm<'_> {
                     else {
                         return Err(ctx.fail(
                             &p,
-                            format!("unknown kind `{s}` (expected `build`, `lookup` or `source_name`)"),
+                            format!(
+                                "unknown kind `{s}` (expected `build`, `lookup` or `source_name`)"
+                            ),
                         ));
                     };
                     if let Some(u) = pending.iter().find(|u| !allowed(known, u)) {
-                        return Err(ctx.fail(path, format!("unknown field `{u}` for kind `{known}`")));
+                        return Err(
+                            ctx.fail(path, format!("unknown field `{u}` for kind `{known}`"))
+                        );
                     }
                     kind.replace(known).is_some()
                 }
@@ -490,7 +506,10 @@ impl<'de> Form<'de> for CaseForm<'_> {
             let id = id.ok_or_else(|| Error::at("$", "missing `id`"))?;
             let kind = kind.ok_or_else(|| Error::at("$", "missing `kind`"))?;
             if let Some(u) = pending.iter().find(|u| !allowed(kind, u)) {
-                return Err(Error::at("$", format!("unknown field `{u}` for kind `{kind}`")));
+                return Err(Error::at(
+                    "$",
+                    format!("unknown field `{u}` for kind `{kind}`"),
+                ));
             }
             let vars = vars.unwrap_or_default();
             if let Some((i, at)) = ctx.max_var.take().filter(|(i, _)| *i >= vars.len()) {
@@ -641,8 +660,7 @@ impl<'de> Form<'de> for VarFieldForm<'_> {
         if !(s.is_int() || matches!(s, Scalar::Null | Scalar::Str(_))) {
             return Err(self.ctx.fail(self.path, VAR_FIELD));
         }
-        s.into_expr()
-            .map_err(|m| self.ctx.fail(self.path, m))
+        s.into_expr().map_err(|m| self.ctx.fail(self.path, m))
     }
     reject!(seq, VAR_FIELD);
     reject!(map, VAR_FIELD);
@@ -659,8 +677,7 @@ impl<'de> Form<'de> for ExprForm<'_> {
     type Out = Expr;
 
     fn scalar<E: de::Error>(self, s: Scalar<'_>) -> Result<Expr, E> {
-        s.into_expr()
-            .map_err(|m| self.ctx.fail(self.path, m))
+        s.into_expr().map_err(|m| self.ctx.fail(self.path, m))
     }
 
     fn seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Expr, A::Error> {
@@ -673,7 +690,11 @@ impl<'de> Form<'de> for ExprForm<'_> {
 }
 
 /// The elements of an array, each a VALUE.
-fn exprs<'de, A: SeqAccess<'de>>(ctx: &Ctx, path: &Path, mut seq: A) -> Result<Vec<Expr>, A::Error> {
+fn exprs<'de, A: SeqAccess<'de>>(
+    ctx: &Ctx,
+    path: &Path,
+    mut seq: A,
+) -> Result<Vec<Expr>, A::Error> {
     let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(16));
     loop {
         let p = path.index(out.len());
@@ -717,11 +738,15 @@ fn value_object<'de, A: MapAccess<'de>>(
     let expr = match key {
         "tuple" => {
             let p = sub("tuple");
-            Some(Expr::Tuple(map.next_value_seed(S(ExprsForm { ctx, path: &p }))?))
+            Some(Expr::Tuple(
+                map.next_value_seed(S(ExprsForm { ctx, path: &p }))?,
+            ))
         }
         "dict" => {
             let p = sub("dict");
-            Some(Expr::Dict(map.next_value_seed(S(PairsForm { ctx, path: &p }))?))
+            Some(Expr::Dict(
+                map.next_value_seed(S(PairsForm { ctx, path: &p }))?,
+            ))
         }
         "slice" => {
             let p = sub("slice");
@@ -729,7 +754,9 @@ fn value_object<'de, A: MapAccess<'de>>(
         }
         "var" => {
             let p = sub("var");
-            Some(Expr::Var(map.next_value_seed(S(VarIndexForm { ctx, path: &p }))?))
+            Some(Expr::Var(
+                map.next_value_seed(S(VarIndexForm { ctx, path: &p }))?,
+            ))
         }
         "ShapesSpec" => {
             let p = sub("ShapesSpec");
@@ -918,10 +945,9 @@ impl<'de> Form<'de> for VarIndexForm<'_> {
             return Err(ctx.fail(path, VAR_INDEX));
         };
         match ctx.nvars.get() {
-            Some(n) if i >= n as u64 => Err(ctx.fail(
-                path,
-                format!("var index {i} out of range ({n} vars)"),
-            )),
+            Some(n) if i >= n as u64 => {
+                Err(ctx.fail(path, format!("var index {i} out of range ({n} vars)")))
+            }
             Some(_) => Ok(i as usize),
             None => {
                 let i = usize::try_from(i).map_err(|_| ctx.fail(path, VAR_INDEX))?;
@@ -1022,7 +1048,11 @@ impl<'de> Form<'de> for SourceForm<'_> {
     reject!(scalar, SOURCE);
     reject!(seq, SOURCE);
 
-    fn map<A: MapAccess<'de>>(self, first: Option<&str>, mut map: A) -> Result<SourceExpr, A::Error> {
+    fn map<A: MapAccess<'de>>(
+        self,
+        first: Option<&str>,
+        mut map: A,
+    ) -> Result<SourceExpr, A::Error> {
         let (ctx, path) = (self.ctx, self.path);
         let Some(name) = first else {
             return Err(ctx.fail(path, SOURCE));
@@ -1059,7 +1089,11 @@ impl<'de> Form<'de> for SourceFieldsForm<'_> {
     reject!(scalar, "source fields must be an object");
     reject!(seq, "source fields must be an object");
 
-    fn map<A: MapAccess<'de>>(self, first: Option<&str>, mut map: A) -> Result<SourceExpr, A::Error> {
+    fn map<A: MapAccess<'de>>(
+        self,
+        first: Option<&str>,
+        mut map: A,
+    ) -> Result<SourceExpr, A::Error> {
         let (ctx, path, class) = (self.ctx, self.path, self.class);
         let table = class.fields();
         // At most 5 fields per class; slots in dataclass order.
@@ -1092,7 +1126,9 @@ impl<'de> Form<'de> for SourceFieldsForm<'_> {
                 FieldKind::Bool => {
                     SourceField::Bool(map.next_value_seed(S(BoolForm { ctx, path: &p }))?)
                 }
-                FieldKind::Int => SourceField::Int(map.next_value_seed(S(IntForm { ctx, path: &p }))?),
+                FieldKind::Int => {
+                    SourceField::Int(map.next_value_seed(S(IntForm { ctx, path: &p }))?)
+                }
             };
             if slots[at].replace(value).is_some() {
                 return Err(ctx.fail(path, format!("duplicate key `{field}`")));
@@ -1103,9 +1139,7 @@ impl<'de> Form<'de> for SourceFieldsForm<'_> {
         for (slot, &(field, _, required)) in slots.iter_mut().zip(table) {
             match slot.take() {
                 Some(v) => fields.push((field, v)),
-                None if required => {
-                    return Err(ctx.fail(path, format!("missing field `{field}`")))
-                }
+                None if required => return Err(ctx.fail(path, format!("missing field `{field}`"))),
                 None => {}
             }
         }
@@ -1133,7 +1167,11 @@ impl<'de> Form<'de> for SourceOrValueForm<'_> {
     fn seq<A: SeqAccess<'de>>(self, seq: A) -> Result<SourceField, A::Error> {
         exprs(self.ctx, self.path, seq).map(|v| SourceField::Value(Expr::List(v)))
     }
-    fn map<A: MapAccess<'de>>(self, first: Option<&str>, mut map: A) -> Result<SourceField, A::Error> {
+    fn map<A: MapAccess<'de>>(
+        self,
+        first: Option<&str>,
+        mut map: A,
+    ) -> Result<SourceField, A::Error> {
         let (ctx, path) = (self.ctx, self.path);
         let class = first.and_then(SourceClass::from_name);
         let Some(class) = class else {

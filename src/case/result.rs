@@ -170,7 +170,9 @@ impl serde::Serialize for ResultLine {
                 "error",
                 &Obj(&[("type", &e.type_name), ("message", &e.message)]),
             )?,
-            Outcome::Unsupported(why) => m.serialize_entry("unsupported", &Obj(&[("reason", why)]))?,
+            Outcome::Unsupported(why) => {
+                m.serialize_entry("unsupported", &Obj(&[("reason", why)]))?
+            }
         }
         m.end()
     }
