@@ -1,34 +1,48 @@
 #!/usr/bin/env bash
 # Runs the criterion benches and the same operations in PyTorch, in one run,
 # and prints torchspec's speed-up over PyTorch per benchmark.
-# Usage: oracle/bench-ratio.sh [spec|derived|program]...   (default: spec and derived; needs the oracle venv, see README)
+# Usage: oracle/bench-ratio.sh [spec|derived|eval|program]...   (default: all; needs the oracle venv, see README)
 #   program  load + report, load + passes + report of zoo programs (oracle/program_timing.py)
 #   spec     repr / to_jsonable / lookup on benches/inputs.jsonl   (oracle/timing.py)
 #   derived  build and print random expressions                     (oracle/derived_timing.py)
+#   eval     a whole generated case file of 10,000 mixed cases      (oracle/eval_timing.py;
+#            CPU time on both sides, start-up excluded: capture.py's reading and per-case loop)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PY="${ORACLE_PYTHON:-.oracle/bin/python}"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-benches=("$@"); [[ ${#benches[@]} -gt 0 ]] || benches=(spec derived)
+benches=("$@"); [[ ${#benches[@]} -gt 0 ]] || benches=(spec derived eval)
 for b in "${benches[@]}"; do
   case "$b" in
     spec) timing=oracle/timing.py; inputs=benches/inputs.jsonl ;;
     derived) timing=oracle/derived_timing.py; inputs=benches/derived-inputs.jsonl ;;
     program) timing=oracle/program_timing.py; inputs="large-mlp attention" ;;
-    *) echo "usage: oracle/bench-ratio.sh [spec|derived|program]..." >&2; exit 2 ;;
+    eval)
+      # The file benches/eval.rs builds by itself, written out for PyTorch's side.
+      timing=oracle/eval_timing.py; inputs="$tmp/mixed10k.jsonl"
+      cargo build --release --quiet
+      for kind in build derived lookup source_name; do
+        "${CARGO_TARGET_DIR:-target}/release/torchspec" gen --kind "$kind" --seed 7 --count 2500
+      done >"$inputs"
+      export TORCHSPEC_EVAL_FILE="$inputs" ;;
+    *) echo "usage: oracle/bench-ratio.sh [spec|derived|eval|program]..." >&2; exit 2 ;;
   esac
   cargo bench --bench "$b" -- --noplot >"$tmp/criterion-$b.txt" 2>&1 || { cat "$tmp/criterion-$b.txt"; exit 1; }
   # shellcheck disable=SC2086  # program names are words
   "$PY" "$timing" $inputs >"$tmp/torch-$b.json" 2>/dev/null
 done
-"$PY" - "$tmp"/torch-*.json <<'PYEOF'
+CRITERION="${CARGO_TARGET_DIR:-target}/criterion" "$PY" - "$tmp"/torch-*.json <<'PYEOF'
 import json, os, sys
 print(f"{'benchmark':<52} {'pytorch':>12} {'torchspec':>12} {'ratio':>8}")
 for path in sys.argv[1:]:
     for name, t_ns in json.load(open(path)).items():
         # criterion names a benchmark's directory with its `/` turned into `_`.
-        est = os.path.join("target", "criterion", name.replace("/", "_"), "new", "estimates.json")
+        # ...and a group's benchmark `group/function` is two directories.
+        root = os.environ["CRITERION"]
+        est = os.path.join(root, name.replace("/", "_"), "new", "estimates.json")
+        if not os.path.exists(est):
+            est = os.path.join(root, *name.split("/", 1), "new", "estimates.json")
         if not os.path.exists(est):
             print(f"{name:<52} {t_ns:>10.0f}ns {'(missing)':>12}")
             continue

@@ -7,8 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use torchspec::case::eval_case;
-use torchspec::case::file::read_cases;
+use torchspec::case::file::eval_file;
 use torchspec::conformance;
 use torchspec::testing::{derived, lookup, sample, strategies};
 
@@ -94,11 +93,7 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     match cli.command {
         Command::Eval { file } => {
-            let cases = read_cases(&file)?;
-            for (_, case) in &cases {
-                let line = eval_case(case).to_json();
-                let _ = writeln!(out, "{line}");
-            }
+            eval_file(&file, &mut out)?;
         }
         Command::CheckInputs { program, probes } => {
             let ep = torchspec::export::ExportedProgram::load_path(&program)?;

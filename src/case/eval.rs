@@ -2,10 +2,13 @@
 //! `oracle/capture.py` does against PyTorch: fresh uid counter and spec
 //! env per case, vars in order, then the case body.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use serde_json::{Map, Value as Json};
 
+use super::deep::{with_stack_for, SHALLOW};
+use super::read::MAX_DEPTH;
 use super::result::{enc, Outcome, ResultLine};
 use super::wire::{Case, CaseBody, Expr, SourceExpr, SourceField, SpecCtor, VarDecl};
 use crate::pyval::{Dict, PyResult, Raise, Value};
@@ -60,7 +63,22 @@ fn outcome(r: PyResult<Json>) -> Outcome {
 /// The state a case evaluates in (PyTorch's globals, reset per case).
 pub struct Env {
     pub vars: Vec<Value>,
+    /// How deep `eval`/`source` are nested now, and the deepest so far.
+    depth: Cell<usize>,
+    max_depth: Cell<usize>,
+    /// The same for `eval` alone (VALUEs in VALUEs).
+    value_depth: Cell<usize>,
+    max_value_depth: Cell<usize>,
 }
+
+/// Past this many nested VALUEs, CPython's recursion limit (1000 frames) may
+/// stop `capture.py` with a `RecursionError`, where exactly depending on the
+/// form: measured, nested lists fail from 498 levels, tuples from 496,
+/// `neg`/`add` chains from 475, `SeqSpec`s from 249 (498 VALUE levels).
+/// Where that happens is not modelled: deeper cases are `unsupported`,
+/// never a guess. (SOURCE chains do not count: PyTorch evaluates, names and
+/// looks up every chain the reader takes, 494 steps and more.)
+pub const RECURSION_DEPTH: usize = 240;
 
 impl Env {
     /// Construct `vars` in order with a fresh uid counter.
@@ -68,6 +86,10 @@ impl Env {
         let mut uids = UidCounter::default();
         let mut env = Env {
             vars: Vec::with_capacity(decls.len()),
+            depth: Cell::new(0),
+            max_depth: Cell::new(0),
+            value_depth: Cell::new(0),
+            max_value_depth: Cell::new(0),
         };
         for d in decls {
             let field = |f: &Option<Expr>| f.as_ref().map(|e| env.eval(e)).transpose();
@@ -83,8 +105,39 @@ impl Env {
         Ok(env)
     }
 
+    /// Run one level of nested evaluation: past `SHALLOW` levels, the
+    /// rest goes on a stack of its own.
+    fn nested<T>(&self, f: impl FnOnce() -> T) -> T {
+        let d = self.depth.get() + 1;
+        self.depth.set(d);
+        self.max_depth.set(self.max_depth.get().max(d));
+        let out = if d == SHALLOW {
+            with_stack_for(MAX_DEPTH, f)
+        } else {
+            f()
+        };
+        self.depth.set(d - 1);
+        out
+    }
+
+    /// Whether evaluation went deeper than any thread's stack holds: the
+    /// `repr`, `to_jsonable` and lookups of what it built need a stack of
+    /// their own too.
+    pub fn went_deep(&self) -> bool {
+        self.max_depth.get() >= SHALLOW
+    }
+
     /// `eval(VALUE)`.
     pub fn eval(&self, e: &Expr) -> PyResult<Value> {
+        let d = self.value_depth.get() + 1;
+        self.value_depth.set(d);
+        self.max_value_depth.set(self.max_value_depth.get().max(d));
+        let out = self.nested(|| self.eval_here(e));
+        self.value_depth.set(d - 1);
+        out
+    }
+
+    fn eval_here(&self, e: &Expr) -> PyResult<Value> {
         Ok(match e {
             Expr::None => Value::None,
             Expr::Bool(b) => Value::Bool(*b),
@@ -141,6 +194,10 @@ impl Env {
     /// Construct a SOURCE: fields in dataclass order (base first), then the
     /// class's `__post_init__`.
     pub fn source(&self, e: &SourceExpr) -> PyResult<Rc<Source>> {
+        self.nested(|| self.source_here(e))
+    }
+
+    fn source_here(&self, e: &SourceExpr) -> PyResult<Rc<Source>> {
         let mut base = None;
         let mut index = None;
         let (mut strs, mut bools) = (Vec::new(), Vec::new());
@@ -209,31 +266,51 @@ fn eval_body(vars: &[VarDecl], body: &CaseBody) -> PyResult<Json> {
     let env = Env::new(vars)?;
     match body {
         CaseBody::Build { value } => {
-            let v = env.eval(value)?;
-            repr_and_jsonable(&v)
+            let v = env.eval(value);
+            then(&env, move || repr_and_jsonable(&v?))
         }
-        CaseBody::Lookup { spec, source } => eval_lookup(&env, spec, source),
+        CaseBody::Lookup { spec, source } => {
+            // `lookup_spec_from_dynamo_source(eval(source), eval(spec))`:
+            // arguments evaluate left to right.
+            let source = env.source(source)?;
+            let spec = env.eval(spec);
+            then(&env, move || {
+                let leaf = lookup_spec_from_dynamo_source(&source, spec?.downcast::<ShapesSpec>())?;
+                repr_and_jsonable(&leaf)
+            })
+        }
         CaseBody::SourceName { source } => {
-            let name = env.source(source)?.name()?;
-            let mut m = Map::new();
-            m.insert("name".into(), Json::String(name));
-            Ok(Json::Object(m))
+            let source = env.source(source);
+            then(&env, move || {
+                let mut m = Map::new();
+                m.insert("name".into(), Json::String(source?.name()?));
+                Ok(Json::Object(m))
+            })
         }
+    }
+}
+
+/// What follows evaluation (`repr`, `to_jsonable`, `.name`, the lookup, and
+/// dropping what was built) recurses as deep as evaluation went: after a
+/// deep evaluation it runs on a stack of its own.
+fn then(env: &Env, rest: impl FnOnce() -> PyResult<Json>) -> PyResult<Json> {
+    let depth = env.max_value_depth.get();
+    if depth > RECURSION_DEPTH {
+        with_stack_for(MAX_DEPTH, move || drop(rest));
+        return Err(Raise::Unsupported(format!(
+            "nested {depth} levels deep: where CPython's recursion limit stops PyTorch at this depth is not modelled"
+        )));
+    }
+    if env.went_deep() {
+        with_stack_for(MAX_DEPTH, rest)
+    } else {
+        rest()
     }
 }
 
 enum Index {
     Source(Rc<Source>),
     Value(Value),
-}
-
-/// `lookup_spec_from_dynamo_source(eval(source), eval(spec))`: arguments
-/// evaluate left to right.
-fn eval_lookup(env: &Env, spec: &Expr, source: &SourceExpr) -> PyResult<Json> {
-    let source = env.source(source)?;
-    let spec = env.eval(spec)?;
-    let leaf = lookup_spec_from_dynamo_source(&source, spec.downcast::<ShapesSpec>())?;
-    repr_and_jsonable(&leaf)
 }
 
 /// `{"repr": repr(v), "jsonable": enc(v.to_jsonable() if hasattr(...) else v)}`.

@@ -1,60 +1,166 @@
-//! Case and result files: JSON Lines, one object per line, with errors that
-//! name the file and line.
+//! Case and result files: JSON Lines, one object per line, read one line at
+//! a time (memory stays flat as a file grows), with errors that name the
+//! file and line.
 
+use std::collections::HashSet;
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::io::{BufRead, Write};
 use std::path::Path;
 
+use super::deep::{with_stack_for, SHALLOW};
+use super::eval::eval_case;
+use super::read::{openers, MAX_DEPTH};
 use super::result::ResultLine;
 use super::wire::Case;
 use crate::error::{Error, Result};
 
-/// The non-blank lines of a JSON Lines text, numbered from 1. Blank lines
-/// are allowed only at the end.
-fn lines(text: &str) -> Result<Vec<(usize, &str)>> {
-    let all: Vec<&str> = text.lines().collect();
-    let last = all
-        .iter()
-        .rposition(|l| !l.trim().is_empty())
-        .map_or(0, |i| i + 1);
-    let mut out = Vec::with_capacity(last);
-    for (i, line) in all[..last].iter().enumerate() {
-        if line.trim().is_empty() {
-            return Err(Error::new("blank line in the middle of the file").on_line(i + 1));
+/// Calls `f` with each non-blank line of a JSON Lines text and its number
+/// (from 1). Blank lines are allowed only at the end; a line that is not
+/// UTF-8 is an error.
+fn each_line(mut reader: impl BufRead, mut f: impl FnMut(usize, &str) -> Result<()>) -> Result<()> {
+    let mut buf = Vec::new();
+    let mut n = 0;
+    let mut blank = None;
+    loop {
+        buf.clear();
+        if reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::new(format!("cannot read: {e}")))?
+            == 0
+        {
+            return Ok(());
         }
-        out.push((i + 1, *line));
+        n += 1;
+        let line = std::str::from_utf8(&buf)
+            .map_err(|e| Error::new(format!("not valid UTF-8: {e}")).on_line(n))?;
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim().is_empty() {
+            blank.get_or_insert(n);
+            continue;
+        }
+        if let Some(b) = blank {
+            return Err(Error::new("blank line in the middle of the file").on_line(b));
+        }
+        f(n, line)?;
     }
-    Ok(out)
+}
+
+/// The ids seen so far, as 128-bit hashes: 16 bytes a case however long
+/// its id (two ids colliding is a 2^-128 chance).
+#[derive(Default)]
+struct SeenIds(HashSet<u128>);
+
+impl SeenIds {
+    fn insert(&mut self, id: &str) -> bool {
+        let a = BuildHasherDefault::<DefaultHasher>::default().hash_one(id);
+        let b = BuildHasherDefault::<DefaultHasher>::default().hash_one((id, 0x9e37_79b9u32));
+        self.0.insert(((a as u128) << 64) | b as u128)
+    }
+}
+
+/// Calls `f` with each case of a case file's text, in order; the first
+/// malformed line is the error (and `f` has then seen the lines before it).
+pub fn each_case(reader: impl BufRead, mut f: impl FnMut(usize, Case) -> Result<()>) -> Result<()> {
+    let mut seen = SeenIds::default();
+    each_line(reader, |n, line| {
+        let case = Case::parse(line).map_err(|e| e.on_line(n))?;
+        if !seen.insert(&case.id) {
+            return Err(Error::at("$.id", format!("duplicate id `{}`", case.id)).on_line(n));
+        }
+        f(n, case)
+    })
+}
+
+/// [`each_case`] over a file.
+pub fn each_case_in(path: &Path, f: impl FnMut(usize, Case) -> Result<()>) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    each_case(std::io::BufReader::with_capacity(1 << 16, file), f).map_err(|e| e.in_file(path))
+}
+
+/// `torchspec eval`: each case evaluated, its result line written to `out`,
+/// in order. Two passes over the input, one case in memory at a time: a
+/// malformed file is an error before any result is written, as with the
+/// oracle. `open` gives the input afresh for each pass.
+pub fn eval_cases<R: BufRead>(
+    mut open: impl FnMut() -> Result<R>,
+    out: &mut impl Write,
+) -> Result<()> {
+    each_case(open()?, |_, _| Ok(()))?;
+    each_case(open()?, |_, case| {
+        eval_case(&case)
+            .write_json(out)
+            .and_then(|()| out.write_all(b"\n"))
+            .map_err(|e| Error::new(format!("cannot write a result: {e}")))
+    })
+}
+
+/// [`eval_cases`] on a file.
+pub fn eval_file(path: &Path, out: &mut impl Write) -> Result<()> {
+    let open = || {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        Ok(std::io::BufReader::with_capacity(1 << 16, file))
+    };
+    eval_cases(open, out).map_err(|e| e.in_file(path))
 }
 
 /// Parse a case file's text; the first malformed line is the error.
 pub fn parse_cases(text: &str) -> Result<Vec<(usize, Case)>> {
-    let mut seen = std::collections::HashSet::new();
-    lines(text)?
-        .into_iter()
-        .map(|(n, line)| {
-            let case = Case::parse(line).map_err(|e| e.on_line(n))?;
-            if !seen.insert(case.id.clone()) {
-                return Err(Error::at("$.id", format!("duplicate id `{}`", case.id)).on_line(n));
-            }
-            Ok((n, case))
-        })
-        .collect()
+    let mut out = Vec::new();
+    each_case(text.as_bytes(), |n, case| {
+        out.push((n, case));
+        Ok(())
+    })?;
+    Ok(out)
 }
 
+/// A whole case file in memory (small files; `each_case_in` streams).
 pub fn read_cases(path: &Path) -> Result<Vec<(usize, Case)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_cases(&text).map_err(|e| e.in_file(path))
+    let mut out = Vec::new();
+    each_case_in(path, |n, case| {
+        out.push((n, case));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `f` with each result line of a result file's text, in order.
+pub fn each_result(
+    reader: impl BufRead,
+    mut f: impl FnMut(usize, ResultLine) -> Result<()>,
+) -> Result<()> {
+    each_line(reader, |n, line| {
+        let result = read_result(line).map_err(|e| e.on_line(n))?;
+        f(n, result)
+    })
+}
+
+/// One result line. Results of deep cases nest as deep as the cases (up to
+/// `read::MAX_DEPTH`): no recursion limit, and a stack of their own.
+fn read_result(line: &str) -> Result<ResultLine> {
+    let read = || {
+        let mut de = serde_json::Deserializer::from_str(line);
+        de.disable_recursion_limit();
+        let json = serde::Deserialize::deserialize(&mut de)
+            .and_then(|json: serde_json::Value| de.end().map(|()| json))
+            .map_err(|e| Error::new(format!("invalid JSON: {e}")))?;
+        ResultLine::from_json(&json)
+    };
+    if openers(line) <= SHALLOW {
+        read()
+    } else {
+        with_stack_for(MAX_DEPTH, read)
+    }
 }
 
 /// Parse a result file's text.
 pub fn parse_results(text: &str) -> Result<Vec<ResultLine>> {
-    lines(text)?
-        .into_iter()
-        .map(|(n, line)| {
-            let json: serde_json::Value = serde_json::from_str(line)
-                .map_err(|e| Error::new(format!("invalid JSON: {e}")).on_line(n))?;
-            ResultLine::from_json(&json).map_err(|e| e.on_line(n))
-        })
-        .collect()
+    let mut out = Vec::new();
+    each_result(text.as_bytes(), |_, r| {
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 pub fn read_results(path: &Path) -> Result<Vec<ResultLine>> {

@@ -1,8 +1,10 @@
 //! Case format v1 (`shared/case-format.md`): wire types, evaluation of a case
 //! against the reference, result lines, and case files.
 
+mod deep;
 pub mod eval;
 pub mod file;
+mod read;
 pub mod result;
 pub mod wire;
 

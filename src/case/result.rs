@@ -48,6 +48,12 @@ impl ResultLine {
         Json::Object(m)
     }
 
+    /// Write the result line as compact JSON, without building it as a
+    /// `serde_json::Value` first.
+    pub fn write_json(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *out, self).map_err(std::io::Error::from)
+    }
+
     /// Read a result line (a golden or a reference output).
     pub fn from_json(json: &Json) -> Result<ResultLine> {
         let obj = json
@@ -140,4 +146,34 @@ fn object(v: &Value) -> PyResult<Json> {
     let mut m = Map::new();
     m.insert("$object".into(), Json::Object(inner));
     Ok(Json::Object(m))
+}
+
+impl serde::Serialize for ResultLine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        /// `{"type": ..., "message": ...}` or `{"reason": ...}`.
+        struct Obj<'a>(&'a [(&'static str, &'a str)]);
+        impl serde::Serialize for Obj<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for (k, v) in self.0 {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("id", &self.id)?;
+        match &self.outcome {
+            Outcome::Ok(v) => m.serialize_entry("ok", v)?,
+            Outcome::Error(e) => m.serialize_entry(
+                "error",
+                &Obj(&[("type", &e.type_name), ("message", &e.message)]),
+            )?,
+            Outcome::Unsupported(why) => {
+                m.serialize_entry("unsupported", &Obj(&[("reason", why)]))?
+            }
+        }
+        m.end()
+    }
 }

@@ -4,9 +4,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use crate::case::file::{read_cases, read_results};
+use crate::case::file::{each_case_in, parse_results, read_results};
 use crate::case::{eval_case, Outcome, ResultLine};
 use crate::diff::{render_divergence, results_agree};
 use crate::error::{Error, Result};
@@ -73,6 +74,62 @@ pub struct Report {
     pub unknown_allowed: Vec<String>,
 }
 
+/// A golden file read in step with its case file (the oracle writes one
+/// result per case, in order), so neither is ever whole in memory. A golden
+/// file out of step with its cases (a case added or moved since the last
+/// `oracle/regen-goldens.sh`) is read whole, once, into a map instead.
+struct Goldens {
+    path: PathBuf,
+    lines: Option<std::io::Lines<std::io::BufReader<std::fs::File>>>,
+    line: usize,
+    map: Option<HashMap<String, ResultLine>>,
+}
+
+impl Goldens {
+    fn open(path: &Path) -> Result<Goldens> {
+        let lines = match std::fs::File::open(path) {
+            Ok(f) => Some(std::io::BufReader::new(f).lines()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        Ok(Goldens {
+            path: path.to_path_buf(),
+            lines,
+            line: 0,
+            map: None,
+        })
+    }
+
+    /// The golden of the case `id`, the next case of the file.
+    fn get(&mut self, id: &str) -> Result<Option<ResultLine>> {
+        if self.map.is_none() {
+            let Some(lines) = &mut self.lines else {
+                return Ok(None);
+            };
+            let next = lines
+                .next()
+                .transpose()
+                .map_err(|e| Error::io(&self.path, e))?;
+            self.line += 1;
+            if let Some(text) = next.filter(|t| !t.trim().is_empty()) {
+                let golden = parse_results(&text)
+                    .map_err(|e| e.on_line(self.line).in_file(&self.path))?
+                    .pop();
+                if let Some(g) = golden.filter(|g| g.id == id) {
+                    return Ok(Some(g));
+                }
+            }
+            self.map = Some(
+                read_results(&self.path)?
+                    .into_iter()
+                    .map(|r| (r.id.clone(), r))
+                    .collect(),
+            );
+        }
+        Ok(self.map.as_ref().and_then(|m| m.get(id).cloned()))
+    }
+}
+
 /// `corpus/allow-list.jsonl`: `{"id": ..., "reason": ...}` per line.
 pub fn read_allow_list(path: &Path) -> Result<HashMap<String, String>> {
     let text = match std::fs::read_to_string(path) {
@@ -130,16 +187,9 @@ pub fn run(root: &Path) -> Result<Report> {
         let golden_path = root
             .join(GOLDENS)
             .join(file.file_name().expect("a file name"));
-        let goldens: HashMap<String, ResultLine> = if golden_path.exists() {
-            read_results(&golden_path)?
-                .into_iter()
-                .map(|r| (r.id.clone(), r))
-                .collect()
-        } else {
-            HashMap::new()
-        };
+        let mut goldens = Goldens::open(&golden_path)?;
         let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
-        for (line, case) in read_cases(&file)? {
+        each_case_in(&file, |line, case| {
             if !seen.insert(case.id.clone()) {
                 return Err(Error::new(format!(
                     "duplicate case id `{}` across corpus files",
@@ -149,14 +199,14 @@ pub fn run(root: &Path) -> Result<Report> {
                 .in_file(&rel));
             }
             let ours = eval_case(&case);
-            let verdict = match goldens.get(&case.id) {
+            let verdict = match goldens.get(&case.id)? {
                 None => Verdict::MissingGolden,
                 Some(_) if matches!(ours.outcome, Outcome::Unsupported(_)) => match &ours.outcome {
                     Outcome::Unsupported(why) => Verdict::Unsupported(why.clone()),
                     _ => unreachable!(),
                 },
-                Some(g) if results_agree(g, &ours) => Verdict::Agree,
-                Some(g) => Verdict::Diverge(render_divergence(g, &ours)),
+                Some(g) if results_agree(&g, &ours) => Verdict::Agree,
+                Some(g) => Verdict::Diverge(render_divergence(&g, &ours)),
             };
             // Derived-expression cases get their own row per file.
             let category = if case.uses_derived() {
@@ -173,7 +223,8 @@ pub fn run(root: &Path) -> Result<Report> {
                 line,
                 verdict,
             });
-        }
+            Ok(())
+        })?;
     }
     programs::run(root, &allow, &mut report.cases)?;
     for c in &report.cases {

@@ -29,17 +29,31 @@ pub fn case_line(data: &[u8]) {
 /// `lookup`: bytes → spec tree + source chain → lookup. Never panics; an
 /// `NNModuleSource` wrapper inserted anywhere (but under the `_parameters`
 /// collapse) changes nothing; a plain walk down to a leaf finds that leaf. (The wire round trip of such
-/// cases is a property test, and `case_line` fuzzes the parser.)
+/// cases is a property test, and `case_line` fuzzes the parser.) The spec is
+/// built once for both lookups, to keep the target light.
 pub fn lookup(data: &[u8]) {
     let mut u = arbitrary::Unstructured::new(data);
     let Ok(input) = u.arbitrary::<LookupInput>() else {
         return;
     };
     let case = input.case();
-    check_wrapper_invariance(&case, input.wrap_depth as usize);
-    if let (Some(leaf), CaseBody::Lookup { spec, source }) = (input.expected_leaf(), &case.body) {
+    let CaseBody::Lookup { spec, source } = &case.body else {
+        return;
+    };
+    let wrapped = with_wrapper(source, input.wrap_depth as usize);
+    let mut sources = vec![source];
+    sources.extend(wrapped.as_ref());
+    let outcomes = eval_lookups(&case.vars, spec, &sources);
+    if let [plain, wrapped] = outcomes.as_slice() {
+        assert!(
+            same_outcome(plain, wrapped),
+            "a wrapper changed the lookup: {plain:?} vs {wrapped:?} for {}",
+            case.to_json()
+        );
+    }
+    if let Some(leaf) = input.expected_leaf() {
         // A walk down to a leaf finds exactly that leaf.
-        let found = &eval_lookups(&case.vars, spec, &[source])[0];
+        let found = &outcomes[0];
         let built = eval_case(&Case {
             id: String::new(),
             vars: case.vars.clone(),
@@ -58,6 +72,13 @@ pub fn lookup(data: &[u8]) {
     }
 }
 
+fn same_outcome(a: &Outcome, b: &Outcome) -> bool {
+    match (a, b) {
+        (Outcome::Ok(a), Outcome::Ok(b)) => json_eq(a, b),
+        (a, b) => a == b,
+    }
+}
+
 /// Evaluate `case` and the same case with a wrapper inserted `depth` bases
 /// down; both must give the same result.
 pub fn check_wrapper_invariance(case: &Case, depth: usize) {
@@ -69,12 +90,8 @@ pub fn check_wrapper_invariance(case: &Case, depth: usize) {
     };
     let outcomes = eval_lookups(&case.vars, spec, &[source, &wrapped_source]);
     let (plain, wrapped) = (&outcomes[0], &outcomes[1]);
-    let same = match (plain, wrapped) {
-        (Outcome::Ok(a), Outcome::Ok(b)) => json_eq(a, b),
-        (a, b) => a == b,
-    };
     assert!(
-        same,
+        same_outcome(plain, wrapped),
         "a wrapper changed the lookup: {plain:?} vs {wrapped:?} for {}",
         case.to_json()
     );

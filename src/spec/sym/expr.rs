@@ -961,12 +961,11 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     if base.is_number() && divisor.is_number() {
         return Err(Raise::unsupported("FloorDiv of Floats"));
     }
-    if has_infinity(base) || has_infinity(divisor) {
-        if matches!(**divisor, Node::Add(_))
-            || !matches!(**divisor, Node::Int(_) | Node::Sym(_) | Node::IntOo { .. })
-        {
-            return Err(Raise::unsupported("FloorDiv's gcd with int_oo"));
-        }
+    if (has_infinity(base) || has_infinity(divisor))
+        && (matches!(**divisor, Node::Add(_))
+            || !matches!(**divisor, Node::Int(_) | Node::Sym(_) | Node::IntOo { .. }))
+    {
+        return Err(Raise::unsupported("FloorDiv's gcd with int_oo"));
     }
     if let Node::Fn(Func::FloorDiv, a) = &**base {
         let d = mul(&[a[1].clone(), divisor.clone()])?;
@@ -1177,7 +1176,7 @@ fn simplify_quotient(x: &Ex) -> PyResult<Ex> {
             let (c, rest) = as_coeff_mul(x);
             let factors = mul_args(&rest);
             if let Num::Int(ci) = &c {
-                if factors.iter().all(|f| atomic(f)) {
+                if factors.iter().all(atomic) {
                     return Ok(x.clone());
                 }
                 let sums: Vec<&Ex> = factors
@@ -1372,6 +1371,8 @@ fn poly_to_ex(p: &Poly) -> PyResult<Ex> {
 /// `p / (x + c0)` by synthetic division in `x`; `None` unless exact.
 fn poly_div_monic_linear(p: &Poly, x: &Ex, c0: &BigInt) -> Option<Poly> {
     // Group by the x-free part, divide each univariate polynomial.
+    // (the x-free monomial, the coefficients of its univariate polynomial in x)
+    #[allow(clippy::type_complexity)]
     let mut groups: Vec<(Vec<(Ex, u32)>, Vec<BigInt>)> = Vec::new();
     for (c, m) in p {
         let k = m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k) as usize;
