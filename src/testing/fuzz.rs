@@ -96,3 +96,36 @@ pub fn check_wrapper_invariance(case: &Case, depth: usize) {
         case.to_json()
     );
 }
+
+/// `program`: bytes as an exported program — a `.pt2` archive when they
+/// start like a zip, else the program JSON. Loading either fails with an
+/// error or gives a program whose report, passes and JSON never panic, and
+/// whose JSON reads back to the same bytes.
+pub fn program(data: &[u8]) {
+    use crate::export::schema::Mode;
+    use crate::export::ExportedProgram;
+    let loaded = if data.starts_with(b"PK") {
+        ExportedProgram::load_pt2(data.to_vec(), Mode::Default)
+    } else {
+        ExportedProgram::load_json(data, Mode::Default)
+    };
+    let ep = match loaded {
+        Ok(ep) => ep,
+        Err(e) => {
+            assert!(!e.to_string().is_empty(), "errors say what is wrong");
+            return;
+        }
+    };
+    let _ = ep.report();
+    let json = ep.to_json();
+    let again = crate::export::schema::load_program(json.as_bytes(), Mode::Default)
+        .expect("a written program reads back");
+    assert_eq!(
+        crate::export::schema::dump_program(&again.program),
+        json,
+        "writing is stable"
+    );
+    for pass in crate::export::passes::PASSES {
+        let _ = crate::export::passes::transform_report(&ep, &[pass.to_string()]);
+    }
+}

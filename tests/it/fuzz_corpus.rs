@@ -27,3 +27,8 @@ fn case_line_corpus_replays() {
 fn lookup_corpus_replays() {
     replay("lookup", torchspec::testing::fuzz::lookup);
 }
+
+#[test]
+fn program_corpus_replays() {
+    replay("program", torchspec::testing::fuzz::program);
+}
