@@ -48,7 +48,7 @@ pub struct TensorInfo {
 #[derive(Clone, Debug)]
 pub struct ExportedProgram {
     /// The serialized program as read (schema 8.20 wire types).
-    pub serialized: schema::ExportedProgram,
+    pub serialized: std::sync::Arc<schema::ExportedProgram>,
     /// The graph, signature, module call graph and range constraints the
     /// loader rebuilt.
     pub graph_module: LoadedGraphModule,
@@ -117,7 +117,7 @@ impl ExportedProgram {
             }
         }
         Ok(ExportedProgram {
-            serialized: loaded.program,
+            serialized: std::sync::Arc::new(loaded.program),
             graph_module,
             state_dict: None,
             diagnostics: loaded.diagnostics,

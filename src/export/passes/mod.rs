@@ -309,9 +309,12 @@ pub fn transform(ep: &ExportedProgram, passes: &[String]) -> Result<ExportedProg
     }
     common_getitem_elimination(&mut gm);
     verify(&gm)?;
-    let mut out = ep.clone();
-    out.graph_module = gm;
-    Ok(out)
+    Ok(ExportedProgram {
+        serialized: ep.serialized.clone(),
+        graph_module: gm,
+        state_dict: ep.state_dict.clone(),
+        diagnostics: ep.diagnostics.clone(),
+    })
 }
 
 /// The part of `Verifier._check_graph_module` a pass can break: every
