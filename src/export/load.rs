@@ -343,7 +343,6 @@ impl<'w> Deserializer<'w> {
 
     /// `_parse_sym_expr`: records the symbols the expression mentions.
     fn parse_sym_expr(&mut self, expr: &str) {
-        collect_symbols(expr, &mut self.symbols);
         self.symbols
             .extend(crate::export::srepr::subexpression_strs(expr));
     }
@@ -1009,21 +1008,6 @@ fn is_python_keyword(s: &str) -> bool {
             | "with"
             | "yield"
     )
-}
-
-/// The symbol names in a sympy `srepr` string (`Symbol('s77', positive=True)`).
-pub fn collect_symbols(expr: &str, out: &mut HashSet<String>) {
-    let mut rest = expr;
-    while let Some(pos) = rest.find("Symbol(") {
-        rest = &rest[pos + "Symbol(".len()..];
-        let Some(quote) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') else {
-            continue;
-        };
-        if let Some(end) = rest[1..].find(quote) {
-            out.insert(rest[1..1 + end].to_string());
-            rest = &rest[1 + end..];
-        }
-    }
 }
 
 fn constant(v: &wire::ConstantValue) -> Constant {

@@ -57,15 +57,17 @@ impl ArgumentSpec {
         }
     }
 
-    fn name_mut(&mut self) -> Option<&mut String> {
+    /// The `name` field, whatever the argument kind (`ModuleCallSignature`
+    /// renames constants too; `ExportGraphSignature.replace_all_uses` does not).
+    pub fn name_mut(&mut self) -> &mut String {
         match self {
             ArgumentSpec::Tensor { name }
             | ArgumentSpec::SymInt { name }
             | ArgumentSpec::SymFloat { name }
             | ArgumentSpec::SymBool { name }
+            | ArgumentSpec::Constant { name, .. }
             | ArgumentSpec::CustomObj { name, .. }
-            | ArgumentSpec::Token { name } => Some(name),
-            ArgumentSpec::Constant { .. } => None,
+            | ArgumentSpec::Token { name } => name,
         }
     }
 
@@ -366,60 +368,31 @@ impl ExportGraphSignature {
     }
 
     pub fn input_tokens(&self) -> Result<Vec<String>, PyException> {
-        let mut out = Vec::new();
-        for s in self
-            .input_specs
-            .iter()
-            .filter(|s| s.kind == InputKind::Token)
-        {
-            match &s.arg {
-                ArgumentSpec::Token { name } => out.push(name.clone()),
-                other => {
-                    return Err(assertion(format!(
-                        "expected TokenArgument for TOKEN kind, got <class 'torch.export.graph_signature.{}'>",
-                        other.class_name()
-                    )))
-                }
-            }
-        }
-        Ok(out)
+        token_names(
+            self.input_specs
+                .iter()
+                .filter(|s| s.kind == InputKind::Token)
+                .map(|s| &s.arg),
+        )
     }
 
     pub fn output_tokens(&self) -> Result<Vec<String>, PyException> {
-        let mut out = Vec::new();
-        for s in self
-            .output_specs
-            .iter()
-            .filter(|s| s.kind == OutputKind::Token)
-        {
-            match &s.arg {
-                ArgumentSpec::Token { name } => out.push(name.clone()),
-                other => {
-                    return Err(assertion(format!(
-                        "expected TokenArgument for TOKEN kind, got <class 'torch.export.graph_signature.{}'>",
-                        other.class_name()
-                    )))
-                }
-            }
-        }
-        Ok(out)
+        token_names(
+            self.output_specs
+                .iter()
+                .filter(|s| s.kind == OutputKind::Token)
+                .map(|s| &s.arg),
+        )
     }
 
     /// `replace_all_uses(old, new)`: renames every non-constant argument
     /// named `old`, outputs first.
     pub fn replace_all_uses(&mut self, old: &str, new: &str) {
-        for o in &mut self.output_specs {
-            if let Some(name) = o.arg.name_mut() {
-                if name == old {
-                    *name = new.to_string();
-                }
-            }
-        }
-        for i in &mut self.input_specs {
-            if let Some(name) = i.arg.name_mut() {
-                if name == old {
-                    *name = new.to_string();
-                }
+        let outputs = self.output_specs.iter_mut().map(|o| &mut o.arg);
+        let inputs = self.input_specs.iter_mut().map(|i| &mut i.arg);
+        for arg in outputs.chain(inputs) {
+            if !matches!(arg, ArgumentSpec::Constant { .. }) && arg.name_mut() == old {
+                *arg.name_mut() = new.to_string();
             }
         }
     }
@@ -428,6 +401,20 @@ impl ExportGraphSignature {
 fn dict_collect(mut map: Vec<(String, String)>, entry: (String, String)) -> Vec<(String, String)> {
     dict_insert(&mut map, entry);
     map
+}
+
+/// `input_tokens` / `output_tokens`: every TOKEN spec must carry a `TokenArgument`.
+fn token_names<'a>(
+    args: impl Iterator<Item = &'a ArgumentSpec>,
+) -> Result<Vec<String>, PyException> {
+    args.map(|arg| match arg {
+        ArgumentSpec::Token { name } => Ok(name.clone()),
+        other => Err(assertion(format!(
+            "expected TokenArgument for TOKEN kind, got <class 'torch.export.graph_signature.{}'>",
+            other.class_name()
+        ))),
+    })
+    .collect()
 }
 
 /// A Python dict insert: an existing key keeps its place, takes the value.

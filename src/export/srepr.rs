@@ -212,6 +212,23 @@ pub fn subexpression_strs(srepr: &str) -> Vec<String> {
     out
 }
 
+/// The name of a bare symbol (`Symbol('u0', integer=True)` → `u0`); `None`
+/// for any other expression.
+pub fn bare_symbol(srepr: &str) -> Option<String> {
+    let mut p = Parser {
+        s: srepr.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    match p.node()? {
+        Node::Call(f, args) if f == "Symbol" => match positional(&args).first() {
+            Some(Node::Str(name)) => Some(name.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

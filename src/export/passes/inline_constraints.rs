@@ -41,19 +41,12 @@ fn end(b: &Bound) -> End {
 
 /// `free_unbacked_symbols` of a plain symbol: `u…` ints and `zuf…` floats.
 fn unbacked_symbol(srepr: &str) -> Option<String> {
-    let rest = srepr.strip_prefix("Symbol(")?;
-    let quote = rest.chars().next()?;
-    let end = rest[1..].find(quote)?;
-    let name = &rest[1..1 + end];
-    // A bare symbol: nothing but its assumptions follows.
-    if rest[1 + end + 1..].contains('(') {
-        return None;
-    }
+    let name = crate::export::srepr::bare_symbol(srepr)?;
     let unbacked = name
         .strip_prefix('u')
         .or_else(|| name.strip_prefix("zuf"))
         .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
-    unbacked.then(|| name.to_string())
+    unbacked.then_some(name)
 }
 
 fn sym_expr(values: &wire::Graph, name: &str) -> Option<String> {

@@ -82,17 +82,8 @@ fn eliminate_in(
 }
 
 fn rename_spec(a: &mut ArgumentSpec, old: &str, new: &str) {
-    let name = match a {
-        ArgumentSpec::Tensor { name }
-        | ArgumentSpec::SymInt { name }
-        | ArgumentSpec::SymFloat { name }
-        | ArgumentSpec::SymBool { name }
-        | ArgumentSpec::Constant { name, .. }
-        | ArgumentSpec::CustomObj { name, .. }
-        | ArgumentSpec::Token { name } => name,
-    };
-    if name == old {
-        *name = new.to_string();
+    if a.name_mut() == old {
+        *a.name_mut() = new.to_string();
     }
 }
 
