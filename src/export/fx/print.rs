@@ -87,30 +87,16 @@ impl Graph {
     }
 
     fn format_seq(&self, items: &[Arg], tuple: bool, out: &mut String) {
-        out.push(if tuple { '(' } else { '[' });
-        for (i, a) in items.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            self.format_arg(a, out);
-        }
-        if tuple && items.len() == 1 {
-            out.push(',');
-        }
-        out.push(if tuple { ')' } else { ']' });
+        write_seq(items, tuple, out, |a, out| self.format_arg(a, out));
     }
 
     fn format_dict(&self, items: &[(String, Arg)], out: &mut String) {
-        out.push('{');
-        for (i, (k, v)) in items.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            out.push_str(k);
-            out.push_str(": ");
-            self.format_arg(v, out);
-        }
-        out.push('}');
+        write_dict(
+            items,
+            out,
+            |k, out| out.push_str(k),
+            |v, out| self.format_arg(v, out),
+        );
     }
 
     /// `str(arg)`: Python's `str`, whose containers show their items' `repr`
@@ -139,30 +125,14 @@ impl Graph {
             Arg::Node(id) => out.push_str(&self.node(*id).name),
             Arg::List(items) | Arg::Tuple(items) => {
                 let tuple = matches!(arg, Arg::Tuple(_));
-                out.push(if tuple { '(' } else { '[' });
-                for (i, a) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    self.repr_arg(a, out);
-                }
-                if tuple && items.len() == 1 {
-                    out.push(',');
-                }
-                out.push(if tuple { ')' } else { ']' });
+                write_seq(items, tuple, out, |a, out| self.repr_arg(a, out));
             }
-            Arg::Dict(items) => {
-                out.push('{');
-                for (i, (k, v)) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(&str_repr(k));
-                    out.push_str(": ");
-                    self.repr_arg(v, out);
-                }
-                out.push('}');
-            }
+            Arg::Dict(items) => write_dict(
+                items,
+                out,
+                |k, out| out.push_str(&str_repr(k)),
+                |v, out| self.repr_arg(v, out),
+            ),
             Arg::Torch(s) => out.push_str(s),
             // repr(torch.device("cpu")) is device(type='cpu').
             Arg::Device(s) => match s.split_once(':') {
@@ -175,6 +145,40 @@ impl Graph {
             },
         }
     }
+}
+
+/// A list `[a, b]` or tuple `(a, b)` / `(a,)`, items written by `item`.
+fn write_seq(items: &[Arg], tuple: bool, out: &mut String, item: impl Fn(&Arg, &mut String)) {
+    out.push(if tuple { '(' } else { '[' });
+    for (i, a) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        item(a, out);
+    }
+    if tuple && items.len() == 1 {
+        out.push(',');
+    }
+    out.push(if tuple { ')' } else { ']' });
+}
+
+/// A dict `{k: v, ...}`, keys and values written by the given functions.
+fn write_dict(
+    items: &[(String, Arg)],
+    out: &mut String,
+    key: impl Fn(&str, &mut String),
+    value: impl Fn(&Arg, &mut String),
+) {
+    out.push('{');
+    for (i, (k, v)) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        key(k, out);
+        out.push_str(": ");
+        value(v, out);
+    }
+    out.push('}');
 }
 
 /// `Node.users` as FX prints it in errors: `{add: None, mul: None}`.
