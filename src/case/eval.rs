@@ -33,12 +33,27 @@ pub fn eval_case(case: &Case) -> ResultLine {
 /// depend on the source (which PyTorch evaluates first, so a source that
 /// raises wins over a spec that raises).
 pub fn eval_lookups(vars: &[VarDecl], spec: &Expr, sources: &[&SourceExpr]) -> Vec<Outcome> {
+    eval_lookups_and_build(vars, spec, sources, None).0
+}
+
+/// [`eval_lookups`], and the outcome of a `build` case of `value` over the
+/// same vars, evaluated in the same environment (a value that only refers
+/// to the vars builds the same there as in a fresh one).
+pub fn eval_lookups_and_build(
+    vars: &[VarDecl],
+    spec: &Expr,
+    sources: &[&SourceExpr],
+    value: Option<&Expr>,
+) -> (Vec<Outcome>, Option<Outcome>) {
     let env = match Env::new(vars) {
         Ok(env) => env,
-        Err(e) => return sources.iter().map(|_| outcome(Err(e.clone()))).collect(),
+        Err(e) => {
+            let all = sources.iter().map(|_| outcome(Err(e.clone()))).collect();
+            return (all, value.map(|_| outcome(Err(e))));
+        }
     };
     let spec = env.eval(spec);
-    sources
+    let found = sources
         .iter()
         .map(|source| {
             outcome((|| {
@@ -48,7 +63,9 @@ pub fn eval_lookups(vars: &[VarDecl], spec: &Expr, sources: &[&SourceExpr]) -> V
                 repr_and_jsonable(&leaf)
             })())
         })
-        .collect()
+        .collect();
+    let built = value.map(|v| outcome(env.eval(v).and_then(|v| repr_and_jsonable(&v))));
+    (found, built)
 }
 
 /// A Python exception is a result like any other; so is "not modelled yet".

@@ -2,7 +2,7 @@
 //! `cargo test` replays the committed fuzz corpora on stable.
 
 use super::lookup::{with_wrapper, LookupInput};
-use crate::case::eval::eval_lookups;
+use crate::case::eval::{eval_lookups, eval_lookups_and_build};
 use crate::case::wire::CaseBody;
 use crate::case::{eval_case, Case, Outcome};
 use crate::diff::json_eq;
@@ -36,14 +36,14 @@ pub fn lookup(data: &[u8]) {
     let Ok(input) = u.arbitrary::<LookupInput>() else {
         return;
     };
-    let case = input.case();
+    let (case, leaf) = input.prepare();
     let CaseBody::Lookup { spec, source } = &case.body else {
         return;
     };
     let wrapped = with_wrapper(source, input.wrap_depth as usize);
     let mut sources = vec![source];
     sources.extend(wrapped.as_ref());
-    let outcomes = eval_lookups(&case.vars, spec, &sources);
+    let (outcomes, built) = eval_lookups_and_build(&case.vars, spec, &sources, leaf.as_ref());
     if let [plain, wrapped] = outcomes.as_slice() {
         assert!(
             same_outcome(plain, wrapped),
@@ -51,22 +51,16 @@ pub fn lookup(data: &[u8]) {
             case.to_json()
         );
     }
-    if let Some(leaf) = input.expected_leaf() {
+    if let Some(built) = built {
         // A walk down to a leaf finds exactly that leaf.
         let found = &outcomes[0];
-        let built = eval_case(&Case {
-            id: String::new(),
-            vars: case.vars.clone(),
-            body: CaseBody::Build { value: leaf },
-        });
-        let same = match (found, &built.outcome) {
+        let same = match (found, &built) {
             (Outcome::Ok(a), Outcome::Ok(b)) => json_eq(a, b),
             _ => false,
         };
         assert!(
             same,
-            "the walk did not find its leaf: {found:?} vs {:?} for {}",
-            built.outcome,
+            "the walk did not find its leaf: {found:?} vs {built:?} for {}",
             case.to_json()
         );
     }

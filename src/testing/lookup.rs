@@ -460,51 +460,58 @@ pub fn lookup_case() -> impl Strategy<Value = Case> {
 /// The `lookup` case for a tree, its siblings, a plan and the root's name.
 pub fn lookup_from(nvars: usize, target: &Tree, others: &[Tree], plan: &Plan, name: &str) -> Case {
     let nvars = nvars.clamp(1, 3);
-    let target = &target.normalized(nvars, 0);
+    let target = target.normalized(nvars, 0);
     let others: Vec<Tree> = others.iter().map(|t| t.normalized(nvars, 0)).collect();
-    {
-        {
-            let mut steps = walk(target, plan);
-            let mut params: Vec<(Expr, Expr)> = others
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (Expr::Str(format!("p{i}")), t.to_expr()))
-                .collect();
-            let root = match plan.root {
-                Root::Named | Root::NonInput => {
-                    params.push((Expr::Str(name.to_string()), target.to_expr()));
-                    local(name, plan.root == Root::Named, None)
-                }
-                Root::Varargs => {
-                    params.push((
-                        Expr::Str("*args".into()),
-                        Expr::List(vec![Tree::None.to_expr(), target.to_expr()]),
-                    ));
-                    steps.insert(0, Step::Item(1));
-                    local("args", true, Some("is_varargs"))
-                }
-                Root::Varkw => {
-                    params.push((
-                        Expr::Str("**kwargs".into()),
-                        Expr::Dict(vec![(Expr::Str(name.to_string()), target.to_expr())]),
-                    ));
-                    steps.insert(0, Step::Dict(Key::Str(name.to_string())));
-                    local("kwargs", true, Some("is_varkw"))
-                }
-            };
-            // The leading subscript of a variadic root is spelled plainly.
-            let source = chain(root, &steps, plan);
-            let spec = Expr::ShapesSpec {
-                params: Some(Box::new(Expr::Dict(params))),
-                assumptions: None,
-                globals: None,
-            };
-            Case {
-                id: String::new(),
-                vars: vars(nvars),
-                body: CaseBody::Lookup { spec, source },
-            }
+    lookup_normalized(nvars, &target, &others, plan, name)
+}
+
+/// [`lookup_from`] for trees already normalized for `nvars` (1 to 3) vars.
+fn lookup_normalized(
+    nvars: usize,
+    target: &Tree,
+    others: &[Tree],
+    plan: &Plan,
+    name: &str,
+) -> Case {
+    let mut steps = walk(target, plan);
+    let mut params: Vec<(Expr, Expr)> = others
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (Expr::Str(format!("p{i}")), t.to_expr()))
+        .collect();
+    let root = match plan.root {
+        Root::Named | Root::NonInput => {
+            params.push((Expr::Str(name.to_string()), target.to_expr()));
+            local(name, plan.root == Root::Named, None)
         }
+        Root::Varargs => {
+            params.push((
+                Expr::Str("*args".into()),
+                Expr::List(vec![Tree::None.to_expr(), target.to_expr()]),
+            ));
+            steps.insert(0, Step::Item(1));
+            local("args", true, Some("is_varargs"))
+        }
+        Root::Varkw => {
+            params.push((
+                Expr::Str("**kwargs".into()),
+                Expr::Dict(vec![(Expr::Str(name.to_string()), target.to_expr())]),
+            ));
+            steps.insert(0, Step::Dict(Key::Str(name.to_string())));
+            local("kwargs", true, Some("is_varkw"))
+        }
+    };
+    // The leading subscript of a variadic root is spelled plainly.
+    let source = chain(root, &steps, plan);
+    let spec = Expr::ShapesSpec {
+        params: Some(Box::new(Expr::Dict(params))),
+        assumptions: None,
+        globals: None,
+    };
+    Case {
+        id: String::new(),
+        vars: vars(nvars),
+        body: CaseBody::Lookup { spec, source },
     }
 }
 
@@ -620,41 +627,28 @@ impl LookupInput {
     /// need (a few siblings and wrappers, a bounded walk and tree), so a
     /// case line stays within the 128 levels of JSON nesting the reader takes.
     pub fn case(&self) -> Case {
-        let (target, others, plan, name) = self.parts();
-        lookup_from(self.nvars as usize, &target, &others, &plan, &name)
+        self.prepare().0
     }
 
     /// For a plain walk from a named root that ends on a leaf: that leaf,
     /// which the lookup must find.
     pub fn expected_leaf(&self) -> Option<Expr> {
-        let (target, _, plan, name) = self.parts();
-        // A root name starting with `*` is a ParamsSpec sentinel error.
-        if plan.root != Root::Named || plan.twist != Twist::None || name.starts_with('*') {
-            return None;
-        }
-        let target = target.normalized((self.nvars as usize).clamp(1, 3), 0);
-        // An attribute name with a `.` is an AttrSource error, not a walk.
-        let mut cur = &target;
-        for &p in &plan.steps {
-            cur = match cur {
-                Tree::Object(fields) if !fields.is_empty() => {
-                    let (name, next) = &fields[pick(p, fields.len())];
-                    if name.contains('.') {
-                        return None;
-                    }
-                    next
-                }
-                Tree::Dict(entries) if !entries.is_empty() => &entries[pick(p, entries.len())].1,
-                Tree::Seq(items) if !items.is_empty() => &items[pick(p, items.len())],
-                _ => break,
-            };
-        }
-        match reached(&target, &plan) {
-            leaf @ (Tree::Tensor(_) | Tree::Var(_) | Tree::Int(_) | Tree::None) => {
-                Some(leaf.to_expr())
-            }
-            _ => None,
-        }
+        self.prepare().1
+    }
+
+    /// [`LookupInput::case`] and [`LookupInput::expected_leaf`] from one
+    /// pruning and one normalization of the fuzzer's tree (the fuzz target's
+    /// per-input cost).
+    pub fn prepare(&self) -> (Case, Option<Expr>) {
+        let (target, others, plan, name) = self.parts();
+        let nvars = (self.nvars as usize).clamp(1, 3);
+        let target = target.normalized(nvars, 0);
+        let others: Vec<Tree> = others.iter().map(|t| t.normalized(nvars, 0)).collect();
+        let leaf = expected_leaf(&target, &plan, &name);
+        (
+            lookup_normalized(nvars, &target, &others, &plan, &name),
+            leaf,
+        )
     }
 
     fn parts(&self) -> (Tree, Vec<Tree>, Plan, String) {
@@ -671,6 +665,34 @@ impl LookupInput {
         plan.getitems.truncate(12);
         let name = self.name.chars().take(16).collect();
         (self.target.pruned(&mut 32), others, plan, name)
+    }
+}
+
+/// The leaf a plain walk from a named root reaches in a normalized tree.
+fn expected_leaf(target: &Tree, plan: &Plan, name: &str) -> Option<Expr> {
+    // A root name starting with `*` is a ParamsSpec sentinel error.
+    if plan.root != Root::Named || plan.twist != Twist::None || name.starts_with('*') {
+        return None;
+    }
+    // An attribute name with a `.` is an AttrSource error, not a walk.
+    let mut cur = target;
+    for &p in &plan.steps {
+        cur = match cur {
+            Tree::Object(fields) if !fields.is_empty() => {
+                let (name, next) = &fields[pick(p, fields.len())];
+                if name.contains('.') {
+                    return None;
+                }
+                next
+            }
+            Tree::Dict(entries) if !entries.is_empty() => &entries[pick(p, entries.len())].1,
+            Tree::Seq(items) if !items.is_empty() => &items[pick(p, items.len())],
+            _ => break,
+        };
+    }
+    match reached(target, plan) {
+        leaf @ (Tree::Tensor(_) | Tree::Var(_) | Tree::Int(_) | Tree::None) => Some(leaf.to_expr()),
+        _ => None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! Properties of the lookup walk over generated spec trees and chains.
 
 use proptest::prelude::*;
-use torchspec::case::wire::CaseBody;
+use torchspec::case::eval::eval_lookups_and_build;
+use torchspec::case::wire::{CaseBody, Expr};
 use torchspec::case::{eval_case, Case, Outcome};
 use torchspec::diff::json_eq;
 use torchspec::testing::fuzz::check_wrapper_invariance;
@@ -90,5 +91,23 @@ proptest! {
         let CaseBody::Lookup { spec, source } = &case.body else { unreachable!() };
         let batch = torchspec::case::eval::eval_lookups(&case.vars, spec, &[source]);
         prop_assert_eq!(&batch[0], &eval_case(&case).outcome);
+    }
+
+    /// Its leaf check (a value built in the lookup's environment) gives
+    /// what a separate `build` case gives.
+    #[test]
+    fn build_in_lookup_env_agrees_with_eval_case(case in lookup_case()) {
+        let CaseBody::Lookup { spec, source } = &case.body else { unreachable!() };
+        let Expr::ShapesSpec { params: Some(params), .. } = spec else { unreachable!() };
+        let Expr::Dict(entries) = params.as_ref() else { unreachable!() };
+        for (_, value) in entries {
+            let (_, built) = eval_lookups_and_build(&case.vars, spec, &[source], Some(value));
+            let alone = Case {
+                id: case.id.clone(),
+                vars: case.vars.clone(),
+                body: CaseBody::Build { value: value.clone() },
+            };
+            prop_assert_eq!(built.as_ref(), Some(&eval_case(&alone).outcome));
+        }
     }
 }
