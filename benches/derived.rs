@@ -4,6 +4,10 @@
 //! timed in PyTorch by `oracle/derived_timing.py`;
 //! `oracle/bench-ratio.sh derived` prints the ratio.
 
+// The CLI's allocator, so the benches time what `torchspec` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 

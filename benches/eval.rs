@@ -10,6 +10,10 @@
 //! wall time: the ratio holds on a loaded machine.
 //! `TORCHSPEC_EVAL_FILE=PATH` benchmarks that file instead.
 
+// The CLI's allocator, so the benches time what `torchspec` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};

@@ -1,6 +1,10 @@
 //! Loading exported programs and running passes, on the zoo archives
 //! `oracle/program_timing.py` times in PyTorch (`oracle/bench-ratio.sh program`).
 
+// The CLI's allocator, so the benches time what `torchspec` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::path::PathBuf;
 use torchspec::export::ExportedProgram;

@@ -2,6 +2,10 @@
 //! `load_program` and `dump_program` on `tests/data/programs/*.json` and on
 //! a ~10 MB program made by repeating the nodes of `cond.json`.
 
+// The CLI's allocator, so the benches time what `torchspec` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 

@@ -2,6 +2,10 @@
 //! `benches/inputs.jsonl`; `oracle/timing.py` times the same inputs in
 //! PyTorch and `oracle/bench-ratio.sh` prints the ratio.
 
+// The CLI's allocator, so the benches time what `torchspec` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 
