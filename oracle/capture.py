@@ -5,6 +5,8 @@ Usage:
     python oracle/capture.py --program PATH [--pass NAME ...]   # program report (one line)
     python oracle/capture.py --program-goldens OUTDIR P.pt2 ...  # program goldens (regen-goldens.sh)
     python oracle/capture.py --probes PROGRAM.pt2 PROBES.jsonl   # run input probes
+    python oracle/capture.py --serve                   # persistent oracle (see main_serve)
+    python oracle/capture.py --shard k/n CASES.jsonl   # only the cases of shard k of n
 
 Program mode follows /work/shared/program-report.md and /work/shared/passes.md;
 probe mode is described at run_probe and decode_probe_value below.
@@ -994,7 +996,110 @@ def main_probes(program: str, probes_path: str) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------
+# Serve mode (torchspec fuzz --live) and sharding: localized here so the case
+# path above stays exactly what writes the goldens.
+# ---------------------------------------------------------------------------
+
+def shard_of(case_id: str, n: int) -> int:
+    """The 0-based shard of a case id among n: FNV-1a 64 of its UTF-8 bytes, mod n.
+
+    The same function as torchspec's `--shard k/n` (src/live/shard.rs), so
+    `capture.py --shard k/n` and `torchspec check --shard k/n` take the same cases.
+    """
+    h = 0xcbf29ce484222325
+    for b in case_id.encode("utf-8", "surrogatepass"):
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h % n
+
+
+def parse_shard(text: str) -> tuple[int, int] | None:
+    """``k/n`` with 1 <= k <= n, as (k - 1, n); None when malformed."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit():
+        return None
+    k_, n_ = int(k), int(n)
+    return (k_ - 1, n_) if 1 <= k_ <= n_ else None
+
+
+def serve_case_line(raw: bytes) -> dict[str, Any] | str:
+    """One request of serve mode: the result line (str), or an ``invalid`` reply.
+
+    Exactly the checks of read_cases, for one line: a case that read_cases
+    would refuse gets ``{"id": ID or null, "invalid": MESSAGE}``, never an exit.
+    """
+    case_id = None
+    try:
+        text = raw.decode("utf-8")
+        case = json.loads(text, object_pairs_hook=_object_no_duplicates,
+                          parse_constant=_reject_constant)
+        if isinstance(case, dict) and isinstance(case.get("id"), str):
+            case_id = case["id"]
+        check_case(case)
+    except UnicodeDecodeError as e:
+        return {"id": None, "invalid": f"not valid UTF-8: {e}"}
+    except RecursionError:
+        return {"id": case_id, "invalid": "invalid JSON: nested too deeply"}
+    except CaseFileError as e:
+        return {"id": case_id, "invalid": str(e)}
+    except ValueError as e:
+        return {"id": case_id, "invalid": f"invalid JSON: {e}"}
+    return evaluate(case)
+
+
+def main_serve() -> int:
+    """``capture.py --serve``: a persistent oracle speaking JSON Lines.
+
+    Prints ``{"ready": true, "torch": VERSION}`` once PyTorch is imported,
+    then reads one case line per stdin line and writes, flushed, the very
+    result line capture.py writes for that case in a file (fresh uid counter
+    and spec ShapeEnv per case), or ``{"id": ..., "invalid": MESSAGE}`` for a
+    line capture.py would refuse. A blank line is answered ``{"id": null,
+    "invalid": "blank line"}``. Ends at EOF.
+    """
+    out = _stdout_to_stderr()
+    import_torch()
+    _write_line(out, {"ready": True, "torch": torch.__version__})
+    out.flush()
+    for raw in sys.stdin.buffer:
+        raw = raw.rstrip(b"\r\n")
+        if not raw.strip():
+            reply: dict[str, Any] | str = {"id": None, "invalid": "blank line"}
+        else:
+            try:
+                reply = serve_case_line(raw)
+            except Exception as e:  # never lose the stream to one request
+                reply = {"id": None, "invalid": f"{type(e).__name__}: {e}"}
+        if isinstance(reply, str):
+            out.write(reply.encode("utf-8", "backslashreplace") + b"\n")
+        else:
+            _write_line(out, reply)
+        out.flush()
+    return 0
+
+
+def main_shard(argv: list[str]) -> int:
+    """``capture.py --shard k/n CASES.jsonl``: the result lines of the cases in shard k of n."""
+    shard = parse_shard(argv[0]) if len(argv) == 2 else None
+    if shard is None or argv[1].startswith("-"):
+        print("usage: capture.py --shard k/n CASES.jsonl   (1 <= k <= n)", file=sys.stderr)
+        return 2
+    k, n = shard
+    cases = [c for c in read_cases(argv[1]) if shard_of(c["id"], n) == k]
+    real_stdout = _stdout_to_stderr()
+    if cases:
+        import_torch()
+    for case in cases:
+        real_stdout.write(evaluate(case).encode("utf-8", "backslashreplace") + b"\n")
+    real_stdout.flush()
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--serve"]:
+        return main_serve()
+    if argv and argv[0] == "--shard":
+        return main_shard(argv[1:])
     if argv and argv[0] == "--program":
         if len(argv) < 2:
             print(USAGE, file=sys.stderr)
