@@ -7,6 +7,7 @@ pub mod conformance;
 pub mod diff;
 pub mod error;
 pub mod export;
+pub mod live;
 pub mod pyjson;
 pub mod pytree;
 pub mod pyval;

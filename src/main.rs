@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 use torchspec::case::file::eval_file;
 use torchspec::conformance;
+use torchspec::live::shard::Shard;
 use torchspec::testing::{derived, lookup, sample, strategies};
 
 #[derive(Parser)]
@@ -34,6 +35,54 @@ enum Command {
         /// Also list allow-listed divergences.
         #[arg(long)]
         verbose: bool,
+        /// Only the cases of shard k of n (by a hash of the case id; the n
+        /// shards together check every case exactly once).
+        #[arg(long, value_name = "K/N")]
+        shard: Option<Shard>,
+    },
+    /// Differential fuzzing against PyTorch: generated cases checked live
+    /// against a pool of `oracle/capture.py --serve` workers; divergences
+    /// shrunk, deduplicated and kept in `corpus/regressions/`.
+    Fuzz {
+        /// Run against the live oracle (the only mode).
+        #[arg(long, required = true)]
+        live: bool,
+        /// Stop after this many cases.
+        #[arg(long)]
+        count: Option<u64>,
+        /// Stop after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        time: Option<f64>,
+        /// Oracle worker processes (one Rust thread each).
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Only this shard of the seed's cases (index mod n).
+        #[arg(long, value_name = "K/N")]
+        shard: Option<Shard>,
+        /// Continue where the state file says the last run stopped.
+        #[arg(long)]
+        resume: bool,
+        /// The state file (position, totals, signatures seen).
+        #[arg(long, default_value = "target/live/state.json")]
+        state: PathBuf,
+        /// The repository root (holding `corpus/` and `oracle/`).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// The Python with PyTorch.
+        #[arg(long, default_value = ".oracle/bin/python")]
+        python: PathBuf,
+        /// Seconds an oracle worker may take on one case before it is
+        /// killed, restarted and the case reported.
+        #[arg(long, default_value_t = 20.0)]
+        timeout: f64,
+        /// Oracle round trips a shrink may take.
+        #[arg(long, default_value_t = 400)]
+        shrink_budget: usize,
+        /// No progress bar (a status line every 30 s instead).
+        #[arg(long)]
+        no_progress: bool,
     },
     /// Print the program report of an exported program (`.pt2` or program JSON).
     Program {
@@ -148,8 +197,58 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 )));
             }
         }
-        Command::Check { root, verbose } => {
-            let report = conformance::run(&root)?;
+        Command::Fuzz {
+            live: _,
+            count,
+            time,
+            jobs,
+            seed,
+            shard,
+            resume,
+            state,
+            root,
+            python,
+            timeout,
+            shrink_budget,
+            no_progress,
+        } => {
+            use std::io::IsTerminal;
+            let secs = |s: f64, what: &str| {
+                std::time::Duration::try_from_secs_f64(s)
+                    .map_err(|_| torchspec::Error::new(format!("--{what} {s}: not a duration")))
+            };
+            let cfg = torchspec::live::Config {
+                oracle: torchspec::live::oracle::OracleCommand {
+                    python: if python.is_relative() && !python.exists() {
+                        root.join(&python)
+                    } else {
+                        python
+                    },
+                    capture: root.join("oracle/capture.py"),
+                    log: None,
+                    timeout: secs(timeout, "timeout")?,
+                    startup_timeout: std::time::Duration::from_secs(600),
+                },
+                root,
+                seed,
+                count,
+                time: time.map(|t| secs(t, "time")).transpose()?,
+                jobs,
+                shard: shard.unwrap_or(Shard::ALL),
+                state,
+                resume,
+                shrink_budget,
+                progress: !no_progress && std::io::stderr().is_terminal(),
+            };
+            let summary = torchspec::live::run(&cfg)?;
+            let _ = write!(out, "{}", summary.render());
+        }
+        Command::Check {
+            root,
+            verbose,
+            shard,
+        } => {
+            let report = conformance::run_shard(&root, shard.unwrap_or(Shard::ALL))?;
             let _ = write!(out, "{}", report.table());
             if verbose {
                 for c in report.cases.iter().filter(|c| c.allowed.is_some()) {

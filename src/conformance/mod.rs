@@ -11,6 +11,7 @@ use crate::case::file::{each_case_in, parse_results, read_results};
 use crate::case::{eval_case, Outcome, ResultLine};
 use crate::diff::{render_divergence, results_agree};
 use crate::error::{Error, Result};
+use crate::live::shard::Shard;
 
 pub mod programs;
 
@@ -18,6 +19,9 @@ pub mod programs;
 pub const GOLDENS: &str = "corpus/goldens/torch-2.15.0";
 pub const CASES: &str = "corpus/cases";
 pub const ALLOW_LIST: &str = "corpus/allow-list.jsonl";
+/// Cases kept by the live fuzzer (`torchspec fuzz --live`), one file each;
+/// their goldens are in `GOLDENS/regressions/`.
+pub const REGRESSIONS: &str = "corpus/regressions";
 
 /// How one case compared.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,19 +178,61 @@ pub fn case_files(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// How the reference's result compares with PyTorch's golden (a case the
+/// reference does not model is `Unsupported` whatever PyTorch said).
+pub fn verdict(golden: &ResultLine, ours: &ResultLine) -> Verdict {
+    match &ours.outcome {
+        Outcome::Unsupported(why) => Verdict::Unsupported(why.clone()),
+        _ if results_agree(golden, ours) => Verdict::Agree,
+        _ => Verdict::Diverge(render_divergence(golden, ours)),
+    }
+}
+
+/// The regression files kept by `torchspec fuzz --live`, sorted (none when
+/// the folder does not exist).
+pub fn regression_files(root: &Path) -> Result<Vec<PathBuf>> {
+    let dir = root.join(REGRESSIONS);
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 /// Evaluate and compare every corpus case under `root`.
 pub fn run(root: &Path) -> Result<Report> {
+    run_shard(root, Shard::ALL)
+}
+
+/// Evaluate and compare the corpus cases of one shard (`--shard k/n`: a
+/// case belongs to the shard of its id, see [`Shard::has_id`]). An
+/// allow-list entry naming no case is reported by the shard of its id.
+pub fn run_shard(root: &Path, shard: Shard) -> Result<Report> {
     let allow = read_allow_list(&root.join(ALLOW_LIST))?;
     let mut report = Report::default();
     let mut seen = HashSet::new();
-    for file in case_files(root)? {
-        let category = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let golden_path = root
-            .join(GOLDENS)
-            .join(file.file_name().expect("a file name"));
+    let files = case_files(root)?
+        .into_iter()
+        .map(|f| (f, root.join(GOLDENS), None))
+        .chain(
+            regression_files(root)?
+                .into_iter()
+                .map(|f| (f, root.join(GOLDENS).join("regressions"), Some("regressions"))),
+        );
+    for (file, golden_dir, fixed_category) in files {
+        let category = match fixed_category {
+            Some(c) => c.to_string(),
+            None => file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        let golden_path = golden_dir.join(file.file_name().expect("a file name"));
         let mut goldens = Goldens::open(&golden_path)?;
         let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
         each_case_in(&file, |line, case| {
@@ -198,15 +244,15 @@ pub fn run(root: &Path) -> Result<Report> {
                 .on_line(line)
                 .in_file(&rel));
             }
+            if !shard.has_id(&case.id) {
+                // Still read in step, so the next case finds its golden.
+                goldens.get(&case.id)?;
+                return Ok(());
+            }
             let ours = eval_case(&case);
             let verdict = match goldens.get(&case.id)? {
                 None => Verdict::MissingGolden,
-                Some(_) if matches!(ours.outcome, Outcome::Unsupported(_)) => match &ours.outcome {
-                    Outcome::Unsupported(why) => Verdict::Unsupported(why.clone()),
-                    _ => unreachable!(),
-                },
-                Some(g) if results_agree(&g, &ours) => Verdict::Agree,
-                Some(g) => Verdict::Diverge(render_divergence(&g, &ours)),
+                Some(g) => verdict(&g, &ours),
             };
             // Derived-expression cases get their own row per file.
             let category = if case.uses_derived() {
@@ -226,13 +272,17 @@ pub fn run(root: &Path) -> Result<Report> {
             Ok(())
         })?;
     }
-    programs::run(root, &allow, &mut report.cases)?;
-    for c in &report.cases {
+    let mut program_rows = Vec::new();
+    programs::run(root, &allow, &mut program_rows)?;
+    for c in program_rows {
         seen.insert(c.id.clone());
+        if shard.has_id(&c.id) {
+            report.cases.push(c);
+        }
     }
     report.unknown_allowed = allow
         .keys()
-        .filter(|id| !seen.contains(*id))
+        .filter(|id| !seen.contains(*id) && shard.has_id(id))
         .cloned()
         .collect();
     report.unknown_allowed.sort();
