@@ -219,11 +219,13 @@ pub fn run_shard(root: &Path, shard: Shard) -> Result<Report> {
     let files = case_files(root)?
         .into_iter()
         .map(|f| (f, root.join(GOLDENS), None))
-        .chain(
-            regression_files(root)?
-                .into_iter()
-                .map(|f| (f, root.join(GOLDENS).join("regressions"), Some("regressions"))),
-        );
+        .chain(regression_files(root)?.into_iter().map(|f| {
+            (
+                f,
+                root.join(GOLDENS).join("regressions"),
+                Some("regressions"),
+            )
+        }));
     for (file, golden_dir, fixed_category) in files {
         let category = match fixed_category {
             Some(c) => c.to_string(),

@@ -17,7 +17,10 @@ pub enum Finding {
     /// The reference does not model the case (not a divergence).
     Unsupported(String),
     /// A divergence: its signature and the unified diff PyTorch → ours.
-    Diverge { signature: String, diff: String },
+    Diverge {
+        signature: String,
+        diff: String,
+    },
     /// The oracle gave no result.
     OracleFailed(OracleFailure),
 }

@@ -270,7 +270,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         }
     };
     let first = prior.next;
-    let end = cfg.count.map(|c| first.saturating_add(c)).unwrap_or(u64::MAX);
+    let end = cfg
+        .count
+        .map(|c| first.saturating_add(c))
+        .unwrap_or(u64::MAX);
     let shared = Arc::new(Shared::default());
     shared.next.store(first, Ordering::SeqCst);
     shared.done.lock().expect("fresh").0 = first;
@@ -322,12 +325,15 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     loop {
         match rx.recv_timeout(Duration::from_millis(250)) {
-            Ok(Event::Line(l)) => bar.println(l),
+            Ok(Event::Line(l)) => say(&bar, l),
             Ok(Event::Kept(k)) => {
-                bar.println(format!(
-                    "kept {} ({}, shrunk in {} steps)",
-                    k.name, k.signature, k.shrink_steps
-                ));
+                say(
+                    &bar,
+                    format!(
+                        "kept {} ({}, shrunk in {} steps)",
+                        k.name, k.signature, k.shrink_steps
+                    ),
+                );
                 prior.kept.push(k.name.clone());
                 kept.push(*k);
             }
@@ -376,6 +382,15 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         failures,
         first,
     })
+}
+
+/// A line above the bar, or on stderr when there is no bar.
+fn say(bar: &indicatif::ProgressBar, line: String) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
 }
 
 fn progress_bar(cfg: &Config, len: u64) -> indicatif::ProgressBar {
@@ -488,10 +503,8 @@ fn worker(
                                     let _ = tx.send(Event::Kept(Box::new(k)));
                                 }
                                 Err(e) => {
-                                    let _ = tx.send(Event::Fatal(format!(
-                                        "cannot keep {}: {e}",
-                                        k.name
-                                    )));
+                                    let _ = tx
+                                        .send(Event::Fatal(format!("cannot keep {}: {e}", k.name)));
                                 }
                             }
                         }

@@ -168,9 +168,8 @@ impl ProcessOracle {
                         if buf.last() == Some(&b'\n') {
                             buf.pop();
                         }
-                        let line = String::from_utf8(buf).map_err(|e| {
-                            std::io::Error::new(std::io::ErrorKind::InvalidData, e)
-                        });
+                        let line = String::from_utf8(buf)
+                            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e));
                         if tx.send(line).is_err() {
                             break;
                         }
@@ -198,10 +197,9 @@ impl ProcessOracle {
                 Err(OracleFailure::Start(match other {
                     Ok(Ok(line)) => format!("unexpected first line {line:?}"),
                     Ok(Err(e)) => e.to_string(),
-                    Err(RecvTimeoutError::Timeout) => format!(
-                        "not ready within {}s",
-                        self.cmd.startup_timeout.as_secs()
-                    ),
+                    Err(RecvTimeoutError::Timeout) => {
+                        format!("not ready within {}s", self.cmd.startup_timeout.as_secs())
+                    }
                     Err(RecvTimeoutError::Disconnected) => format!(
                         "exited before ready ({}){}",
                         status.map(|s| s.to_string()).unwrap_or_default(),
