@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate every PyTorch golden: corpus/cases/*.jsonl -> corpus/goldens/torch-2.15.0/,
+# corpus/regressions/*.jsonl (kept by `torchspec fuzz --live`) -> .../regressions/,
 # corpus/programs/NAME.pt2 -> corpus/goldens/torch-2.15.0/programs/NAME.jsonl (the program
 # report as loaded and after each pass pipeline) and NAME.probes.jsonl (the input probes
 # corpus/programs/NAME.probes.jsonl run through ep.module()).
@@ -148,6 +149,22 @@ for f in "${case_files[@]}"; do
 done
 fi
 
+# Regressions kept by `torchspec fuzz --live` (corpus/regressions/NAME.jsonl,
+# one shrunk case each) -> $GOLDENS_DIR/regressions/NAME.jsonl.
+mkdir -p "$tmp/regressions"
+for f in corpus/regressions/*.jsonl; do
+  if [[ $programs_only == 1 ]]; then
+    g="$GOLDENS_DIR/regressions/$(basename "$f")"; [[ -e "$g" ]] && cp "$g" "$tmp/regressions/"
+    continue
+  fi
+  if ! "$PY" oracle/capture.py "$f" >"$tmp/regressions/$(basename "$f")" 2>"$tmp/.capture.err"; then
+    cat "$tmp/.capture.err" >&2
+    echo "regen-goldens: capture failed on $f; goldens left unchanged" >&2
+    exit 1
+  fi
+done
+rmdir "$tmp/regressions" 2>/dev/null || true
+
 mkdir -p "$tmp/programs"
 if [[ ${#program_files[@]} -gt 0 ]]; then
   echo "capture ${#program_files[@]} program(s) in $PROGRAMS_DIR" >&2
@@ -198,6 +215,11 @@ for g in "$GOLDENS_DIR"/programs/*.probes.jsonl; do
   [[ -e "$tmp/programs/$(basename "$g")" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
 done
 cp "$tmp"/METADATA.json "$tmp"/*.jsonl "$GOLDENS_DIR"/
+rm -rf "$GOLDENS_DIR/regressions"
+captured=("$tmp"/regressions/*)
+if [[ ${#captured[@]} -gt 0 ]]; then
+  mkdir -p "$GOLDENS_DIR/regressions"; cp "${captured[@]}" "$GOLDENS_DIR"/regressions/
+fi
 mkdir -p "$GOLDENS_DIR/pytree"
 cp "$tmp"/pytree/* "$GOLDENS_DIR"/pytree/
 captured=("$tmp"/programs/*)
