@@ -118,6 +118,12 @@ enum Command {
         #[arg(long, default_value = "build")]
         kind: String,
     },
+    /// Rewrite the repro packets of `corpus/regressions/` (after a fix, or
+    /// when the `python -c` generator changes).
+    Packets {
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+    },
     /// Print the Rust wire types generated from torch's export schema.yaml
     /// (`> src/export/schema/generated.rs`).
     SchemaGen {
@@ -242,6 +248,11 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
             };
             let summary = torchspec::live::run(&cfg)?;
             let _ = write!(out, "{}", summary.render());
+        }
+        Command::Packets { root } => {
+            for name in torchspec::live::regress::rewrite_packets(&root)? {
+                let _ = writeln!(out, "rewrote corpus/regressions/packets/{name}.md");
+            }
         }
         Command::Check {
             root,

@@ -87,15 +87,15 @@ pub fn write(root: &Path, kept: &Kept) -> Result<()> {
 fn allow_list(root: &Path, kept: &Kept) -> Result<()> {
     let path = root.join(ALLOW_LIST);
     let existing = std::fs::read_to_string(&path).unwrap_or_default();
-    let mut entry = serde_json::Map::new();
-    entry.insert("id".into(), kept.name.clone().into());
-    entry.insert(
-        "reason".into(),
-        format!(
-            "live fuzz divergence, not triaged yet ({}): see {REGRESSIONS}/packets/{}.md",
-            kept.signature, kept.name
-        )
-        .into(),
+    // The list's own layout: `{"id": ..., "reason": ...}`.
+    let reason = format!(
+        "live fuzz divergence, not triaged yet ({}): see {REGRESSIONS}/packets/{}.md",
+        kept.signature, kept.name
+    );
+    let entry = format!(
+        "{{\"id\": {}, \"reason\": {}}}",
+        serde_json::Value::from(kept.name.clone()),
+        serde_json::Value::from(reason)
     );
     let mut f = std::fs::OpenOptions::new()
         .create(true)
@@ -107,7 +107,7 @@ fn allow_list(root: &Path, kept: &Kept) -> Result<()> {
     } else {
         "\n"
     };
-    writeln!(f, "{sep}{}", serde_json::Value::Object(entry)).map_err(|e| Error::io(&path, e))
+    writeln!(f, "{sep}{entry}").map_err(|e| Error::io(&path, e))
 }
 
 /// A Rust raw string literal holding `s`.
@@ -203,4 +203,76 @@ pub fn packet(kept: &Kept) -> String {
         diff = fence("diff", &kept.diff),
         test = fence("rust", &rust_test(kept)),
     )
+}
+
+/// The generator family named in a regression name (`live-FAMILY-HASH`).
+pub fn family_of_name(name: &str) -> Option<&'static str> {
+    let rest = name.strip_prefix("live-")?;
+    let (family, _hash) = rest.rsplit_once('-')?;
+    super::gen::FAMILIES
+        .iter()
+        .copied()
+        .find(|f| f.replace('_', "-") == family)
+}
+
+/// Rewrite every packet of `corpus/regressions/` from its case line, its
+/// golden and the reference as it is now (after a fix, or when the repro
+/// generator changes). Where it was shrunk from, and in how many steps, are
+/// read back from the old packet. Returns the names rewritten.
+pub fn rewrite_packets(root: &Path) -> Result<Vec<String>> {
+    let mut done = Vec::new();
+    for file in crate::conformance::regression_files(root)? {
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let Some(family) = family_of_name(&name) else {
+            continue;
+        };
+        let cases = crate::case::file::read_cases(&file)?;
+        let Some((_, case)) = cases.into_iter().next() else {
+            continue;
+        };
+        let golden_path = root
+            .join(GOLDENS)
+            .join("regressions")
+            .join(format!("{name}.jsonl"));
+        let golden_line = std::fs::read_to_string(&golden_path)
+            .map_err(|e| Error::io(&golden_path, e))?
+            .trim_end()
+            .to_string();
+        let golden = crate::case::file::parse_results(&golden_line)
+            .map_err(|e| e.in_file(&golden_path))?
+            .pop()
+            .ok_or_else(|| Error::new("empty golden").in_file(&golden_path))?;
+        let ours = super::eval_reference(&case);
+        let packet_path = root
+            .join(REGRESSIONS)
+            .join("packets")
+            .join(format!("{name}.md"));
+        let old = std::fs::read_to_string(&packet_path).unwrap_or_default();
+        let (original_id, shrink_steps) = old
+            .split_once("(shrunk from `")
+            .and_then(|(_, rest)| {
+                let (id, rest) = rest.split_once("` in ")?;
+                let steps = rest.split_whitespace().next()?.parse().ok()?;
+                Some((id.to_string(), steps))
+            })
+            .unwrap_or_else(|| ("an unrecorded case".to_string(), 0));
+        let kept = Kept {
+            signature: super::compare::signature(family, &case, &golden, &ours),
+            diff: crate::diff::render_divergence(&golden, &ours),
+            name: name.clone(),
+            family: family.to_string(),
+            original_id,
+            case,
+            golden_line,
+            golden,
+            ours,
+            shrink_steps,
+        };
+        write_file(&packet_path, &packet(&kept))?;
+        done.push(name);
+    }
+    Ok(done)
 }
