@@ -10,6 +10,7 @@ pub mod export;
 pub mod pyjson;
 pub mod pytree;
 pub mod pyval;
+pub mod repro;
 pub mod source;
 pub mod spec;
 pub mod testing;

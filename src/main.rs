@@ -69,6 +69,18 @@ enum Command {
         #[arg(long, default_value = "build")]
         kind: String,
     },
+    /// Print, for each case of a case file (or only `--id ID`), a Python
+    /// one-liner that shows its golden result with stock PyTorch: the shell
+    /// command `python -c '…'`, or with `--source` the bare Python source
+    /// (one line per case; a case too deep for `python -c` is an error line
+    /// on stderr).
+    Repro {
+        file: PathBuf,
+        #[arg(long)]
+        id: Option<String>,
+        #[arg(long)]
+        source: bool,
+    },
     /// Print the Rust wire types generated from torch's export schema.yaml
     /// (`> src/export/schema/generated.rs`).
     SchemaGen {
@@ -94,6 +106,28 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
     match cli.command {
         Command::Eval { file } => {
             eval_file(&file, &mut out)?;
+        }
+        Command::Repro { file, id, source } => {
+            let mut found = false;
+            torchspec::case::file::each_case_in(&file, |line, case| {
+                if id.as_deref().is_some_and(|want| want != case.id) {
+                    return Ok(());
+                }
+                found = true;
+                match torchspec::repro::python_one_liner(&case) {
+                    Ok(src) if source => {
+                        let _ = writeln!(out, "{src}");
+                    }
+                    Ok(src) => {
+                        let _ = writeln!(out, "{}", torchspec::repro::python_c_of(&src));
+                    }
+                    Err(e) => eprintln!("{}:{line}: `{}`: {e}", file.display(), case.id),
+                }
+                Ok(())
+            })?;
+            if let (Some(want), false) = (&id, found) {
+                return Err(torchspec::Error::new(format!("no case `{want}`")).in_file(&file));
+            }
         }
         Command::CheckInputs { program, probes } => {
             let ep = torchspec::export::ExportedProgram::load_path(&program)?;
