@@ -5,6 +5,7 @@
 pub mod case;
 pub mod conformance;
 pub mod diff;
+pub mod drift;
 pub mod error;
 pub mod export;
 pub mod pyjson;

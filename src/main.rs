@@ -34,6 +34,30 @@ enum Command {
         /// Also list allow-listed divergences.
         #[arg(long)]
         verbose: bool,
+        /// Score against the goldens of this torch version
+        /// (`corpus/goldens/torch-X/`) instead of 2.15.0: a disagreement on a
+        /// line whose golden differs from 2.15.0's is drift (its own
+        /// column), not a failure.
+        #[arg(long)]
+        torch: Option<String>,
+    },
+    /// Which goldens changed between two torch versions' golden sets,
+    /// classified, with a minimal example and a `python -c` one-liner per
+    /// class (markdown on stdout).
+    Drift {
+        /// The older version (e.g. 2.14.1).
+        a: String,
+        /// The newer version (e.g. 2.15.0).
+        b: String,
+        /// The repository root (holding `corpus/`).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Also write the report as an HTML page.
+        #[arg(long)]
+        html: Option<PathBuf>,
+        /// Print JSON (counts, examples and their one-liners) instead of markdown.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the program report of an exported program (`.pt2` or program JSON).
     Program {
@@ -182,9 +206,46 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 )));
             }
         }
-        Command::Check { root, verbose } => {
-            let report = conformance::run(&root)?;
-            let _ = write!(out, "{}", report.table());
+        Command::Drift {
+            a,
+            b,
+            root,
+            html,
+            json,
+        } => {
+            let report = torchspec::drift::compare(&root, &a, &b)?;
+            if json {
+                let _ = writeln!(out, "{}", report.to_json());
+            } else {
+                let _ = write!(out, "{}", report.markdown());
+            }
+            if let Some(path) = html {
+                std::fs::write(&path, report.html()).map_err(|e| {
+                    torchspec::Error::new(format!("cannot write: {e}")).in_file(&path)
+                })?;
+            }
+        }
+        Command::Check {
+            root,
+            verbose,
+            torch,
+        } => {
+            let matrix = torch.as_deref().filter(|v| *v != conformance::TARGET_TORCH);
+            let report = match matrix {
+                Some(v) => conformance::run_matrix(&root, v)?,
+                None => conformance::run(&root)?,
+            };
+            if let Some(v) = matrix {
+                let (_, _, drift, _, _) = report.totals();
+                let _ = writeln!(
+                    out,
+                    "goldens of torch {v}; drift: {drift} line(s) where the reference disagrees with torch {v} and torch {v} differs from torch {}",
+                    conformance::TARGET_TORCH
+                );
+                let _ = write!(out, "{}", report.matrix_table());
+            } else {
+                let _ = write!(out, "{}", report.table());
+            }
             if verbose {
                 for c in report.cases.iter().filter(|c| c.allowed.is_some()) {
                     let _ = writeln!(

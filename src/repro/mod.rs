@@ -221,6 +221,129 @@ pub fn pytree_one_liner(input: &str) -> String {
     )
 }
 
+/// A probe line of `corpus/programs/NAME.probes.jsonl` as a one-liner:
+/// `ep.module()(*args, **kwargs)` on the program at `pt2` (a repository
+/// path), printing `{"ok":true}` or `{"error":…}` as the probe golden has
+/// it, without `pre_kernel` (which the oracle measures by instrumenting the
+/// graph). Tensors are `torch.zeros(shape, dtype=…)` or `torch.tensor(data,
+/// dtype=…)`; a namedtuple or dataclass input needs the zoo's types and is
+/// an error.
+pub fn probe_one_liner(pt2: &str, probe_line: &str) -> Result<String> {
+    let probe: serde_json::Value = serde_json::from_str(probe_line)
+        .map_err(|e| Error::new(format!("invalid probe JSON: {e}")))?;
+    let mut args = String::new();
+    let mut kwargs = String::new();
+    probe_value(
+        &mut args,
+        probe.get("args").unwrap_or(&serde_json::Value::Null),
+        "$.args",
+        0,
+    )?;
+    probe_value(
+        &mut kwargs,
+        probe.get("kwargs").unwrap_or(&serde_json::Value::Null),
+        "$.kwargs",
+        0,
+    )?;
+    let mut out = String::from(
+        "import json,sys,torch;P=lambda o:print(json.dumps(o,ensure_ascii=False,separators=(\",\",\":\")));",
+    );
+    write!(out, "ep=torch.export.load({});", str_repr(pt2)).ok();
+    out.push_str(
+        "sys.excepthook=lambda t,e,b:P({\"error\":{\"type\":t.__name__,\"message\":str(e)}});",
+    );
+    write!(out, "ep.module()(*{args},**{kwargs});P({{\"ok\":True}})").ok();
+    Ok(out)
+}
+
+fn probe_value(out: &mut String, v: &serde_json::Value, at: &str, depth: usize) -> Result<()> {
+    use serde_json::Value as J;
+    if depth > MAX_NESTING {
+        return Err(Error::at(at, "nested too deeply for `python -c`"));
+    }
+    match v {
+        J::Null => out.push_str("None"),
+        J::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
+        J::Number(n) => {
+            let t = n.to_string();
+            if t.starts_with('-') {
+                write!(out, "({t})").ok();
+            } else {
+                out.push_str(&t);
+            }
+        }
+        J::String(s) => out.push_str(&str_repr(s)),
+        J::Array(items) => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                probe_value(out, x, &format!("{at}[{i}]"), depth + 1)?;
+            }
+            out.push(']');
+        }
+        J::Object(m) if m.len() == 1 => {
+            let (k, arg) = m.iter().next().expect("one key");
+            let sub = format!("{at}.{k}");
+            match (k.as_str(), arg) {
+                ("tuple", J::Array(items)) => {
+                    out.push('(');
+                    for (i, x) in items.iter().enumerate() {
+                        probe_value(out, x, &format!("{sub}[{i}]"), depth + 1)?;
+                        out.push(',');
+                    }
+                    out.push(')');
+                }
+                ("dict", J::Array(pairs)) => {
+                    out.push('{');
+                    for (i, p) in pairs.iter().enumerate() {
+                        let (Some(key), Some(val)) = (p.get(0), p.get(1)) else {
+                            return Err(Error::at(&format!("{sub}[{i}]"), "a [key, value] pair"));
+                        };
+                        probe_value(out, key, &format!("{sub}[{i}][0]"), depth + 1)?;
+                        out.push(':');
+                        probe_value(out, val, &format!("{sub}[{i}][1]"), depth + 1)?;
+                        out.push(',');
+                    }
+                    out.push('}');
+                }
+                ("tensor", J::Object(t)) => {
+                    let dtype = t
+                        .get("dtype")
+                        .and_then(J::as_str)
+                        .filter(|d| d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                        .ok_or_else(|| Error::at(&sub, "a tensor needs a dtype name"))?;
+                    match t.get("data") {
+                        Some(data) => {
+                            out.push_str("torch.tensor(");
+                            probe_value(out, data, &format!("{sub}.data"), depth + 1)?;
+                        }
+                        None => {
+                            out.push_str("torch.zeros(");
+                            probe_value(
+                                out,
+                                t.get("shape").unwrap_or(&J::Null),
+                                &format!("{sub}.shape"),
+                                depth + 1,
+                            )?;
+                        }
+                    }
+                    write!(out, ",dtype=torch.{dtype})").ok();
+                }
+                (other, _) => {
+                    return Err(Error::at(
+                        &sub,
+                        format!("a `{other}` probe input needs the zoo's registered types"),
+                    ))
+                }
+            }
+        }
+        J::Object(_) => return Err(Error::at(at, "a VALUE object has one key")),
+    }
+    Ok(())
+}
+
 /// Writes the Python expressions of one case.
 #[derive(Default)]
 struct Gen {
