@@ -264,22 +264,34 @@ fn example(class: &Class, changes: &[Change], inputs: &mut Inputs<'_>) -> Exampl
             }
         }
     };
-    let mut best = 0;
-    let mut best_score = (usize::MAX, usize::MAX, usize::MAX);
+    // The shortest line that has a one-liner (else the shortest).
+    let mut order: Vec<((usize, usize, usize), usize)> = Vec::new();
     for (i, c) in changes.iter().enumerate() {
-        let s = score(c, inputs);
-        if s < best_score {
-            best = i;
-            best_score = s;
+        order.push((score(c, inputs), i));
+    }
+    order.sort();
+    let pick = |i: usize, inputs: &mut Inputs<'_>| {
+        let c = &changes[i];
+        let input = match section {
+            Section::Cases | Section::Probes => inputs.line(&c.file, &c.id),
+            Section::Pytree => pytree_input(c),
+            Section::Programs => None,
+        };
+        let (python, key) = one_liner(class, section, c, input.as_deref());
+        (c, input, python, key)
+    };
+    let mut chosen = None;
+    for &(_, i) in &order {
+        let candidate = pick(i, inputs);
+        if candidate.2.is_ok() {
+            chosen = Some(candidate);
+            break;
         }
     }
-    let c = &changes[best];
-    let input = match section {
-        Section::Cases | Section::Probes => inputs.line(&c.file, &c.id),
-        Section::Pytree => pytree_input(c),
-        Section::Programs => None,
+    let (c, input, python, key) = match chosen {
+        Some(c) => c,
+        None => pick(order.first().map(|o| o.1).unwrap_or(0), inputs),
     };
-    let (python, key) = one_liner(class, section, c, input.as_deref());
     Example {
         file: c.file.clone(),
         id: c.id.clone(),
