@@ -1,4 +1,7 @@
-"""PyTorch oracle: evaluate a case file (case format v1, JSON Lines) with real PyTorch 2.15.0.
+"""PyTorch oracle: evaluate a case file (case format v1, JSON Lines) with real PyTorch
+(2.15.0, the version the reference targets; older versions for the version matrix of
+`oracle/regen-goldens.sh --torch X`, where an API missing in that version is what Python
+raises at its point of use, e.g. an AttributeError, as that case's error result).
 
 Usage:
     python oracle/capture.py CASES.jsonl > RESULTS.jsonl
@@ -371,18 +374,20 @@ def read_cases(path: str) -> list[dict[str, Any]]:
 torch: Any = None
 dynamic_spec: Any = None
 dynamo_source: Any = None
-lookup_spec_from_dynamo_source: Any = None
+builder: Any = None
 BINARY_FNS: dict[str, Any] = {}
 
 
 def import_torch() -> None:
-    global torch, dynamic_spec, dynamo_source, lookup_spec_from_dynamo_source
+    global torch, dynamic_spec, dynamo_source, builder
     import operator
 
     import torch as _torch
     import torch._dynamo.source as _source
     import torch.fx.experimental.dynamic_spec as _dynamic_spec
-    from torch._dynamo.variables.builder import lookup_spec_from_dynamo_source as _lookup
+    # The module, not the function: lookup_spec_from_dynamo_source is looked up
+    # per case, so a torch without it gives each lookup case its AttributeError.
+    import torch._dynamo.variables.builder as _builder
 
     torch, dynamic_spec, dynamo_source = _torch, _dynamic_spec, _source
     # The zoo's namedtuple / dataclass input types, registered for pytree
@@ -390,7 +395,7 @@ def import_torch() -> None:
     if "zoo_types" not in sys.modules:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import zoo_types  # noqa: F401
-    lookup_spec_from_dynamo_source = _lookup
+    builder = _builder
     BINARY_FNS.update({
         "add": operator.add, "sub": operator.sub, "mul": operator.mul,
         "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
@@ -534,10 +539,12 @@ def evaluate(case: dict[str, Any]) -> str:
                 v = eval_value(case["value"], vars_)
             else:
                 # lookup_spec_from_dynamo_source(eval(source), eval(spec)):
-                # arguments evaluate left to right, so the source first.
+                # the function is looked up first, then the arguments evaluate
+                # left to right, so the source first.
+                lookup = builder.lookup_spec_from_dynamo_source
                 source = eval_source(case["source"], vars_)
                 spec = eval_value(case["spec"], vars_)
-                v = lookup_spec_from_dynamo_source(source, spec)
+                v = lookup(source, spec)
             ok = {"repr": repr(v), "jsonable": enc(to_jsonable(v))}
         # Serialise inside the try: e.g. an int past CPython's 4300-digit
         # str limit raises here, and that is this case's error.
@@ -712,13 +719,20 @@ def make_pass(name: str, ep: Any) -> Any:
     raise AssertionError(f"unknown pass {name!r}")  # main() rejects it
 
 
-def capture_program(path: str, passes: list[str]) -> dict[str, Any]:
-    """The report of the program at PATH after PASSES (a pass that raises: the error)."""
+def capture_program(path: str, passes: list[str], load_error_in_report: bool = False) -> dict[str, Any]:
+    """The report of the program at PATH after PASSES (a pass that raises: the error).
+
+    With LOAD_ERROR_IN_REPORT (the goldens of an older torch, which may not load a
+    program 2.15.0 saved), a failing torch.export.load is the whole-report error
+    form too; otherwise it fails the command.
+    """
     pt2, schema_version = resolve_program(path)
     import_torch()
     try:
         ep = torch.export.load(pt2)
     except Exception as e:
+        if load_error_in_report:
+            return {"error": error_result("", e)["error"]}
         raise ProgramFileError(f"{pt2}: torch.export.load failed: {type(e).__name__}: {e}") from e
     try:
         for name in passes:
@@ -945,7 +959,7 @@ def program_golden_lines(path: str) -> list[dict[str, Any]]:
     name = os.path.basename(path)
     name = name[:-len(".pt2")] if name.endswith(".pt2") else name
     return [{"id": "+".join((name,) + passes), "passes": list(passes),
-             "report": capture_program(path, list(passes))}
+             "report": capture_program(path, list(passes), load_error_in_report=True)}
             for passes in GOLDEN_PIPELINES]
 
 
@@ -973,10 +987,18 @@ def main_program_goldens(outdir: str, paths: list[str]) -> int:
                 _write_line(out, line)
         probes_path = path[:-len(".pt2")] + ".probes.jsonl"
         if os.path.exists(probes_path):
-            ep = torch.export.load(path)
+            try:
+                ep = torch.export.load(path)
+            except Exception as e:
+                # An older torch that cannot load the program: each probe line
+                # is {"id", "load_error"} (2.15.0 loads every zoo program).
+                ep, load_error = None, error_result("", e)["error"]
             with open(os.path.join(outdir, name + ".probes.jsonl"), "wb") as out:
                 for probe_id, args, kwargs in read_probes(probes_path):
-                    _write_line(out, {"id": probe_id, **run_probe(ep, args, kwargs)})
+                    if ep is None:
+                        _write_line(out, {"id": probe_id, "load_error": load_error})
+                    else:
+                        _write_line(out, {"id": probe_id, **run_probe(ep, args, kwargs)})
     return 0
 
 

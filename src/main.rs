@@ -39,6 +39,12 @@ enum Command {
         /// shards together check every case exactly once).
         #[arg(long, value_name = "K/N")]
         shard: Option<Shard>,
+        /// Score against the goldens of this torch version
+        /// (`corpus/goldens/torch-X/`) instead of 2.15.0: a disagreement on a
+        /// line whose golden differs from 2.15.0's is drift (its own
+        /// column), not a failure.
+        #[arg(long)]
+        torch: Option<String>,
     },
     /// Differential fuzzing against PyTorch: generated cases checked live
     /// against a pool of `oracle/capture.py --serve` workers; divergences
@@ -84,6 +90,24 @@ enum Command {
         #[arg(long)]
         no_progress: bool,
     },
+    /// Which goldens changed between two torch versions' golden sets,
+    /// classified, with a minimal example and a `python -c` one-liner per
+    /// class (markdown on stdout).
+    Drift {
+        /// The older version (e.g. 2.14.1).
+        a: String,
+        /// The newer version (e.g. 2.15.0).
+        b: String,
+        /// The repository root (holding `corpus/`).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Also write the report as an HTML page.
+        #[arg(long)]
+        html: Option<PathBuf>,
+        /// Print JSON (counts, examples and their one-liners) instead of markdown.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the program report of an exported program (`.pt2` or program JSON).
     Program {
         path: PathBuf,
@@ -124,6 +148,18 @@ enum Command {
         #[arg(long, default_value = ".")]
         root: PathBuf,
     },
+    /// Print, for each case of a case file (or only `--id ID`), a Python
+    /// one-liner that shows its golden result with stock PyTorch: the shell
+    /// command `python -c '…'`, or with `--source` the bare Python source
+    /// (one line per case; a case too deep for `python -c` is an error line
+    /// on stderr).
+    Repro {
+        file: PathBuf,
+        #[arg(long)]
+        id: Option<String>,
+        #[arg(long)]
+        source: bool,
+    },
     /// Print the Rust wire types generated from torch's export schema.yaml
     /// (`> src/export/schema/generated.rs`).
     SchemaGen {
@@ -149,6 +185,28 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
     match cli.command {
         Command::Eval { file } => {
             eval_file(&file, &mut out)?;
+        }
+        Command::Repro { file, id, source } => {
+            let mut found = false;
+            torchspec::case::file::each_case_in(&file, |line, case| {
+                if id.as_deref().is_some_and(|want| want != case.id) {
+                    return Ok(());
+                }
+                found = true;
+                match torchspec::repro::python_one_liner(&case) {
+                    Ok(src) if source => {
+                        let _ = writeln!(out, "{src}");
+                    }
+                    Ok(src) => {
+                        let _ = writeln!(out, "{}", torchspec::repro::python_c_of(&src));
+                    }
+                    Err(e) => eprintln!("{}:{line}: `{}`: {e}", file.display(), case.id),
+                }
+                Ok(())
+            })?;
+            if let (Some(want), false) = (&id, found) {
+                return Err(torchspec::Error::new(format!("no case `{want}`")).in_file(&file));
+            }
         }
         Command::CheckInputs { program, probes } => {
             let ep = torchspec::export::ExportedProgram::load_path(&program)?;
@@ -254,13 +312,49 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 let _ = writeln!(out, "rewrote corpus/regressions/packets/{name}.md");
             }
         }
+        Command::Drift {
+            a,
+            b,
+            root,
+            html,
+            json,
+        } => {
+            let report = torchspec::drift::compare(&root, &a, &b)?;
+            if json {
+                let _ = writeln!(out, "{}", report.to_json());
+            } else {
+                let _ = write!(out, "{}", report.markdown());
+            }
+            if let Some(path) = html {
+                std::fs::write(&path, report.html()).map_err(|e| {
+                    torchspec::Error::new(format!("cannot write: {e}")).in_file(&path)
+                })?;
+            }
+        }
         Command::Check {
             root,
             verbose,
             shard,
+            torch,
         } => {
-            let report = conformance::run_shard(&root, shard.unwrap_or(Shard::ALL))?;
-            let _ = write!(out, "{}", report.table());
+            let shard = shard.unwrap_or(Shard::ALL);
+            let matrix = torch.as_deref().filter(|v| *v != conformance::TARGET_TORCH);
+            let mut report = match matrix {
+                Some(v) => conformance::run_matrix(&root, v)?,
+                None => conformance::run_shard(&root, shard)?,
+            };
+            report.cases.retain(|c| shard.has_id(&c.id));
+            if let Some(v) = matrix {
+                let (_, _, drift, _, _) = report.totals();
+                let _ = writeln!(
+                    out,
+                    "goldens of torch {v}; drift: {drift} line(s) where the reference disagrees with torch {v} and torch {v} differs from torch {}",
+                    conformance::TARGET_TORCH
+                );
+                let _ = write!(out, "{}", report.matrix_table());
+            } else {
+                let _ = write!(out, "{}", report.table());
+            }
             if verbose {
                 for c in report.cases.iter().filter(|c| c.allowed.is_some()) {
                     let _ = writeln!(

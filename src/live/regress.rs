@@ -145,11 +145,10 @@ fn {fname}() {{
     )
 }
 
-/// The `python -c` reproduction with stock torch, when the generator for it
-/// is available (`torchspec::repro`, from branch `matrix`).
+/// The `python -c` reproduction with stock torch (`repro::python_c`); none
+/// for a case too deep for a one-liner.
 pub fn python_c(case: &Case) -> Option<String> {
-    let _ = case;
-    None
+    crate::repro::python_c(case).ok()
 }
 
 fn fence(lang: &str, body: &str) -> String {
@@ -166,10 +165,12 @@ fn fence(lang: &str, body: &str) -> String {
 pub fn packet(kept: &Kept) -> String {
     let case_line = kept.case.to_json().to_string();
     let repro = match python_c(&kept.case) {
-        Some(cmd) => fence("sh", &cmd),
+        Some(cmd) => format!(
+            "{}\nIt prints the golden result without its `id`.\n",
+            fence("sh", &cmd)
+        ),
         None => format!(
-            "PLACEHOLDER: the `python -c` one-liner generator (`torchspec::repro`) is not \
-             merged yet. Meanwhile, with the oracle:\n\n{}",
+            "The case is too deep for a `python -c` one-liner; with the oracle:\n\n{}",
             fence(
                 "sh",
                 &format!(

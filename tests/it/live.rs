@@ -438,6 +438,7 @@ fn packets_hold_what_a_maintainer_needs() {
         assert!(p.contains(part), "{part} missing from\n{p}");
     }
     assert!(p.contains(&kept.case.to_json().to_string()));
+    assert!(p.contains("python -c 'import"), "no one-liner in\n{p}");
     // The raw string survives a `"#` inside it.
     assert!(regress::raw_literal(r##"a"#b"##).starts_with("r##\""));
     assert_eq!(
