@@ -28,8 +28,9 @@ pub enum Class {
     /// What the case (or tree, or program) needs does not exist in one of
     /// the versions: one side is `ModuleNotFoundError`/`ImportError`, an
     /// `AttributeError` naming a `torch` module, a pytree `tree_error`, a
-    /// probe `load_error`, or the line is only in one golden set.
-    KindMissing,
+    /// probe `load_error`, or the line is only in one golden set. By
+    /// section (case, program, probe, pytree).
+    KindMissing(Section),
     /// Program report: `schema_version` major moved.
     SchemaMajor,
     /// Program report: `schema_version` minor moved (same major).
@@ -60,6 +61,7 @@ impl Class {
             | Class::ProgramKey(_) => Section::Programs,
             Class::ProbeOkError | Class::ProbeError | Class::ProbePreKernel => Section::Probes,
             Class::PytreeOkError | Class::PytreeKey(_) => Section::Pytree,
+            Class::KindMissing(s) => *s,
             _ => Section::Cases,
         }
     }
@@ -75,7 +77,8 @@ impl Class {
             Class::ErrorType => "error type".into(),
             Class::OkToError => "ok → error".into(),
             Class::ErrorToOk => "error → ok".into(),
-            Class::KindMissing => "kind missing in one version".into(),
+            Class::KindMissing(Section::Cases) => "kind missing in one version".into(),
+            Class::KindMissing(s) => format!("{}: kind missing in one version", s.name()),
             Class::SchemaMajor => "program: schema major".into(),
             Class::SchemaMinor => "program: schema minor".into(),
             Class::ProgramError => "program: ok ↔ error".into(),
@@ -147,14 +150,16 @@ fn classify_case(a: &Json, b: &Json) -> Class {
         }
         (_, _, Some(ea), Some(eb)) => {
             if missing_api(ea) != missing_api(eb) {
-                Class::KindMissing
+                Class::KindMissing(Section::Cases)
             } else if moved(ea.get("type"), eb.get("type")) {
                 Class::ErrorType
             } else {
                 Class::ErrorMessage
             }
         }
-        (Some(_), _, _, Some(e)) | (_, Some(_), Some(e), _) if missing_api(e) => Class::KindMissing,
+        (Some(_), _, _, Some(e)) | (_, Some(_), Some(e), _) if missing_api(e) => {
+            Class::KindMissing(Section::Cases)
+        }
         (Some(_), _, _, _) => Class::OkToError,
         _ => Class::ErrorToOk,
     }
@@ -202,7 +207,7 @@ fn classify_program(a: &Json, b: &Json) -> Vec<Class> {
 
 fn classify_probe(a: &Json, b: &Json) -> Class {
     if a.get("load_error").is_some() || b.get("load_error").is_some() {
-        return Class::KindMissing;
+        return Class::KindMissing(Section::Probes);
     }
     match (a.get("error"), b.get("error")) {
         (Some(ea), Some(eb)) if !json_eq(ea, eb) => Class::ProbeError,
@@ -213,7 +218,7 @@ fn classify_probe(a: &Json, b: &Json) -> Class {
 
 fn classify_pytree(a: &Json, b: &Json) -> Vec<Class> {
     if a.get("tree_error").is_some() != b.get("tree_error").is_some() {
-        return vec![Class::KindMissing];
+        return vec![Class::KindMissing(Section::Pytree)];
     }
     if a.get("error").is_some() != b.get("error").is_some() {
         return vec![Class::PytreeOkError];
@@ -263,7 +268,10 @@ mod tests {
             "AttributeError",
             "module 'torch.fx.experimental.dynamic_spec' has no attribute 'ParamsSpec'",
         );
-        assert_eq!(c(&missing, &ok("a", json!(1))), [Class::KindMissing]);
+        assert_eq!(
+            c(&missing, &ok("a", json!(1))),
+            [Class::KindMissing(Section::Cases)]
+        );
     }
 
     #[test]

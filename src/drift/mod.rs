@@ -116,7 +116,7 @@ pub fn compare_sets(root: &Path, sa: &GoldenSet, sb: &GoldenSet) -> DriftReport 
             let classes = match (la, lb) {
                 (Some(x), Some(y)) if x.text == y.text => continue,
                 (Some(x), Some(y)) => classify::classify(section, &x.json, &y.json),
-                _ => vec![Class::KindMissing],
+                _ => vec![Class::KindMissing(section)],
             };
             if classes.is_empty() {
                 continue;
@@ -334,7 +334,7 @@ fn one_liner(class: &Class, section: Section, c: &Change, input: Option<&str>) -
         Section::Programs | Section::Probes => {
             let name = program_name(&c.file);
             let pt2 = format!("corpus/programs/{name}.pt2");
-            if section == Section::Probes && *class != Class::KindMissing {
+            if section == Section::Probes && !matches!(class, Class::KindMissing(_)) {
                 let py = input
                     .ok_or_else(|| format!("no probe `{}`", c.id))
                     .and_then(|line| {
