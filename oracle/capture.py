@@ -1,10 +1,15 @@
-"""PyTorch oracle: evaluate a case file (case format v1, JSON Lines) with real PyTorch 2.15.0.
+"""PyTorch oracle: evaluate a case file (case format v1, JSON Lines) with real PyTorch
+(2.15.0, the version the reference targets; older versions for the version matrix of
+`oracle/regen-goldens.sh --torch X`, where an API missing in that version is what Python
+raises at its point of use, e.g. an AttributeError, as that case's error result).
 
 Usage:
     python oracle/capture.py CASES.jsonl > RESULTS.jsonl
     python oracle/capture.py --program PATH [--pass NAME ...]   # program report (one line)
     python oracle/capture.py --program-goldens OUTDIR P.pt2 ...  # program goldens (regen-goldens.sh)
     python oracle/capture.py --probes PROGRAM.pt2 PROBES.jsonl   # run input probes
+    python oracle/capture.py --serve                   # persistent oracle (see main_serve)
+    python oracle/capture.py --shard k/n CASES.jsonl   # only the cases of shard k of n
 
 Program mode follows /work/shared/program-report.md and /work/shared/passes.md;
 probe mode is described at run_probe and decode_probe_value below.
@@ -369,18 +374,20 @@ def read_cases(path: str) -> list[dict[str, Any]]:
 torch: Any = None
 dynamic_spec: Any = None
 dynamo_source: Any = None
-lookup_spec_from_dynamo_source: Any = None
+builder: Any = None
 BINARY_FNS: dict[str, Any] = {}
 
 
 def import_torch() -> None:
-    global torch, dynamic_spec, dynamo_source, lookup_spec_from_dynamo_source
+    global torch, dynamic_spec, dynamo_source, builder
     import operator
 
     import torch as _torch
     import torch._dynamo.source as _source
     import torch.fx.experimental.dynamic_spec as _dynamic_spec
-    from torch._dynamo.variables.builder import lookup_spec_from_dynamo_source as _lookup
+    # The module, not the function: lookup_spec_from_dynamo_source is looked up
+    # per case, so a torch without it gives each lookup case its AttributeError.
+    import torch._dynamo.variables.builder as _builder
 
     torch, dynamic_spec, dynamo_source = _torch, _dynamic_spec, _source
     # The zoo's namedtuple / dataclass input types, registered for pytree
@@ -388,7 +395,7 @@ def import_torch() -> None:
     if "zoo_types" not in sys.modules:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import zoo_types  # noqa: F401
-    lookup_spec_from_dynamo_source = _lookup
+    builder = _builder
     BINARY_FNS.update({
         "add": operator.add, "sub": operator.sub, "mul": operator.mul,
         "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
@@ -532,10 +539,12 @@ def evaluate(case: dict[str, Any]) -> str:
                 v = eval_value(case["value"], vars_)
             else:
                 # lookup_spec_from_dynamo_source(eval(source), eval(spec)):
-                # arguments evaluate left to right, so the source first.
+                # the function is looked up first, then the arguments evaluate
+                # left to right, so the source first.
+                lookup = builder.lookup_spec_from_dynamo_source
                 source = eval_source(case["source"], vars_)
                 spec = eval_value(case["spec"], vars_)
-                v = lookup_spec_from_dynamo_source(source, spec)
+                v = lookup(source, spec)
             ok = {"repr": repr(v), "jsonable": enc(to_jsonable(v))}
         # Serialise inside the try: e.g. an int past CPython's 4300-digit
         # str limit raises here, and that is this case's error.
@@ -710,13 +719,20 @@ def make_pass(name: str, ep: Any) -> Any:
     raise AssertionError(f"unknown pass {name!r}")  # main() rejects it
 
 
-def capture_program(path: str, passes: list[str]) -> dict[str, Any]:
-    """The report of the program at PATH after PASSES (a pass that raises: the error)."""
+def capture_program(path: str, passes: list[str], load_error_in_report: bool = False) -> dict[str, Any]:
+    """The report of the program at PATH after PASSES (a pass that raises: the error).
+
+    With LOAD_ERROR_IN_REPORT (the goldens of an older torch, which may not load a
+    program 2.15.0 saved), a failing torch.export.load is the whole-report error
+    form too; otherwise it fails the command.
+    """
     pt2, schema_version = resolve_program(path)
     import_torch()
     try:
         ep = torch.export.load(pt2)
     except Exception as e:
+        if load_error_in_report:
+            return {"error": error_result("", e)["error"]}
         raise ProgramFileError(f"{pt2}: torch.export.load failed: {type(e).__name__}: {e}") from e
     try:
         for name in passes:
@@ -943,7 +959,7 @@ def program_golden_lines(path: str) -> list[dict[str, Any]]:
     name = os.path.basename(path)
     name = name[:-len(".pt2")] if name.endswith(".pt2") else name
     return [{"id": "+".join((name,) + passes), "passes": list(passes),
-             "report": capture_program(path, list(passes))}
+             "report": capture_program(path, list(passes), load_error_in_report=True)}
             for passes in GOLDEN_PIPELINES]
 
 
@@ -971,10 +987,18 @@ def main_program_goldens(outdir: str, paths: list[str]) -> int:
                 _write_line(out, line)
         probes_path = path[:-len(".pt2")] + ".probes.jsonl"
         if os.path.exists(probes_path):
-            ep = torch.export.load(path)
+            try:
+                ep = torch.export.load(path)
+            except Exception as e:
+                # An older torch that cannot load the program: each probe line
+                # is {"id", "load_error"} (2.15.0 loads every zoo program).
+                ep, load_error = None, error_result("", e)["error"]
             with open(os.path.join(outdir, name + ".probes.jsonl"), "wb") as out:
                 for probe_id, args, kwargs in read_probes(probes_path):
-                    _write_line(out, {"id": probe_id, **run_probe(ep, args, kwargs)})
+                    if ep is None:
+                        _write_line(out, {"id": probe_id, "load_error": load_error})
+                    else:
+                        _write_line(out, {"id": probe_id, **run_probe(ep, args, kwargs)})
     return 0
 
 
@@ -994,7 +1018,110 @@ def main_probes(program: str, probes_path: str) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------
+# Serve mode (torchspec fuzz --live) and sharding: localized here so the case
+# path above stays exactly what writes the goldens.
+# ---------------------------------------------------------------------------
+
+def shard_of(case_id: str, n: int) -> int:
+    """The 0-based shard of a case id among n: FNV-1a 64 of its UTF-8 bytes, mod n.
+
+    The same function as torchspec's `--shard k/n` (src/live/shard.rs), so
+    `capture.py --shard k/n` and `torchspec check --shard k/n` take the same cases.
+    """
+    h = 0xcbf29ce484222325
+    for b in case_id.encode("utf-8", "surrogatepass"):
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h % n
+
+
+def parse_shard(text: str) -> tuple[int, int] | None:
+    """``k/n`` with 1 <= k <= n, as (k - 1, n); None when malformed."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit():
+        return None
+    k_, n_ = int(k), int(n)
+    return (k_ - 1, n_) if 1 <= k_ <= n_ else None
+
+
+def serve_case_line(raw: bytes) -> dict[str, Any] | str:
+    """One request of serve mode: the result line (str), or an ``invalid`` reply.
+
+    Exactly the checks of read_cases, for one line: a case that read_cases
+    would refuse gets ``{"id": ID or null, "invalid": MESSAGE}``, never an exit.
+    """
+    case_id = None
+    try:
+        text = raw.decode("utf-8")
+        case = json.loads(text, object_pairs_hook=_object_no_duplicates,
+                          parse_constant=_reject_constant)
+        if isinstance(case, dict) and isinstance(case.get("id"), str):
+            case_id = case["id"]
+        check_case(case)
+    except UnicodeDecodeError as e:
+        return {"id": None, "invalid": f"not valid UTF-8: {e}"}
+    except RecursionError:
+        return {"id": case_id, "invalid": "invalid JSON: nested too deeply"}
+    except CaseFileError as e:
+        return {"id": case_id, "invalid": str(e)}
+    except ValueError as e:
+        return {"id": case_id, "invalid": f"invalid JSON: {e}"}
+    return evaluate(case)
+
+
+def main_serve() -> int:
+    """``capture.py --serve``: a persistent oracle speaking JSON Lines.
+
+    Prints ``{"ready": true, "torch": VERSION}`` once PyTorch is imported,
+    then reads one case line per stdin line and writes, flushed, the very
+    result line capture.py writes for that case in a file (fresh uid counter
+    and spec ShapeEnv per case), or ``{"id": ..., "invalid": MESSAGE}`` for a
+    line capture.py would refuse. A blank line is answered ``{"id": null,
+    "invalid": "blank line"}``. Ends at EOF.
+    """
+    out = _stdout_to_stderr()
+    import_torch()
+    _write_line(out, {"ready": True, "torch": torch.__version__})
+    out.flush()
+    for raw in sys.stdin.buffer:
+        raw = raw.rstrip(b"\r\n")
+        if not raw.strip():
+            reply: dict[str, Any] | str = {"id": None, "invalid": "blank line"}
+        else:
+            try:
+                reply = serve_case_line(raw)
+            except Exception as e:  # never lose the stream to one request
+                reply = {"id": None, "invalid": f"{type(e).__name__}: {e}"}
+        if isinstance(reply, str):
+            out.write(reply.encode("utf-8", "backslashreplace") + b"\n")
+        else:
+            _write_line(out, reply)
+        out.flush()
+    return 0
+
+
+def main_shard(argv: list[str]) -> int:
+    """``capture.py --shard k/n CASES.jsonl``: the result lines of the cases in shard k of n."""
+    shard = parse_shard(argv[0]) if len(argv) == 2 else None
+    if shard is None or argv[1].startswith("-"):
+        print("usage: capture.py --shard k/n CASES.jsonl   (1 <= k <= n)", file=sys.stderr)
+        return 2
+    k, n = shard
+    cases = [c for c in read_cases(argv[1]) if shard_of(c["id"], n) == k]
+    real_stdout = _stdout_to_stderr()
+    if cases:
+        import_torch()
+    for case in cases:
+        real_stdout.write(evaluate(case).encode("utf-8", "backslashreplace") + b"\n")
+    real_stdout.flush()
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--serve"]:
+        return main_serve()
+    if argv and argv[0] == "--shard":
+        return main_shard(argv[1:])
     if argv and argv[0] == "--program":
         if len(argv) < 2:
             print(USAGE, file=sys.stderr)

@@ -1,4 +1,5 @@
-"""Pytree goldens: TreeSpecs built and serialized by real PyTorch 2.15.0.
+"""Pytree goldens: TreeSpecs built and serialized by real PyTorch (2.15.0, or the
+version of `oracle/regen-goldens.sh --torch X`).
 
 Run (from the repo root; `oracle/regen-goldens.sh` does it):
   .oracle/bin/python oracle/pytree_cases.py > corpus/goldens/torch-2.15.0/pytree/treespecs.jsonl
@@ -10,7 +11,9 @@ plus either
   "dumps"                        `treespec_dumps(spec)` (usually the input itself)
                                  or "dumps_error" when re-dumping raises, and
   "unflatten_error"              what `tree_unflatten` with one leaf too many raises.
-"pprint" is {"error": ...} when `treespec_pprint` raises. The first line,
+"pprint" is {"error": ...} when `treespec_pprint` raises. Under an older torch a
+tree built here that cannot be flattened and dumped is {"id", "tree_error": {"type",
+"message"}} instead (2.15.0 writes no such line). The first line,
 {"register": [...]}, lists the namedtuple classes the process registered
 (`_register_namedtuple`) before loading anything:
 [serialized_type_name, __module__, __qualname__, [fields]].
@@ -93,8 +96,16 @@ def record(id_, text):
 
 
 def tree(id_, value):
-    _, spec = pytree.tree_flatten(value)
-    record(id_, pytree.treespec_dumps(spec))
+    # An older torch may not serialize a tree this one does (structseqs gained
+    # serialized type names after 2.14): the line is then {"id", "tree_error"},
+    # what flattening or treespec_dumps raised (never written under 2.15.0).
+    try:
+        _, spec = pytree.tree_flatten(value)
+        text = pytree.treespec_dumps(spec)
+    except Exception as e:  # noqa: BLE001
+        lines.append({"id": id_, "tree_error": err(e)})
+        return
+    record(id_, text)
 
 
 # --- hand-written trees ---------------------------------------------------
@@ -258,9 +269,19 @@ for id_, mod, args, kwargs in [
     ("export-nested-in", NestedIn(), ([X, X], {"a": X, "é": None}), {}),
     ("export-structured-out", Structured(), (X,), {}),
 ]:
-    ep = torch.export.export(mod, args, kwargs)
-    record(id_ + "-in", pytree.treespec_dumps(ep.call_spec.in_spec))
-    record(id_ + "-out", pytree.treespec_dumps(ep.call_spec.out_spec))
+    try:
+        ep = torch.export.export(mod, args, kwargs)
+    except Exception as e:  # noqa: BLE001  (an older torch; see tree())
+        lines.append({"id": id_ + "-in", "tree_error": err(e)})
+        lines.append({"id": id_ + "-out", "tree_error": err(e)})
+        continue
+    for side, spec in (("-in", ep.call_spec.in_spec), ("-out", ep.call_spec.out_spec)):
+        try:
+            text = pytree.treespec_dumps(spec)
+        except Exception as e:  # noqa: BLE001
+            lines.append({"id": id_ + side, "tree_error": err(e)})
+            continue
+        record(id_ + side, text)
 
 # --- random trees ---------------------------------------------------------
 rng = random.Random(20260)

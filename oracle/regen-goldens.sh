@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Regenerate every PyTorch golden: corpus/cases/*.jsonl -> corpus/goldens/torch-2.15.0/,
+# corpus/regressions/*.jsonl (kept by `torchspec fuzz --live`) -> .../regressions/,
 # corpus/programs/NAME.pt2 -> corpus/goldens/torch-2.15.0/programs/NAME.jsonl (the program
 # report as loaded and after each pass pipeline) and NAME.probes.jsonl (the input probes
 # corpus/programs/NAME.probes.jsonl run through ep.module()).
 #
 # Usage (from any directory):
-#   oracle/regen-goldens.sh [--programs-only]           rewrite the goldens and METADATA.json,
+#   oracle/regen-goldens.sh [--torch X] [--programs-only]
+#                                                       rewrite the goldens and METADATA.json,
 #                                                       drop stale goldens
 #   oracle/regen-goldens.sh --check [--programs-only]   re-capture into a temp dir and diff
 #                                                       against the committed goldens; exit 1
@@ -16,17 +18,20 @@
 #
 # --programs-only skips the case files (minutes) and captures only the programs.
 #
-# The Python that runs real PyTorch is ${ORACLE_PYTHON:-.oracle/bin/python}
-# (relative to the repo root). Output has no timestamps: re-running on
-# unchanged cases reproduces every file byte for byte.
+# --torch X (default 2.15.0, the version the reference targets) captures the
+# version matrix: the same cases and programs under torch X into
+# corpus/goldens/torch-X/ (any mode above). For 2.15.0 the Python that runs real
+# PyTorch is ${ORACLE_PYTHON:-.oracle/bin/python}; for any other X it is
+# .oracle-X/bin/python, created when missing (`python3 -m venv .oracle-X` and
+# `pip install torch==X`, about 5 GB). Paths are relative to the repo root.
+# Output has no timestamps: re-running on unchanged cases reproduces every file
+# byte for byte.
 set -euo pipefail
 
-TORCH_VERSION=2.15.0
+DEFAULT_TORCH=2.15.0
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-PY="${ORACLE_PYTHON:-.oracle/bin/python}"
 CASES_DIR=corpus/cases
-GOLDENS_DIR="corpus/goldens/torch-$TORCH_VERSION"
 
 PROGRAMS_DIR=corpus/programs
 PIPELINES=("" "dce" "remove-runtime-assertions" "remove-runtime-assertions dce"
@@ -38,15 +43,39 @@ PIPELINES=("" "dce" "remove-runtime-assertions" "remove-runtime-assertions dce"
 mode=write
 programs_only=0
 only=()
-for arg in "$@"; do
-  case "$arg" in
+TORCH_VERSION=$DEFAULT_TORCH
+usage="usage: oracle/regen-goldens.sh [--torch X] [--check | --check-single [NAME ...]] [--programs-only]"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
     --check) mode=check ;;
     --check-single) mode=check-single ;;
     --programs-only) programs_only=1 ;;
-    -*) echo "usage: oracle/regen-goldens.sh [--check | --check-single [NAME ...]] [--programs-only]" >&2; exit 2 ;;
-    *) only+=("$arg") ;;
+    --torch)
+      [[ $# -ge 2 && "$2" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "regen-goldens: --torch takes a version like 2.14.1" >&2; echo "$usage" >&2; exit 2; }
+      TORCH_VERSION="$2"; shift ;;
+    -*) echo "$usage" >&2; exit 2 ;;
+    *) only+=("$1") ;;
   esac
+  shift
 done
+GOLDENS_DIR="corpus/goldens/torch-$TORCH_VERSION"
+if [[ $TORCH_VERSION == "$DEFAULT_TORCH" ]]; then
+  PY="${ORACLE_PYTHON:-.oracle/bin/python}"
+  PY_SHOWN='${ORACLE_PYTHON:-.oracle/bin/python}'
+  COMMAND_SHOWN="oracle/regen-goldens.sh"
+else
+  PY=".oracle-$TORCH_VERSION/bin/python"
+  PY_SHOWN="$PY"
+  COMMAND_SHOWN="oracle/regen-goldens.sh --torch $TORCH_VERSION"
+  if [[ ! -x "$PY" ]]; then
+    # The oracle venv of this version: torch X and nothing else (as oracle/requirements.txt
+    # is for 2.15.0).
+    echo "regen-goldens: creating .oracle-$TORCH_VERSION (torch==$TORCH_VERSION)" >&2
+    python3 -m venv ".oracle-$TORCH_VERSION"
+    ".oracle-$TORCH_VERSION/bin/pip" install -q "torch==$TORCH_VERSION" \
+      || { echo "regen-goldens: pip install torch==$TORCH_VERSION failed" >&2; exit 1; }
+  fi
+fi
 if [[ ${#only[@]} -gt 0 && $mode != check-single ]]; then
   echo "regen-goldens: program names are only taken by --check-single" >&2; exit 2
 fi
@@ -102,10 +131,10 @@ names=()
 for f in "${case_files[@]}"; do names+=("$(basename "$f")"); done
 programs=()
 for f in "${program_files[@]}"; do programs+=("$(basename "$f" .pt2)"); done
-"$PY" - "$TORCH_VERSION" "$tmp/METADATA.json" "${#names[@]}" "${names[@]}" "${programs[@]}" <<'PYEOF' 2>"$tmp/.metadata.err" || { cat "$tmp/.metadata.err" >&2; exit 1; }
+"$PY" - "$TORCH_VERSION" "$tmp/METADATA.json" "$PY_SHOWN" "$COMMAND_SHOWN" "${#names[@]}" "${names[@]}" "${programs[@]}" <<'PYEOF' 2>"$tmp/.metadata.err" || { cat "$tmp/.metadata.err" >&2; exit 1; }
 import json, platform, sys
-want, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-names, programs = sys.argv[4:4 + n], sys.argv[4 + n:]
+want, out, py, command, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+names, programs = sys.argv[6:6 + n], sys.argv[6 + n:]
 import torch
 if torch.__version__.split("+")[0] != want:
     sys.exit(f"regen-goldens: torch {torch.__version__} is installed, goldens are for torch {want}")
@@ -114,11 +143,11 @@ meta = {
     "python": sys.version.split()[0],
     "platform": {"system": platform.system(), "machine": platform.machine()},
     "case_format": "v1",
-    "command": "oracle/regen-goldens.sh",
-    "capture": "${ORACLE_PYTHON:-.oracle/bin/python} oracle/capture.py "
+    "command": command,
+    "capture": f"{py} oracle/capture.py "
                f"corpus/cases/NAME.jsonl > corpus/goldens/torch-{want}/NAME.jsonl",
     "cases": names,
-    "program_capture": "${ORACLE_PYTHON:-.oracle/bin/python} oracle/capture.py "
+    "program_capture": f"{py} oracle/capture.py "
                        f"--program-goldens corpus/goldens/torch-{want}/programs "
                        "corpus/programs/NAME.pt2 ... (one line per pipeline of "
                        "`capture.py --program corpus/programs/NAME.pt2 [--pass P ...]`, "
@@ -147,6 +176,22 @@ for f in "${case_files[@]}"; do
   fi
 done
 fi
+
+# Regressions kept by `torchspec fuzz --live` (corpus/regressions/NAME.jsonl,
+# one shrunk case each) -> $GOLDENS_DIR/regressions/NAME.jsonl.
+mkdir -p "$tmp/regressions"
+for f in corpus/regressions/*.jsonl; do
+  if [[ $programs_only == 1 ]]; then
+    g="$GOLDENS_DIR/regressions/$(basename "$f")"; [[ -e "$g" ]] && cp "$g" "$tmp/regressions/"
+    continue
+  fi
+  if ! "$PY" oracle/capture.py "$f" >"$tmp/regressions/$(basename "$f")" 2>"$tmp/.capture.err"; then
+    cat "$tmp/.capture.err" >&2
+    echo "regen-goldens: capture failed on $f; goldens left unchanged" >&2
+    exit 1
+  fi
+done
+rmdir "$tmp/regressions" 2>/dev/null || true
 
 mkdir -p "$tmp/programs"
 if [[ ${#program_files[@]} -gt 0 ]]; then
@@ -198,6 +243,11 @@ for g in "$GOLDENS_DIR"/programs/*.probes.jsonl; do
   [[ -e "$tmp/programs/$(basename "$g")" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
 done
 cp "$tmp"/METADATA.json "$tmp"/*.jsonl "$GOLDENS_DIR"/
+rm -rf "$GOLDENS_DIR/regressions"
+captured=("$tmp"/regressions/*)
+if [[ ${#captured[@]} -gt 0 ]]; then
+  mkdir -p "$GOLDENS_DIR/regressions"; cp "${captured[@]}" "$GOLDENS_DIR"/regressions/
+fi
 mkdir -p "$GOLDENS_DIR/pytree"
 cp "$tmp"/pytree/* "$GOLDENS_DIR"/pytree/
 captured=("$tmp"/programs/*)

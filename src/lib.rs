@@ -5,11 +5,14 @@
 pub mod case;
 pub mod conformance;
 pub mod diff;
+pub mod drift;
 pub mod error;
 pub mod export;
+pub mod live;
 pub mod pyjson;
 pub mod pytree;
 pub mod pyval;
+pub mod repro;
 pub mod source;
 pub mod spec;
 pub mod testing;

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 use torchspec::case::file::eval_file;
 use torchspec::conformance;
+use torchspec::live::shard::Shard;
 use torchspec::testing::{derived, lookup, sample, strategies};
 
 #[derive(Parser)]
@@ -34,6 +35,78 @@ enum Command {
         /// Also list allow-listed divergences.
         #[arg(long)]
         verbose: bool,
+        /// Only the cases of shard k of n (by a hash of the case id; the n
+        /// shards together check every case exactly once).
+        #[arg(long, value_name = "K/N")]
+        shard: Option<Shard>,
+        /// Score against the goldens of this torch version
+        /// (`corpus/goldens/torch-X/`) instead of 2.15.0: a disagreement on a
+        /// line whose golden differs from 2.15.0's is drift (its own
+        /// column), not a failure.
+        #[arg(long)]
+        torch: Option<String>,
+    },
+    /// Differential fuzzing against PyTorch: generated cases checked live
+    /// against a pool of `oracle/capture.py --serve` workers; divergences
+    /// shrunk, deduplicated and kept in `corpus/regressions/`.
+    Fuzz {
+        /// Run against the live oracle (the only mode).
+        #[arg(long, required = true)]
+        live: bool,
+        /// Stop after this many cases.
+        #[arg(long)]
+        count: Option<u64>,
+        /// Stop after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        time: Option<f64>,
+        /// Oracle worker processes (one Rust thread each).
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Only this shard of the seed's cases (index mod n).
+        #[arg(long, value_name = "K/N")]
+        shard: Option<Shard>,
+        /// Continue where the state file says the last run stopped.
+        #[arg(long)]
+        resume: bool,
+        /// The state file (position, totals, signatures seen).
+        #[arg(long, default_value = "target/live/state.json")]
+        state: PathBuf,
+        /// The repository root (holding `corpus/` and `oracle/`).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// The Python with PyTorch.
+        #[arg(long, default_value = ".oracle/bin/python")]
+        python: PathBuf,
+        /// Seconds an oracle worker may take on one case before it is
+        /// killed, restarted and the case reported.
+        #[arg(long, default_value_t = 20.0)]
+        timeout: f64,
+        /// Oracle round trips a shrink may take.
+        #[arg(long, default_value_t = 400)]
+        shrink_budget: usize,
+        /// No progress bar (a status line every 30 s instead).
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Which goldens changed between two torch versions' golden sets,
+    /// classified, with a minimal example and a `python -c` one-liner per
+    /// class (markdown on stdout).
+    Drift {
+        /// The older version (e.g. 2.14.1).
+        a: String,
+        /// The newer version (e.g. 2.15.0).
+        b: String,
+        /// The repository root (holding `corpus/`).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Also write the report as an HTML page.
+        #[arg(long)]
+        html: Option<PathBuf>,
+        /// Print JSON (counts, examples and their one-liners) instead of markdown.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the program report of an exported program (`.pt2` or program JSON).
     Program {
@@ -69,6 +142,24 @@ enum Command {
         #[arg(long, default_value = "build")]
         kind: String,
     },
+    /// Rewrite the repro packets of `corpus/regressions/` (after a fix, or
+    /// when the `python -c` generator changes).
+    Packets {
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+    },
+    /// Print, for each case of a case file (or only `--id ID`), a Python
+    /// one-liner that shows its golden result with stock PyTorch: the shell
+    /// command `python -c '…'`, or with `--source` the bare Python source
+    /// (one line per case; a case too deep for `python -c` is an error line
+    /// on stderr).
+    Repro {
+        file: PathBuf,
+        #[arg(long)]
+        id: Option<String>,
+        #[arg(long)]
+        source: bool,
+    },
     /// Print the Rust wire types generated from torch's export schema.yaml
     /// (`> src/export/schema/generated.rs`).
     SchemaGen {
@@ -99,6 +190,28 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
     match cli.command {
         Command::Eval { file } => {
             eval_file(&file, &mut out)?;
+        }
+        Command::Repro { file, id, source } => {
+            let mut found = false;
+            torchspec::case::file::each_case_in(&file, |line, case| {
+                if id.as_deref().is_some_and(|want| want != case.id) {
+                    return Ok(());
+                }
+                found = true;
+                match torchspec::repro::python_one_liner(&case) {
+                    Ok(src) if source => {
+                        let _ = writeln!(out, "{src}");
+                    }
+                    Ok(src) => {
+                        let _ = writeln!(out, "{}", torchspec::repro::python_c_of(&src));
+                    }
+                    Err(e) => eprintln!("{}:{line}: `{}`: {e}", file.display(), case.id),
+                }
+                Ok(())
+            })?;
+            if let (Some(want), false) = (&id, found) {
+                return Err(torchspec::Error::new(format!("no case `{want}`")).in_file(&file));
+            }
         }
         Command::CheckInputs { program, probes } => {
             let ep = torchspec::export::ExportedProgram::load_path(&program)?;
@@ -153,9 +266,100 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 )));
             }
         }
-        Command::Check { root, verbose } => {
-            let report = conformance::run(&root)?;
-            let _ = write!(out, "{}", report.table());
+        Command::Fuzz {
+            live: _,
+            count,
+            time,
+            jobs,
+            seed,
+            shard,
+            resume,
+            state,
+            root,
+            python,
+            timeout,
+            shrink_budget,
+            no_progress,
+        } => {
+            use std::io::IsTerminal;
+            let secs = |s: f64, what: &str| {
+                std::time::Duration::try_from_secs_f64(s)
+                    .map_err(|_| torchspec::Error::new(format!("--{what} {s}: not a duration")))
+            };
+            let cfg = torchspec::live::Config {
+                oracle: torchspec::live::oracle::OracleCommand {
+                    python: if python.is_relative() && !python.exists() {
+                        root.join(&python)
+                    } else {
+                        python
+                    },
+                    capture: root.join("oracle/capture.py"),
+                    log: None,
+                    timeout: secs(timeout, "timeout")?,
+                    startup_timeout: std::time::Duration::from_secs(600),
+                },
+                root,
+                seed,
+                count,
+                time: time.map(|t| secs(t, "time")).transpose()?,
+                jobs,
+                shard: shard.unwrap_or(Shard::ALL),
+                state,
+                resume,
+                shrink_budget,
+                progress: !no_progress && std::io::stderr().is_terminal(),
+            };
+            let summary = torchspec::live::run(&cfg)?;
+            let _ = write!(out, "{}", summary.render());
+        }
+        Command::Packets { root } => {
+            for name in torchspec::live::regress::rewrite_packets(&root)? {
+                let _ = writeln!(out, "rewrote corpus/regressions/packets/{name}.md");
+            }
+        }
+        Command::Drift {
+            a,
+            b,
+            root,
+            html,
+            json,
+        } => {
+            let report = torchspec::drift::compare(&root, &a, &b)?;
+            if json {
+                let _ = writeln!(out, "{}", report.to_json());
+            } else {
+                let _ = write!(out, "{}", report.markdown());
+            }
+            if let Some(path) = html {
+                std::fs::write(&path, report.html()).map_err(|e| {
+                    torchspec::Error::new(format!("cannot write: {e}")).in_file(&path)
+                })?;
+            }
+        }
+        Command::Check {
+            root,
+            verbose,
+            shard,
+            torch,
+        } => {
+            let shard = shard.unwrap_or(Shard::ALL);
+            let matrix = torch.as_deref().filter(|v| *v != conformance::TARGET_TORCH);
+            let mut report = match matrix {
+                Some(v) => conformance::run_matrix(&root, v)?,
+                None => conformance::run_shard(&root, shard)?,
+            };
+            report.cases.retain(|c| shard.has_id(&c.id));
+            if let Some(v) = matrix {
+                let (_, _, drift, _, _) = report.totals();
+                let _ = writeln!(
+                    out,
+                    "goldens of torch {v}; drift: {drift} line(s) where the reference disagrees with torch {v} and torch {v} differs from torch {}",
+                    conformance::TARGET_TORCH
+                );
+                let _ = write!(out, "{}", report.matrix_table());
+            } else {
+                let _ = write!(out, "{}", report.table());
+            }
             if verbose {
                 for c in report.cases.iter().filter(|c| c.allowed.is_some()) {
                     let _ = writeln!(

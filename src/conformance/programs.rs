@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 use similar::TextDiff;
 
-use super::{CaseReport, Verdict, GOLDENS};
+use super::{CaseReport, Verdict};
 use crate::diff::json_eq;
 use crate::error::{Error, Result};
 use crate::export::archive::Pt2Archive;
@@ -137,6 +137,7 @@ pub fn report_after(
 
 pub(super) fn run(
     root: &Path,
+    goldens: &str,
     allow: &std::collections::HashMap<String, String>,
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
@@ -147,11 +148,11 @@ pub(super) fn run(
             .unwrap_or_default();
         let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
         let golden_path = root
-            .join(GOLDENS)
+            .join(goldens)
             .join("programs")
             .join(format!("{name}.jsonl"));
         let loaded = ExportedProgram::load_path(&file);
-        probe_rows(root, allow, &name, &loaded, out)?;
+        probe_rows(root, goldens, allow, &name, &loaded, out)?;
         // The program JSON written back must be PyTorch's bytes.
         // (The wire layer alone: a program whose pytree types the loading
         // process must register still writes back.)
@@ -261,6 +262,7 @@ fn category(passes: &[String]) -> String {
 /// scope.
 fn probe_rows(
     root: &Path,
+    goldens: &str,
     allow: &std::collections::HashMap<String, String>,
     name: &str,
     loaded: &Result<ExportedProgram>,
@@ -268,7 +270,7 @@ fn probe_rows(
 ) -> Result<()> {
     use crate::export::inputs::{probe::read_probes, InputChecker, Outcome};
     let golden_path = root
-        .join(GOLDENS)
+        .join(goldens)
         .join("programs")
         .join(format!("{name}.probes.jsonl"));
     if !golden_path.exists() {

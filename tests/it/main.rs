@@ -4,6 +4,7 @@ mod cli;
 mod derived_props;
 mod errors;
 mod fuzz_corpus;
+mod live;
 mod lookup_props;
 mod programs;
 mod properties;

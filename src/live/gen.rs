@@ -1,0 +1,92 @@
+//! The live fuzzer's cases: the proptest strategies of `src/testing/`, one
+//! family per index (round robin), each case's value tree built from
+//! `(seed, index)` alone so a case can be regenerated — to shrink it, on
+//! another shard, after `--resume` — without replaying the ones before it.
+
+use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+use crate::case::Case;
+use crate::testing::{derived, lookup, strategies};
+
+/// The generator families, in round-robin order: the build, lookup and
+/// source-name strategies, then each derived-expression family.
+pub const FAMILIES: [&str; 11] = [
+    "build",
+    "lookup",
+    "source_name",
+    "derived-arith",
+    "derived-div",
+    "derived-cmp",
+    "derived-logic",
+    "derived-spec",
+    "derived-bool",
+    "derived-float",
+    "derived-pow",
+];
+
+/// The strategy of a family of [`FAMILIES`].
+pub fn strategy(family: &str) -> Option<BoxedStrategy<Case>> {
+    Some(match family {
+        "build" => strategies::build_case().boxed(),
+        "lookup" => lookup::lookup_case().boxed(),
+        "source_name" => lookup::source_name_case().boxed(),
+        other => derived::family_case(other.strip_prefix("derived-")?)?,
+    })
+}
+
+/// The family of generated case `index`.
+pub fn family_of(index: u64) -> &'static str {
+    FAMILIES[(index % FAMILIES.len() as u64) as usize]
+}
+
+/// The id of generated case `index` of `seed`.
+pub fn case_id(seed: u64, index: u64) -> String {
+    format!("live-s{seed}-{index}")
+}
+
+/// The strategies, built once per worker (building them is not free).
+pub struct Generator {
+    strategies: Vec<BoxedStrategy<Case>>,
+}
+
+impl Default for Generator {
+    fn default() -> Self {
+        Generator::new()
+    }
+}
+
+impl Generator {
+    pub fn new() -> Generator {
+        Generator {
+            strategies: FAMILIES
+                .iter()
+                .map(|f| strategy(f).expect("every family has a strategy"))
+                .collect(),
+        }
+    }
+
+    /// The value tree of case `index` of `seed` (its `current()` is the case,
+    /// with id [`case_id`]).
+    pub fn tree(&self, seed: u64, index: u64) -> Box<dyn ValueTree<Value = Case>> {
+        let mut bytes = [0u8; 32];
+        bytes[..8].copy_from_slice(&seed.to_le_bytes());
+        bytes[8..16].copy_from_slice(&index.to_le_bytes());
+        bytes[16..24].copy_from_slice(b"tslive01");
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
+        let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+        let strategy = &self.strategies[(index % FAMILIES.len() as u64) as usize];
+        Box::new(
+            strategy
+                .new_tree(&mut runner)
+                .expect("case strategies never reject"),
+        )
+    }
+
+    /// Case `index` of `seed`.
+    pub fn case(&self, seed: u64, index: u64) -> Case {
+        let mut case = self.tree(seed, index).current();
+        case.id = case_id(seed, index);
+        case
+    }
+}
