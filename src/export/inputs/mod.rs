@@ -418,7 +418,7 @@ fn build_guards(
         solved.push(symbol);
     }
     // _force_ep_signature_match, then _force_gm_signature_match.
-    for g in &program.guards_code {
+    for g in &ep.guards_code {
         let mut g = g.clone();
         for (idx, p) in paths.iter().enumerate() {
             g = g.replace(
