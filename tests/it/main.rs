@@ -9,4 +9,5 @@ mod programs;
 mod properties;
 mod pytree;
 mod schema;
+mod serialize;
 mod snapshots;
