@@ -39,9 +39,22 @@ fn bench(c: &mut Criterion) {
     }
 }
 
+/// `check-inputs` on the large program's probes: the checker built once
+/// (as the module is in PyTorch's side), every probe checked per iteration.
+fn bench_check_inputs(c: &mut Criterion) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs");
+    let ep = ExportedProgram::load_path(&dir.join("large-mlp.pt2")).expect("zoo program loads");
+    let probes = torchspec::export::inputs::probe::read_probes(&dir.join("large-mlp.probes.jsonl"))
+        .expect("probes read");
+    let checker = torchspec::export::inputs::InputChecker::new(&ep).expect("checker builds");
+    c.bench_function("program/check-inputs/large-mlp", |b| {
+        b.iter(|| probes.iter().map(|p| checker.check(p)).collect::<Vec<_>>())
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = bench
+    targets = bench, bench_check_inputs
 }
 criterion_main!(benches);

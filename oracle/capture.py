@@ -963,6 +963,53 @@ def program_golden_lines(path: str) -> list[dict[str, Any]]:
             for passes in GOLDEN_PIPELINES]
 
 
+# The program JSON of a .pt2 is written in full into NAME.serialized.jsonl only
+# when it is at most this long and differs from the input's models/model.json
+# (a mismatch then diffs readably); every line has its sha256 and length.
+SERIALIZED_TEXT_MAX = 64 * 1024
+
+
+def saved_program_json(ep: Any) -> bytes:
+    """``models/model.json`` of what ``torch.export.save(ep, f)`` writes."""
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    torch.export.save(ep, buf)
+    with zipfile.ZipFile(buf) as z:
+        names = [n for n in z.namelist()
+                 if n.endswith("/models/model.json") and n.count("/") == 2]
+        return z.read(names[0])
+
+
+def serialized_golden_lines(path: str) -> list[dict[str, Any]]:
+    """One line per pipeline of GOLDEN_PIPELINES: the program JSON that
+    ``torch.export.save`` writes after ``torch.export.load`` and the passes
+    (``{"sha256", "length", "equals_input"}``, plus ``"text"`` when short and
+    different from the input), or the error a pass or the save raised."""
+    import hashlib
+    name = os.path.basename(path)[:-len(".pt2")]
+    _, given = _archive_model_json(path)
+    lines = []
+    for passes in GOLDEN_PIPELINES:
+        line: dict[str, Any] = {"id": "+".join((name,) + passes), "passes": list(passes)}
+        ep = torch.export.load(path)
+        try:
+            for p in passes:
+                ep = ep._transform_do_not_use(make_pass(p, ep))
+            data = saved_program_json(ep)
+        except Exception as e:
+            line["error"] = error_result("", e)["error"]
+            lines.append(line)
+            continue
+        out = {"sha256": hashlib.sha256(data).hexdigest(), "length": len(data),
+               "equals_input": data == given}
+        if data != given and len(data) <= SERIALIZED_TEXT_MAX:
+            out["text"] = data.decode("utf-8")
+        line["serialized"] = out
+        lines.append(line)
+    return lines
+
+
 def main_program_goldens(outdir: str, paths: list[str]) -> int:
     """Write OUTDIR/NAME.jsonl (and OUTDIR/NAME.probes.jsonl when the program
     has a sibling NAME.probes.jsonl) for each PROGRAM.pt2.
@@ -984,6 +1031,9 @@ def main_program_goldens(outdir: str, paths: list[str]) -> int:
             return 1
         with open(os.path.join(outdir, name + ".jsonl"), "wb") as out:
             for line in lines:
+                _write_line(out, line)
+        with open(os.path.join(outdir, name + ".serialized.jsonl"), "wb") as out:
+            for line in serialized_golden_lines(path):
                 _write_line(out, line)
         probes_path = path[:-len(".pt2")] + ".probes.jsonl"
         if os.path.exists(probes_path):

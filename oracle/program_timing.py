@@ -1,7 +1,9 @@
 """Times in real PyTorch what benches/program.rs times in the reference, on
 the same zoo archives: loading a program and computing its report
 (`program/report/NAME`), and loading it, running the pass pipeline and
-computing the report of the result (`program/passes/NAME`).
+computing the report of the result (`program/passes/NAME`); and the input
+checks of `ep.module()` on the large program's probes, up to the first
+kernel (`program/check-inputs/large-mlp`).
 
 Usage: .oracle/bin/python oracle/program_timing.py NAME... > timings.json
 Prints {"program/report/NAME": ns, ...}: best of several repeats, per call.
@@ -29,6 +31,42 @@ def per_call_ns(fn, number, repeat=5):
     return best / number * 1e9
 
 
+class _StopBeforeKernel(Exception):
+    """Raised by the marker ``capture.run_probe`` places before the first kernel."""
+
+
+def _stop() -> None:
+    raise _StopBeforeKernel()
+
+
+def check_inputs_callable(name):
+    """What ``check-inputs`` does, in PyTorch: each probe of NAME through
+    ``ep.module()`` up to its first kernel. The module is built once; a
+    marker call, inserted where ``capture.run_probe`` inserts its own (before
+    the graph's first node that is not a placeholder, get_attr or the
+    ``_guards_fn`` call), raises so no kernel runs: what is timed is the
+    pytree and kwarg checks, the flattening and the input guards."""
+    import torch
+    path = os.path.join("corpus", "programs", f"{name}.pt2")
+    probes = capture.read_probes(os.path.join("corpus", "programs", f"{name}.probes.jsonl"))
+    module = torch.export.load(path).module()
+    graph = module.graph
+    first = next(n for n in graph.nodes
+                 if n.op not in ("placeholder", "get_attr")
+                 and not (n.op == "call_module" and n.target == "_guards_fn"))
+    with graph.inserting_before(first):
+        graph.call_function(_stop)
+    module.recompile()
+
+    def run():
+        for _, args, kwargs in probes:
+            try:
+                module(*args, **kwargs)
+            except Exception:  # _StopBeforeKernel: the checks passed
+                pass
+    return run
+
+
 def main(names):
     real_stdout = sys.stdout
     sys.stdout = sys.stderr
@@ -39,6 +77,9 @@ def main(names):
         capture.capture_program(path, [])  # warm up imports and caches
         out[f"program/report/{name}"] = per_call_ns(lambda: capture.capture_program(path, []), 3)
         out[f"program/passes/{name}"] = per_call_ns(lambda: capture.capture_program(path, PIPELINE), 3)
+    run = check_inputs_callable("large-mlp")
+    run()
+    out["program/check-inputs/large-mlp"] = per_call_ns(run, 50)
     sys.stdout = real_stdout
     print(json.dumps(out, indent=2))
 

@@ -236,7 +236,7 @@ for g in "$GOLDENS_DIR"/*.jsonl; do
   [[ -e "$CASES_DIR/$(basename "$g")" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
 done
 for g in "$GOLDENS_DIR"/programs/*.jsonl; do
-  base="$(basename "$g" .jsonl)"; base="${base%.probes}"
+  base="$(basename "$g" .jsonl)"; base="${base%.probes}"; base="${base%.serialized}"
   [[ -e "$PROGRAMS_DIR/$base.pt2" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
 done
 for g in "$GOLDENS_DIR"/programs/*.probes.jsonl; do

@@ -254,16 +254,33 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
             out: out_path,
         } => {
             let ep = torchspec::export::ExportedProgram::load_path(&path)?;
-            let report =
-                torchspec::export::passes::transform_report(&ep, &passes).map_err(|why| {
-                    torchspec::Error::new(format!("unsupported by the reference: {why}"))
-                })?;
+            // Refuse an output name before any work, as a usage error.
+            let format = match &out_path {
+                Some(o) => Some(torchspec::export::serialize::OutFormat::of(o)?),
+                None => None,
+            };
+            let (report, result) = match torchspec::export::passes::transform(&ep, &passes) {
+                Ok(t) => (t.report(), Some(t)),
+                Err(torchspec::export::passes::PassError::Python(e)) => (
+                    serde_json::json!({"error": {"type": e.type_name, "message": e.message}}),
+                    None,
+                ),
+                Err(torchspec::export::passes::PassError::Unsupported(why)) => {
+                    return Err(torchspec::Error::new(format!(
+                        "unsupported by the reference: {why}"
+                    )))
+                }
+            };
             let _ = writeln!(out, "{report}");
-            if let Some(o) = out_path {
-                return Err(torchspec::Error::new(format!(
-                    "cannot write `{}`: serializing a transformed graph is not implemented yet",
-                    o.display()
-                )));
+            if let (Some(o), Some(format)) = (out_path, format) {
+                let Some(t) = result else {
+                    return Err(torchspec::Error::new(format!(
+                        "cannot write `{}`: a pass raised in PyTorch, so there is no program to write",
+                        o.display()
+                    )));
+                };
+                let bytes = torchspec::export::serialize::write_bytes(&t, &o, format)?;
+                std::fs::write(&o, bytes).map_err(|e| torchspec::Error::io(&o, e))?;
             }
         }
         Command::Fuzz {

@@ -179,6 +179,7 @@ pub(super) fn run(
             }
             Err(e) => Verdict::Diverge(format!("the reference cannot load it: {e}")),
         };
+        serialized_rows(root, goldens, allow, &name, &loaded, &original, out)?;
         let id = format!("{name}#json");
         out.push(CaseReport {
             allowed: allow.get(&id).cloned(),
@@ -244,6 +245,217 @@ pub(super) fn run(
                 verdict,
             });
         }
+    }
+    Ok(())
+}
+
+/// One line of `goldens/.../programs/NAME.serialized.jsonl`.
+struct SerializedGolden {
+    line: usize,
+    id: String,
+    passes: Vec<String>,
+    expected: Expected,
+}
+
+enum Expected {
+    /// A pass (or the save) raised: `{"type", "message"}`.
+    Error(Json),
+    Bytes {
+        sha256: String,
+        length: u64,
+        equals_input: bool,
+        text: Option<String>,
+    },
+}
+
+fn read_serialized_goldens(path: &Path) -> Result<Vec<SerializedGolden>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let err = |m: &str| Error::new(m).on_line(i + 1).in_file(path);
+        let json: Json =
+            serde_json::from_str(line).map_err(|e| err(&format!("invalid JSON: {e}")))?;
+        let id = json
+            .get("id")
+            .and_then(Json::as_str)
+            .ok_or_else(|| err("missing string `id`"))?
+            .to_string();
+        let passes = json
+            .get("passes")
+            .and_then(Json::as_array)
+            .and_then(|a| a.iter().map(|p| p.as_str().map(str::to_string)).collect())
+            .ok_or_else(|| err("`passes` must be an array of strings"))?;
+        let expected = match (json.get("error"), json.get("serialized")) {
+            (Some(e), None) => Expected::Error(e.clone()),
+            (None, Some(s)) => Expected::Bytes {
+                sha256: s
+                    .get("sha256")
+                    .and_then(Json::as_str)
+                    .ok_or_else(|| err("missing string `serialized.sha256`"))?
+                    .to_string(),
+                length: s
+                    .get("length")
+                    .and_then(Json::as_u64)
+                    .ok_or_else(|| err("missing integer `serialized.length`"))?,
+                equals_input: s
+                    .get("equals_input")
+                    .and_then(Json::as_bool)
+                    .ok_or_else(|| err("missing boolean `serialized.equals_input`"))?,
+                text: s.get("text").and_then(Json::as_str).map(str::to_string),
+            },
+            _ => return Err(err("a line needs exactly one of `error` and `serialized`")),
+        };
+        out.push(SerializedGolden {
+            line: i + 1,
+            id,
+            passes,
+            expected,
+        });
+    }
+    Ok(out)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    let mut s = String::with_capacity(64);
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// A line-per-field rendering of program JSON for a readable diff.
+fn json_lines(s: &str) -> String {
+    s.replace(", \"", ",\n\"").replace("{\"", "{\n\"")
+}
+
+/// What the reference writes for `program` after `passes`: the program
+/// JSON, or the error a pass raised (type, message).
+pub fn serialized_after(
+    program: &ExportedProgram,
+    passes: &[String],
+) -> std::result::Result<std::result::Result<String, (String, String)>, String> {
+    use crate::export::passes::{transform, PassError};
+    let transformed;
+    let ep = if passes.is_empty() {
+        program
+    } else {
+        match transform(program, passes) {
+            Ok(t) => {
+                transformed = t;
+                &transformed
+            }
+            Err(PassError::Python(e)) => return Ok(Err((e.type_name, e.message))),
+            Err(PassError::Unsupported(w)) => return Err(w),
+        }
+    };
+    match ep.serialize_json() {
+        Ok(s) => Ok(Ok(s)),
+        Err(e) => match &e.exception {
+            Some(t) => Ok(Err((t.clone(), e.message.clone()))),
+            None => Err(e.to_string()),
+        },
+    }
+}
+
+/// The serialized-bytes rows: the program JSON the reference writes after
+/// each pipeline against what `torch.export.save` wrote
+/// (`goldens/.../programs/NAME.serialized.jsonl`: sha256 and length, the
+/// text itself for a short program that differs from its input).
+fn serialized_rows(
+    root: &Path,
+    goldens: &str,
+    allow: &std::collections::HashMap<String, String>,
+    name: &str,
+    loaded: &Result<ExportedProgram>,
+    input_json: &[u8],
+    out: &mut Vec<CaseReport>,
+) -> Result<()> {
+    let golden_path = root
+        .join(goldens)
+        .join("programs")
+        .join(format!("{name}.serialized.jsonl"));
+    if !golden_path.exists() {
+        return Ok(());
+    }
+    let grel = golden_path
+        .strip_prefix(root)
+        .unwrap_or(&golden_path)
+        .to_path_buf();
+    for g in read_serialized_goldens(&golden_path)? {
+        let ours = match loaded {
+            Ok(ep) => serialized_after(ep, &g.passes),
+            Err(e) => Err(format!("the reference cannot load the program: {e}")),
+        };
+        let verdict = match (ours, &g.expected) {
+            (Err(w), _) => Verdict::Unsupported(w),
+            (Ok(Err((t, m))), Expected::Error(ge)) => {
+                if ge.get("type").and_then(Json::as_str) == Some(t.as_str())
+                    && ge.get("message").and_then(Json::as_str) == Some(m.as_str())
+                {
+                    Verdict::Agree
+                } else {
+                    Verdict::Diverge(report_diff(
+                        ge,
+                        &serde_json::json!({"type": t, "message": m}),
+                    ))
+                }
+            }
+            (Ok(Err((t, m))), Expected::Bytes { .. }) => Verdict::Diverge(format!(
+                "PyTorch writes the program; the reference raises {t}: {m}"
+            )),
+            (Ok(Ok(s)), Expected::Error(ge)) => Verdict::Diverge(format!(
+                "PyTorch raises {ge}; the reference writes {} bytes",
+                s.len()
+            )),
+            (
+                Ok(Ok(s)),
+                Expected::Bytes {
+                    sha256,
+                    length,
+                    equals_input,
+                    text,
+                },
+            ) => {
+                if s.len() as u64 == *length && sha256_hex(s.as_bytes()) == *sha256 {
+                    Verdict::Agree
+                } else {
+                    let want = match (text, equals_input) {
+                        (Some(t), _) => Some(t.clone()),
+                        (None, true) => Some(String::from_utf8_lossy(input_json).into_owned()),
+                        (None, false) => None,
+                    };
+                    Verdict::Diverge(match want {
+                        Some(w) => TextDiff::from_lines(&json_lines(&w), &json_lines(&s))
+                            .unified_diff()
+                            .context_radius(2)
+                            .header("torch.export.save model.json", "torchspec")
+                            .to_string(),
+                        None => format!(
+                            "PyTorch writes {length} bytes (sha256 {sha256}); the reference \
+                             writes {} bytes (sha256 {})",
+                            s.len(),
+                            sha256_hex(s.as_bytes())
+                        ),
+                    })
+                }
+            }
+        };
+        let id = format!("{}#serialized", g.id);
+        out.push(CaseReport {
+            allowed: allow.get(&id).cloned(),
+            id,
+            kind: "program",
+            category: "serialized bytes".into(),
+            file: grel.clone(),
+            line: g.line,
+            verdict,
+        });
     }
     Ok(())
 }

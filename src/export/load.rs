@@ -452,8 +452,8 @@ impl<'w> Deserializer<'w> {
                 }
             }
         }
-        for node in &g.nodes {
-            self.deserialize_node(node)?;
+        for (i, node) in g.nodes.iter().enumerate() {
+            self.deserialize_node(node, i as u32)?;
         }
         let mut outputs = Vec::with_capacity(g.outputs.len());
         for out in &g.outputs {
@@ -505,7 +505,7 @@ impl<'w> Deserializer<'w> {
         self.sync(name, id)
     }
 
-    fn deserialize_node(&mut self, n: &'w wire::Node) -> R<()> {
+    fn deserialize_node(&mut self, n: &'w wire::Node, origin: u32) -> R<()> {
         let target = n.target.as_str();
         let printed = printed_target(target);
         let given_name = n.name.as_deref().filter(|s| !s.is_empty());
@@ -523,6 +523,7 @@ impl<'w> Deserializer<'w> {
                 self.cx
                     .graph
                     .create_node(Op::CallFunction, &printed, args, vec![], Some(&name));
+            self.cx.graph.node_mut(id).meta.origin = Some(origin);
             let out = sym_output_name(n)?;
             return self.sync(&out, id);
         }
@@ -570,6 +571,7 @@ impl<'w> Deserializer<'w> {
             self.cx
                 .graph
                 .create_node(Op::CallFunction, &printed, args, kwargs, name.as_deref());
+        self.cx.graph.node_mut(id).meta.origin = Some(origin);
         self.deserialize_outputs(n, id, &printed)
     }
 

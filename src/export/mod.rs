@@ -17,6 +17,7 @@ pub mod passes;
 pub mod ranges;
 pub mod report;
 pub mod schema;
+pub mod serialize;
 pub mod signature;
 pub mod srepr;
 
@@ -56,6 +57,12 @@ pub struct ExportedProgram {
     pub state_dict: Option<Vec<StateDictEntry>>,
     /// Strict mode's findings (empty in the default mode).
     pub diagnostics: Vec<schema::Diagnostic>,
+    /// `ep._guards_code`: the serialized program's, until a transform
+    /// builds a new program without it.
+    pub guards_code: Vec<String>,
+    /// The `.pt2` the program was loaded from (its weights, constants and
+    /// sample inputs go into a `.pt2` written back).
+    pub archive: Option<std::sync::Arc<Vec<u8>>>,
 }
 
 impl ExportedProgram {
@@ -77,7 +84,7 @@ impl ExportedProgram {
 
     /// Loads a `.pt2` archive held in memory.
     pub fn load_pt2(bytes: Vec<u8>, mode: Mode) -> Result<ExportedProgram> {
-        let mut archive = archive::Pt2Archive::from_reader(std::io::Cursor::new(bytes))?;
+        let mut archive = archive::Pt2Archive::from_reader(std::io::Cursor::new(&bytes[..]))?;
         let program = archive.read_program()?;
         let mut ep = Self::load_json(&program, mode)
             .map_err(|e| Error::new(format!("in `models/model.json`: {e}")))?;
@@ -86,6 +93,8 @@ impl ExportedProgram {
                 Error::new(format!("in `data/weights/model_weights_config.json`: {e}"))
             })?);
         }
+        drop(archive);
+        ep.archive = Some(std::sync::Arc::new(bytes));
         Ok(ep)
     }
 
@@ -117,16 +126,38 @@ impl ExportedProgram {
             }
         }
         Ok(ExportedProgram {
+            guards_code: loaded.program.guards_code.clone(),
             serialized: std::sync::Arc::new(loaded.program),
             graph_module,
             state_dict: None,
             diagnostics: loaded.diagnostics,
+            archive: None,
         })
     }
 
     /// `torch._export.serde.serialize._to_json_bytes` of this program.
     pub fn to_json(&self) -> String {
         schema::dump_program(&self.serialized)
+    }
+
+    /// The program JSON `torch.export.save` writes for this program as it
+    /// is now (after passes): `serialize(ep).exported_program`.
+    pub fn serialize_json(&self) -> Result<String> {
+        serialize::program_json(self)
+    }
+
+    /// The `.pt2` `torch.export.save` writes for this program, with `root`
+    /// as the archive folder (`serialize::pt2::archive_root` of the path).
+    /// Needs the archive the program was loaded from, for its weights.
+    pub fn serialize_pt2(&self, root: &str) -> Result<Vec<u8>> {
+        let Some(input) = &self.archive else {
+            return Err(Error::new(
+                "writing a .pt2 needs the weights of the program's archive, and this program \
+                 was loaded from its JSON alone (write a .json instead)",
+            ));
+        };
+        let json = self.serialize_json()?;
+        serialize::pt2::write_pt2(input, root, json.as_bytes())
     }
 
     /// The program report (`shared/program-report.md`).

@@ -122,4 +122,17 @@ pub fn program(data: &[u8]) {
     for pass in crate::export::passes::PASSES {
         let _ = crate::export::passes::transform_report(&ep, &[pass.to_string()]);
     }
+    // Serialized as torch.export.save would (as loaded, and after DCE): an
+    // error or JSON the schema reader takes back.
+    let mut programs = vec![ep.clone()];
+    if let Ok(t) = crate::export::passes::transform(&ep, &["dce".to_string()]) {
+        programs.push(t);
+    }
+    for p in &programs {
+        if let Ok(json) = p.serialize_json() {
+            crate::export::schema::load_program(json.as_bytes(), Mode::Default)
+                .expect("a serialized program reads back");
+        }
+        let _ = p.serialize_pt2("fuzz");
+    }
 }

@@ -10,4 +10,5 @@ mod programs;
 mod properties;
 mod pytree;
 mod schema;
+mod serialize;
 mod snapshots;

@@ -96,6 +96,10 @@ pub struct Meta {
     /// `val` (everything the loader builds does), or it is an operator
     /// with no returns. Nodes a pass inserts start without one.
     pub has_val: bool,
+    /// Where the loader read a call_function node from: its index in the
+    /// serialized graph's `nodes`. `None` for the loader's getitems, for
+    /// other ops and for nodes a pass inserts.
+    pub origin: Option<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -112,6 +116,8 @@ pub struct Node {
     /// `Node.users`: distinct user nodes in insertion order.
     users: Vec<NodeId>,
     erased: bool,
+    /// The node `replace_all_uses_with` moved this node's uses to.
+    replaced_by: Option<NodeId>,
 }
 
 impl Node {
@@ -173,6 +179,7 @@ impl Graph {
             meta: Meta::default(),
             users: Vec::new(),
             erased: false,
+            replaced_by: None,
         };
         for input in node.inputs() {
             self.add_user(input, id);
@@ -264,6 +271,7 @@ impl Graph {
     /// returns the users changed, in `old.users` order.
     pub fn replace_all_uses_with(&mut self, old: NodeId, new: NodeId) -> Vec<NodeId> {
         let users = std::mem::take(&mut self.nodes[old].users);
+        self.nodes[old].replaced_by = Some(new);
         for &user in &users {
             let node = &mut self.nodes[user];
             node.args.iter_mut().for_each(|a| a.replace_node(old, new));
@@ -295,6 +303,24 @@ impl Graph {
 
     pub fn is_erased(&self, id: NodeId) -> bool {
         self.nodes[id].erased
+    }
+
+    /// Every node ever created, erased ones included, by id.
+    pub fn arena(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
+        self.nodes.iter().enumerate()
+    }
+
+    /// The live node that now stands for `id`: `id` itself, or, for a node
+    /// erased after `replace_all_uses_with`, the node its uses went to.
+    pub fn resolve(&self, mut id: NodeId) -> Option<NodeId> {
+        for _ in 0..=self.nodes.len() {
+            let n = &self.nodes[id];
+            if !n.erased {
+                return Some(id);
+            }
+            id = n.replaced_by?;
+        }
+        None
     }
 }
 

@@ -55,6 +55,8 @@ struct Guard {
 pub struct InputChecker {
     in_spec: TreeSpec,
     guards: Result<Vec<Guard>, String>,
+    /// The pytree registry `tree_flatten` consults, built once.
+    registry: Registry,
 }
 
 fn raise_str(r: Raise) -> String {
@@ -117,9 +119,14 @@ impl InputChecker {
             .find(|e| e.fqn.is_empty())
             .and_then(|e| e.signature.as_ref())
             .ok_or("no root module call signature")?;
-        let in_spec = treespec_loads(&entry.in_spec, &Registry::torch()).map_err(raise_str)?;
+        let registry = Registry::torch();
+        let in_spec = treespec_loads(&entry.in_spec, &registry).map_err(raise_str)?;
         let guards = build_guards(ep, &in_spec, entry.forward_arg_names.as_deref());
-        Ok(InputChecker { in_spec, guards })
+        Ok(InputChecker {
+            in_spec,
+            guards,
+            registry,
+        })
     }
 
     /// `ep.module()(*args, **kwargs)` up to the first kernel.
@@ -176,7 +183,7 @@ impl InputChecker {
             Value::Tuple(Rc::new(probe.args.clone())),
             Value::Dict(Rc::new(reordered)),
         ]));
-        let (leaves, received) = tree_flatten(&tree, &Registry::torch());
+        let (leaves, received) = tree_flatten(&tree, &self.registry);
         if !eq_spec(&received, &self.in_spec) {
             let message = format!(
                 "Trying to flatten user inputs with exported input tree spec: \n{}\n\
@@ -418,7 +425,7 @@ fn build_guards(
         solved.push(symbol);
     }
     // _force_ep_signature_match, then _force_gm_signature_match.
-    for g in &program.guards_code {
+    for g in &ep.guards_code {
         let mut g = g.clone();
         for (idx, p) in paths.iter().enumerate() {
             g = g.replace(

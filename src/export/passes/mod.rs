@@ -305,6 +305,9 @@ pub fn transform(ep: &ExportedProgram, passes: &[String]) -> Result<ExportedProg
         graph_module: gm,
         state_dict: ep.state_dict.clone(),
         diagnostics: ep.diagnostics.clone(),
+        // The new `ExportedProgram(...)` is built without `guards_code`.
+        guards_code: Vec::new(),
+        archive: ep.archive.clone(),
     })
 }
 
