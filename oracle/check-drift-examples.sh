@@ -4,6 +4,7 @@
 # and check that it shows the change and reproduces both goldens.
 #
 # Usage (from any directory): oracle/check-drift-examples.sh 2.14.1 2.15.0
+# (TORCHSPEC=path/to/torchspec uses a built binary instead of `cargo run --release --`)
 set -euo pipefail
 [[ $# -eq 2 ]] || { echo "usage: oracle/check-drift-examples.sh A B" >&2; exit 2; }
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,5 +16,5 @@ done
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 # The 2.15.0 oracle is .oracle/ (oracle/requirements.txt); give it the versioned name too.
 if [[ ! -e .oracle-2.15.0 ]]; then ln -s .oracle .oracle-2.15.0; trap 'rm -rf "$tmp"; rm -f .oracle-2.15.0' EXIT; fi
-cargo run --quiet --release -- drift "$1" "$2" --json >"$tmp/drift.json"
+${TORCHSPEC:-cargo run --quiet --release --} drift "$1" "$2" --json >"$tmp/drift.json"
 python3 oracle/check_drift_examples.py "$1" "$2" <"$tmp/drift.json"
