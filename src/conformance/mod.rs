@@ -262,6 +262,10 @@ pub fn run_matrix(root: &Path, version: &str) -> Result<Report> {
             c.verdict = Verdict::Drift(diff.clone());
         }
     }
+    // "The list only shrinks" is a rule of the target's check: an entry for
+    // a row this set has no golden for (not captured under torch X) is not
+    // a failure here.
+    report.unknown_allowed.clear();
     Ok(report)
 }
 
