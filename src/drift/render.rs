@@ -64,6 +64,21 @@ pub(super) fn markdown(r: &DriftReport) -> String {
          {} golden files, {} lines compared, {} changed.\n",
         r.a, r.b, r.a, r.b, r.files, r.lines, r.changed
     );
+    if !r.not_captured.is_empty() {
+        let list: Vec<String> = r
+            .not_captured
+            .iter()
+            .map(|(v, f)| format!("`{f}` (not in {v})"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "Not compared: {} golden file(s) only one set has, because the oracle has not \
+             captured that input under the other version (`oracle/regen-goldens.sh --torch X` \
+             does): {}.\n",
+            r.not_captured.len(),
+            list.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "Each example's one-liner needs only stock torch (program and probe one-liners \
@@ -156,6 +171,20 @@ pub(super) fn html(r: &DriftReport) -> String {
         esc(&r.b),
         t = esc(&title)
     );
+    if !r.not_captured.is_empty() {
+        let list: Vec<String> = r
+            .not_captured
+            .iter()
+            .map(|(v, f)| format!("<code>{}</code> (not in {})", esc(f), esc(v)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<p>Not compared: {} golden file(s) only one set has (not captured under the \
+             other version): {}.</p>",
+            r.not_captured.len(),
+            list.join(", ")
+        );
+    }
     out.push_str("<table><tr><th>class</th><th>section</th><th>lines</th><th>example</th></tr>\n");
     for (i, row) in r.rows.iter().enumerate() {
         let _ = writeln!(
@@ -225,5 +254,11 @@ pub(super) fn json(r: &DriftReport) -> Json {
             })
         })
         .collect();
-    json!({"a": r.a, "b": r.b, "files": r.files, "lines": r.lines, "changed": r.changed, "classes": rows})
+    let not_captured: Vec<Json> = r
+        .not_captured
+        .iter()
+        .map(|(v, f)| json!({"file": f, "missing_in": v}))
+        .collect();
+    json!({"a": r.a, "b": r.b, "files": r.files, "lines": r.lines, "changed": r.changed,
+           "classes": rows, "not_captured": not_captured})
 }
