@@ -11,7 +11,8 @@ corpus/programs/NAME.pt2). Checked:
     a case prints its golden line without "id"; a program one-liner prints
     {KEY: report[KEY]} (or the whole-report {"error": ...}); a probe prints
     {"ok": true} or {"error": ...} (pre_kernel is the oracle's measurement, not
-    printed); a pytree one-liner prints {"str", "num_leaves", "dumps"} or
+    printed); a serialized one-liner prints {"serialized": {"sha256", "length",
+    "equals_input"}} or {"error": ...}; a pytree one-liner prints {"str", "num_leaves", "dumps"} or
     {"error": ...} of the line it was built from.
 Exit 1 on any failed check. Only the standard library is used here.
 """
@@ -46,6 +47,10 @@ def expected(cls, ex, g):
         if "error" in report:
             return dumps({"error": report["error"]})
         return dumps({ex["key"]: report[ex["key"]]})
+    if section == "serialized":
+        if "error" in g:
+            return dumps({"error": g["error"]})
+        return dumps({"serialized": {k: g["serialized"][k] for k in ("sha256", "length", "equals_input")}})
     if section == "probe":
         if "load_error" in g:
             return None

@@ -46,6 +46,12 @@ pub enum Class {
     ProbeError,
     /// Probe: same error, `pre_kernel` moved.
     ProbePreKernel,
+    /// Serialized line: both saved; the bytes of `models/model.json` moved
+    /// (its sha256, length or `equals_input`).
+    SerializedBytes,
+    /// Serialized line: a pass or the save raised on one side (or both,
+    /// with different errors).
+    SerializedError,
     /// Pytree line: loads on one side, raises on the other.
     PytreeOkError,
     /// Pytree line: this key moved.
@@ -61,6 +67,7 @@ impl Class {
             | Class::ProgramKey(_) => Section::Programs,
             Class::ProbeOkError | Class::ProbeError | Class::ProbePreKernel => Section::Probes,
             Class::PytreeOkError | Class::PytreeKey(_) => Section::Pytree,
+            Class::SerializedBytes | Class::SerializedError => Section::Serialized,
             Class::KindMissing(s) => *s,
             _ => Section::Cases,
         }
@@ -86,6 +93,8 @@ impl Class {
             Class::ProbeOkError => "probe: ok ↔ error".into(),
             Class::ProbeError => "probe: error type or message".into(),
             Class::ProbePreKernel => "probe: pre_kernel".into(),
+            Class::SerializedBytes => "serialized: `models/model.json` bytes".into(),
+            Class::SerializedError => "serialized: ok ↔ error".into(),
             Class::PytreeOkError => "pytree: ok ↔ error".into(),
             Class::PytreeKey(k) => format!("pytree: `{k}`"),
         }
@@ -124,7 +133,16 @@ pub fn classify(section: Section, a: &Json, b: &Json) -> Vec<Class> {
             field(b, "report").unwrap_or(&Json::Null),
         ),
         Section::Probes => vec![classify_probe(a, b)],
+        Section::Serialized => vec![classify_serialized(a, b)],
         Section::Pytree => classify_pytree(a, b),
+    }
+}
+
+fn classify_serialized(a: &Json, b: &Json) -> Class {
+    if a.get("error").is_some() || b.get("error").is_some() {
+        Class::SerializedError
+    } else {
+        Class::SerializedBytes
     }
 }
 
@@ -284,5 +302,19 @@ mod tests {
         );
         let c = json!({"report": {"schema_version": [9, 0], "graph": "g"}});
         assert_eq!(classify(Section::Programs, &a, &c), [Class::SchemaMajor]);
+    }
+
+    #[test]
+    fn serialized_classes() {
+        let saved = |h: &str| json!({"id": "p", "passes": [], "serialized": {"sha256": h, "length": 1, "equals_input": true}});
+        let err = json!({"id": "p", "passes": [], "error": {"type": "E", "message": "m"}});
+        let c = |a: &Json, b: &Json| classify(Section::Serialized, a, b);
+        assert_eq!(c(&saved("a"), &saved("b")), [Class::SerializedBytes]);
+        assert_eq!(c(&saved("a"), &err), [Class::SerializedError]);
+        assert_eq!(
+            Section::of("programs/p.serialized.jsonl"),
+            Section::Serialized
+        );
+        assert_eq!(Class::SerializedBytes.section(), Section::Serialized);
     }
 }

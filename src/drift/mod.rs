@@ -201,11 +201,27 @@ impl<'a> Inputs<'a> {
     }
 }
 
-/// The program name of a `programs/NAME.jsonl` or `programs/NAME.probes.jsonl` file.
+/// The program name of a `programs/NAME.jsonl`, `programs/NAME.probes.jsonl`
+/// or `programs/NAME.serialized.jsonl` file.
 fn program_name(file: &str) -> &str {
     let base = file.strip_prefix("programs/").unwrap_or(file);
     let base = base.strip_suffix(".jsonl").unwrap_or(base);
-    base.strip_suffix(".probes").unwrap_or(base)
+    let base = base.strip_suffix(".probes").unwrap_or(base);
+    base.strip_suffix(".serialized").unwrap_or(base)
+}
+
+/// The pass names of a program or serialized golden line.
+fn passes_of(c: &Change) -> Vec<String> {
+    c.a.as_ref()
+        .or(c.b.as_ref())
+        .and_then(|j| j.get("passes"))
+        .and_then(Json::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The part of a golden line a class is about, as text.
@@ -228,6 +244,15 @@ fn shown(class: &Class, line: Option<&Json>) -> String {
             None => "a report (no error)".into(),
         },
         Class::PytreeKey(k) => text(line.get(k)),
+        Class::SerializedBytes => match line.get("serialized") {
+            // The full text (when the oracle kept it) is in the golden file.
+            Some(Json::Object(o)) => {
+                let mut o = o.clone();
+                o.shift_remove("text");
+                Json::Object(o).to_string()
+            }
+            other => text(other),
+        },
         _ => {
             let mut m = line.clone();
             if let Json::Object(o) = &mut m {
@@ -255,16 +280,9 @@ fn example(class: &Class, changes: &[Change], inputs: &mut Inputs<'_>) -> Exampl
                 0,
                 own(&c.a) + own(&c.b),
             ),
-            Section::Programs => (
-                c.a.as_ref()
-                    .or(c.b.as_ref())
-                    .and_then(|j| j.get("passes"))
-                    .and_then(Json::as_array)
-                    .map(|p| p.len())
-                    .unwrap_or(0),
-                own(&c.a) + own(&c.b),
-                0,
-            ),
+            Section::Programs | Section::Serialized => {
+                (passes_of(c).len(), own(&c.a) + own(&c.b), 0)
+            }
             Section::Pytree => {
                 let input = pytree_input(c).unwrap_or_default();
                 (
@@ -286,7 +304,7 @@ fn example(class: &Class, changes: &[Change], inputs: &mut Inputs<'_>) -> Exampl
         let input = match section {
             Section::Cases | Section::Probes => inputs.line(&c.file, &c.id),
             Section::Pytree => pytree_input(c),
-            Section::Programs => None,
+            Section::Programs | Section::Serialized => None,
         };
         let (python, key) = one_liner(class, section, c, input.as_deref());
         (c, input, python, key)
@@ -358,20 +376,16 @@ fn one_liner(class: &Class, section: Section, c: &Change, input: Option<&str>) -
                 Class::SchemaMajor | Class::SchemaMinor => "schema_version".into(),
                 _ => "graph".into(),
             };
-            let passes: Vec<String> =
-                c.a.as_ref()
-                    .or(c.b.as_ref())
-                    .and_then(|j| j.get("passes"))
-                    .and_then(Json::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|p| p.as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+            let passes = passes_of(c);
             let py =
                 crate::repro::program_one_liner(&pt2, &passes, &key).map_err(|e| e.to_string());
             (py, Some(key))
+        }
+        Section::Serialized => {
+            let pt2 = format!("corpus/programs/{}.pt2", program_name(&c.file));
+            let py =
+                crate::repro::serialized_one_liner(&pt2, &passes_of(c)).map_err(|e| e.to_string());
+            (py, None)
         }
         Section::Pytree => match input {
             Some(i) => (Ok(crate::repro::pytree_one_liner(i)), None),

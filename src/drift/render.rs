@@ -81,11 +81,13 @@ pub(super) fn markdown(r: &DriftReport) -> String {
     }
     let _ = writeln!(
         out,
-        "Each example's one-liner needs only stock torch (program and probe one-liners \
-         load `corpus/programs/NAME.pt2` by its path: run them from the repository root). \
+        "Each example's one-liner needs only stock torch (program, probe and serialized \
+         one-liners load `corpus/programs/NAME.pt2` by its path: run them from the repository root). \
          Run it with each version's Python (`.oracle-{}/bin/python -c …`); it prints the \
          golden result of that version without its `id` (a program one-liner prints \
-         `{{KEY: value}}`, a probe one-liner the call's outcome without `pre_kernel`). \
+         `{{KEY: value}}`, a probe one-liner the call's outcome without `pre_kernel`, a \
+         serialized one-liner the sha256, length and `equals_input` of the `models/model.json` \
+         that `torch.export.save` writes after the passes). \
          `oracle/check-drift-examples.sh {} {}` runs them all under both versions.\n",
         r.a, r.a, r.b
     );

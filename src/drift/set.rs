@@ -21,6 +21,9 @@ pub enum Section {
     Programs,
     /// `programs/NAME.probes.jsonl`: input probes through `ep.module()`.
     Probes,
+    /// `programs/NAME.serialized.jsonl`: the `models/model.json` that
+    /// `torch.export.save` writes after each pass pipeline.
+    Serialized,
     /// `pytree/*.jsonl`: TreeSpecs of `oracle/pytree_cases.py`.
     Pytree,
 }
@@ -30,6 +33,8 @@ impl Section {
         if let Some(rest) = rel.strip_prefix("programs/") {
             if rest.ends_with(".probes.jsonl") {
                 Section::Probes
+            } else if rest.ends_with(".serialized.jsonl") {
+                Section::Serialized
             } else {
                 Section::Programs
             }
@@ -45,6 +50,7 @@ impl Section {
             Section::Cases => "case",
             Section::Programs => "program",
             Section::Probes => "probe",
+            Section::Serialized => "serialized",
             Section::Pytree => "pytree",
         }
     }

@@ -192,6 +192,31 @@ pub fn program_one_liner(pt2: &str, passes: &[String], key: &str) -> Result<Stri
     Ok(out)
 }
 
+/// The one-liner of a `programs/NAME.serialized.jsonl` line: load `pt2`, run
+/// `passes`, `torch.export.save` into memory and print
+/// `{"serialized": {"sha256", "length", "equals_input"}}` of the saved
+/// `models/model.json` (what `oracle/capture.py`'s `serialized_golden_lines`
+/// records, without the kept text), or `{"error": …}` of a pass or the save.
+pub fn serialized_one_liner(pt2: &str, passes: &[String]) -> Result<String> {
+    let mut out = String::from(
+        "import hashlib,io,json,sys,zipfile,torch;P=lambda o:print(json.dumps(o,ensure_ascii=False,separators=(\",\",\":\")));",
+    );
+    write!(out, "F={};", str_repr(pt2)).ok();
+    out.push_str(
+        "sys.excepthook=lambda t,e,b:P({\"error\":{\"type\":t.__name__,\"message\":str(e)}});",
+    );
+    out.push_str("M=lambda z:next(z.read(n) for n in z.namelist() if n.endswith(\"/models/model.json\") and n.count(\"/\")==2);");
+    out.push_str("ep=torch.export.load(F);");
+    for pass in passes {
+        out.push_str("ep=ep._transform_do_not_use(");
+        out.push_str(&pass_expr(pass)?);
+        out.push_str(");");
+    }
+    out.push_str("B=io.BytesIO();torch.export.save(ep,B);d=M(zipfile.ZipFile(B));");
+    out.push_str("P({\"serialized\":{\"sha256\":hashlib.sha256(d).hexdigest(),\"length\":len(d),\"equals_input\":d==M(zipfile.ZipFile(F))}})");
+    Ok(out)
+}
+
 /// A pass of `shared/passes.md` as the oracle builds it (`make_pass`).
 fn pass_expr(name: &str) -> Result<String> {
     Ok(match name {
