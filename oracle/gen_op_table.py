@@ -1,7 +1,8 @@
 """Write src/export/passes/impure_ops.rs: the operator overloads that
 torch.fx's `Node.is_impure` (torch._library.utils.is_impure) treats as
 impure in PyTorch 2.15.0 — mutable schemas, RNG-seeded ops, effectful ops,
-and `_side_effectful_functions` — read from the live operator registry.
+and `_side_effectful_functions` — read from the live operator registry, and
+the operator namespaces a plain `import torch` registers.
 
 Usage: .oracle/bin/python oracle/gen_op_table.py > src/export/passes/impure_ops.rs
 """
@@ -12,8 +13,10 @@ from torch._higher_order_ops.effects import _get_effect
 from torch._library.utils import is_impure
 
 names = set()
+namespaces = {"higher_order"}
 for qualified in torch._C._dispatch_get_all_op_names():
     ns, rest = qualified.split("::", 1)
+    namespaces.add(ns)
     op_name, _, overload = rest.partition(".")
     try:
         packet = getattr(getattr(torch.ops, ns), op_name)
@@ -41,5 +44,11 @@ out.write(f"//! torch {torch.__version__}: the overloads `Node.is_impure` calls 
 out.write("/// Sorted serialized targets (`torch.ops.aten.add_.Tensor`).\n")
 out.write("pub(crate) static IMPURE_OPS: &[&str] = &[\n")
 for n in sorted(names):
+    out.write(f'    "{n}",\n')
+out.write("];\n\n")
+out.write("/// Sorted operator namespaces a plain `import torch` registers (`torch.ops.NS`);\n")
+out.write("/// an operator of another namespace is a custom op of the saving process.\n")
+out.write("pub(crate) static TORCH_NAMESPACES: &[&str] = &[\n")
+for n in sorted(namespaces):
     out.write(f'    "{n}",\n')
 out.write("];\n")

@@ -37,7 +37,7 @@ def main(path):
             if case["kind"] == "lookup":
                 source = capture.eval_source(case["source"], vars_)
                 spec = capture.eval_value(case["spec"], vars_)
-                lookup = capture.lookup_spec_from_dynamo_source
+                lookup = capture.builder.lookup_spec_from_dynamo_source
                 out[f"lookup/{case['id']}"] = per_call_ns(lambda: lookup(source, spec), 5000)
             if case["kind"] == "build":
                 v = capture.eval_value(case["value"], vars_)

@@ -6,7 +6,9 @@ Usage (from the repo root):
 
 For each entry below this writes ``corpus/programs/NAME.pt2``
 (``torch.export.save``) and ``corpus/programs/NAME.probes.jsonl`` (input
-probes, see ``probes_for``). The comment above each entry says what it
+probes, see ``probes_for``), then ``corpus/programs/registrations.json``
+(``oracle/registrations.py``: the custom ops and pytree types that
+``oracle/zoo_types.py`` registers, which every loading process needs). The comment above each entry says what it
 covers. Weights are tiny (widths of 2 to 8) so the folder stays small, seeds
 are fixed and example inputs are built from ``arange``, so re-running gives
 the same programs: the archive bytes depend only on the model, the inputs
@@ -715,6 +717,141 @@ def _() -> Export:
     return Export(M(), (T(4),), decompose=True, edit=edit)
 
 
+# scalar-inputs: every non-tensor input kind export takes: a float and a
+# bool (specialized to their example values), a str (a constant of the
+# signature), None, and an int made dynamic; sym_max / sym_min and
+# sym_float of a size in the graph.
+@program("scalar-inputs")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, n, alpha, flag, mode, nothing):
+            k = torch.sym_max(x.shape[0], n)
+            y = x * alpha if flag else x
+            y = torch.relu(y) if mode == "relu" else y
+            return y.sum() * k + torch.sym_float(torch.sym_min(x.shape[0], 8)), nothing
+    return Export(M(), (T(4, 2), 3, 0.5, True, "relu", None),
+                  dynamic_shapes=({0: Dim("rows", min=2, max=32)}, Dim.DYNAMIC, None, None, None,
+                                  None))
+
+
+# lstm: nn.LSTM (a multi-output aten op, getitem of getitem, flat weights)
+# with an embedding, Dim.AUTO on both input dims.
+@program("lstm")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(8, 3)
+            self.rnn = nn.LSTM(3, 2, batch_first=True)
+
+        def forward(self, tokens):
+            out, (h, c) = self.rnn(self.emb(tokens))
+            return out, h + c
+    # The LSTM kernel specializes the sequence length: Dim.AUTO keeps
+    # whatever export can keep dynamic (the batch).
+    return Export(M().eval(), (torch.tensor([[1, 2, 3, 4], [4, 3, 2, 1]]),),
+                  dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+
+
+# core-aten: a small conv net run through run_decompositions() to core
+# ATen: convolution, max_pool2d_with_indices, native_layer_norm, softmax,
+# upsample, avg_pool, cat, index_select, where, clamp, cumsum, topk,
+# argmax: a broad op vocabulary with multi-output ops and int lists.
+@program("core-aten")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(2, 3, 3, padding=1, stride=1, dilation=1, groups=1)
+            self.norm = nn.LayerNorm([3, 4, 4])
+
+        def forward(self, x, idx):
+            h = self.conv(x)
+            h = F.max_pool2d(h, 2, ceil_mode=True)
+            h = F.interpolate(h, scale_factor=2.0, mode="nearest")
+            h = self.norm(h)
+            s = torch.softmax(h.flatten(1), -1)
+            v, i = torch.topk(s, 3, dim=-1)
+            c = torch.cat([v, torch.index_select(s, 1, idx)], dim=1)
+            c = torch.where(c > 0.1, c, torch.zeros_like(c)).clamp(min=0.0, max=0.9)
+            return c.cumsum(-1), i, torch.argmax(s, dim=-1, keepdim=True), F.avg_pool2d(h, 2)
+    return Export(M().eval(), (T(1, 2, 4, 4), torch.tensor([0, 5])), decompose=True,
+                  keep_debug_meta=False)
+
+
+# complex: complex64 inputs and outputs, view_as_real / view_as_complex,
+# abs and angle, a complex buffer.
+@program("complex")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("rot", torch.tensor([1j, -1j], dtype=torch.complex64))
+
+        def forward(self, z):
+            w = z * self.rot
+            r = torch.view_as_real(w)
+            return torch.view_as_complex(r * 2), w.abs(), w.angle()
+    # Probe tensors are written as JSON: a complex example input is zeros.
+    return Export(M(), (torch.zeros(2, dtype=torch.complex64),))
+
+
+# autocast: an autocast region (wrap_with_autocast higher-order op in the
+# training IR). (A set_grad_enabled region inside it cannot be saved:
+# the verifier finds no meta["val"] on wrap_with_set_grad_enabled.)
+@program("autocast")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                h = self.fc(x)
+            return h.float() * 2 + 1
+    return Export(M(), (T(2, 4),))
+
+
+# scan: the scan higher-order op (a cumulative product written as a loop
+# body), with its combine graph as a submodule.
+@program("scan")
+def _() -> Export:
+    from torch._higher_order_ops.scan import scan
+
+    class M(nn.Module):
+        def forward(self, init, xs):
+            def combine(carry, x):
+                nxt = carry * x + 1
+                return nxt, nxt.clone()
+            return scan(combine, init, xs)
+    return Export(M(), (T(3), T(4, 3)))
+
+
+# effects: an effectful op (aten._print) threads an effect token through
+# the graph: input_tokens / output_tokens in the signature, with_effects.
+@program("effects")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x):
+            torch.ops.aten._print("hello")
+            return x + 1
+    return Export(M(), (T(2),))
+
+
+# custom-op: a user op defined with torch.library.custom_op in
+# oracle/zoo_types.py (imported by every process that loads the zoo), with a
+# mutating variant: auto_functionalized in the graph.
+@program("custom-op")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, y):
+            z = torch.ops.torchspec.scale(x, 2.5)
+            torch.ops.torchspec.add_into(y, z)
+            return z, y
+    return Export(M(), (T(3), T(3)), dynamic_shapes=({0: Dim("n")}, {0: Dim("n")}))
+
+
 # ---------------------------------------------------------------------------
 # Export and save.
 # ---------------------------------------------------------------------------
@@ -989,6 +1126,13 @@ def main(argv: list[str]) -> int:
         loaded = torch.export.load(path)
         write_probes(entry.name, probes_for(spec, loaded),
                      os.path.join(OUT_DIR, entry.name + ".probes.jsonl"))
+    # What a process loading the zoo has registered (oracle/zoo_types.py),
+    # read from a fresh process: the reference loads the zoo with it.
+    import subprocess
+    with open(os.path.join(OUT_DIR, "registrations.json"), "wb") as f:
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__),
+                                                     "registrations.py")],
+                       stdout=f, check=True)
     return 0
 
 

@@ -31,3 +31,21 @@ torch.export.register_dataclass(Pair, serialized_type_name="torchspec.zoo.Pair")
 # The archive's sample inputs are pickled; torch.load's weights_only
 # unpickler accepts these classes only when allow-listed.
 torch.serialization.add_safe_globals([Point, Pair])
+
+
+# A user-defined op and a mutating one, as a library would define them
+# (torch.library.custom_op): programs using them load only where this
+# module has run, like the pytree types above.
+@torch.library.custom_op("torchspec::scale", mutates_args=())
+def scale(x: torch.Tensor, s: float) -> torch.Tensor:
+    return x * s
+
+
+@scale.register_fake
+def _(x: torch.Tensor, s: float) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("torchspec::add_into", mutates_args=("out",))
+def add_into(out: torch.Tensor, x: torch.Tensor) -> None:
+    out.add_(x)

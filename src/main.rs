@@ -115,6 +115,11 @@ enum Command {
         /// values (each with its JSON path); exit 1 when there are any.
         #[arg(long)]
         strict: bool,
+        /// What the loading process registered beyond `import torch`: custom
+        /// ops and pytree types the program names (`oracle/registrations.py`
+        /// writes the file).
+        #[arg(long)]
+        registrations: Option<PathBuf>,
     },
     /// Run graph passes on an exported program (`shared/passes.md`) and print
     /// the report of the result.
@@ -128,10 +133,23 @@ enum Command {
         /// Also write the transformed program (`.pt2` or program JSON).
         #[arg(short = 'o', long = "out")]
         out: Option<PathBuf>,
+        /// What the loading process registered beyond `import torch`: custom
+        /// ops and pytree types the program names (`oracle/registrations.py`
+        /// writes the file).
+        #[arg(long)]
+        registrations: Option<PathBuf>,
     },
     /// Answer input probes (`{"id", "kind", "args", "kwargs"}` per line) as
     /// `ep.module()(*args, **kwargs)` would before its first kernel.
-    CheckInputs { program: PathBuf, probes: PathBuf },
+    CheckInputs {
+        program: PathBuf,
+        probes: PathBuf,
+        /// What the loading process registered beyond `import torch`: custom
+        /// ops and pytree types the program names (`oracle/registrations.py`
+        /// writes the file).
+        #[arg(long)]
+        registrations: Option<PathBuf>,
+    },
     /// Print generated cases (JSON Lines), deterministic in the seed.
     Gen {
         #[arg(long)]
@@ -213,9 +231,18 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 return Err(torchspec::Error::new(format!("no case `{want}`")).in_file(&file));
             }
         }
-        Command::CheckInputs { program, probes } => {
-            let ep = torchspec::export::ExportedProgram::load_path(&program)?;
-            let probes = torchspec::export::inputs::probe::read_probes(&probes)?;
+        Command::CheckInputs {
+            program,
+            probes,
+            registrations,
+        } => {
+            let regs = read_registrations(registrations.as_deref())?;
+            let ep = torchspec::export::ExportedProgram::load_path_in(
+                &program,
+                torchspec::export::schema::Mode::Default,
+                &regs,
+            )?;
+            let probes = torchspec::export::inputs::probe::read_probes_in(&probes, &regs)?;
             let outcomes = torchspec::export::inputs::check_probes(&ep, &probes);
             for (p, o) in probes.iter().zip(&outcomes) {
                 let _ = writeln!(out, "{}", o.to_json(&p.id));
@@ -232,13 +259,18 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 torchspec::export::schema::codegen::generate(&yaml)?
             );
         }
-        Command::Program { path, strict } => {
+        Command::Program {
+            path,
+            strict,
+            registrations,
+        } => {
             let mode = if strict {
                 torchspec::export::schema::Mode::Strict
             } else {
                 torchspec::export::schema::Mode::Default
             };
-            let ep = torchspec::export::ExportedProgram::load_path_with(&path, mode)?;
+            let regs = read_registrations(registrations.as_deref())?;
+            let ep = torchspec::export::ExportedProgram::load_path_in(&path, mode, &regs)?;
             let _ = writeln!(out, "{}", ep.report());
             if !ep.diagnostics.is_empty() {
                 let _ = out.flush();
@@ -252,8 +284,14 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
             path,
             passes,
             out: out_path,
+            registrations,
         } => {
-            let ep = torchspec::export::ExportedProgram::load_path(&path)?;
+            let regs = read_registrations(registrations.as_deref())?;
+            let ep = torchspec::export::ExportedProgram::load_path_in(
+                &path,
+                torchspec::export::schema::Mode::Default,
+                &regs,
+            )?;
             // Refuse an output name before any work, as a usage error.
             let format = match &out_path {
                 Some(o) => Some(torchspec::export::serialize::OutFormat::of(o)?),
@@ -452,4 +490,15 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
     }
     let _ = out.flush();
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--registrations FILE`, or a plain `import torch`.
+fn read_registrations(
+    path: Option<&std::path::Path>,
+) -> torchspec::Result<std::sync::Arc<torchspec::export::registrations::Registrations>> {
+    use torchspec::export::registrations::Registrations;
+    Ok(match path {
+        Some(p) => std::sync::Arc::new(Registrations::read(p)?),
+        None => Registrations::plain().clone(),
+    })
 }

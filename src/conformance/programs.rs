@@ -16,6 +16,9 @@ use crate::export::archive::Pt2Archive;
 use crate::export::ExportedProgram;
 
 pub const PROGRAMS: &str = "corpus/programs";
+/// The registrations of the process that captured the program goldens
+/// (`oracle/registrations.py`).
+pub const REGISTRATIONS: &str = "corpus/programs/registrations.json";
 
 /// The zoo's archives, sorted.
 pub fn program_files(root: &Path) -> Result<Vec<PathBuf>> {
@@ -141,6 +144,13 @@ pub(super) fn run(
     allow: &std::collections::HashMap<String, String>,
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
+    // What oracle/capture.py's process registered (oracle/zoo_types.py).
+    let registrations = match root.join(REGISTRATIONS) {
+        p if p.exists() => {
+            std::sync::Arc::new(crate::export::registrations::Registrations::read(&p)?)
+        }
+        _ => crate::export::registrations::Registrations::plain().clone(),
+    };
     for file in program_files(root)? {
         let name = file
             .file_stem()
@@ -151,8 +161,12 @@ pub(super) fn run(
             .join(goldens)
             .join("programs")
             .join(format!("{name}.jsonl"));
-        let loaded = ExportedProgram::load_path(&file);
-        probe_rows(root, goldens, allow, &name, &loaded, out)?;
+        let loaded = ExportedProgram::load_path_in(
+            &file,
+            crate::export::schema::Mode::Default,
+            &registrations,
+        );
+        probe_rows(root, goldens, allow, &name, &loaded, &registrations, out)?;
         // The program JSON written back must be PyTorch's bytes.
         // (The wire layer alone: a program whose pytree types the loading
         // process must register still writes back.)
@@ -478,9 +492,10 @@ fn probe_rows(
     allow: &std::collections::HashMap<String, String>,
     name: &str,
     loaded: &Result<ExportedProgram>,
+    registrations: &crate::export::registrations::Registrations,
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
-    use crate::export::inputs::{probe::read_probes, InputChecker, Outcome};
+    use crate::export::inputs::{probe::read_probes_in, InputChecker, Outcome};
     let golden_path = root
         .join(goldens)
         .join("programs")
@@ -488,7 +503,10 @@ fn probe_rows(
     if !golden_path.exists() {
         return Ok(());
     }
-    let probes = read_probes(&root.join(PROGRAMS).join(format!("{name}.probes.jsonl")))?;
+    let probes = read_probes_in(
+        &root.join(PROGRAMS).join(format!("{name}.probes.jsonl")),
+        registrations,
+    )?;
     let grel = golden_path
         .strip_prefix(root)
         .unwrap_or(&golden_path)

@@ -15,6 +15,7 @@ pub mod inputs;
 pub mod load;
 pub mod passes;
 pub mod ranges;
+pub mod registrations;
 pub mod report;
 pub mod schema;
 pub mod serialize;
@@ -26,7 +27,9 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::pyjson::PyInt;
 use load::LoadedGraphModule;
+use registrations::Registrations;
 use schema::Mode;
+use std::sync::Arc;
 
 /// One `ep.state_dict` entry as the weights config describes it.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,6 +66,9 @@ pub struct ExportedProgram {
     /// The `.pt2` the program was loaded from (its weights, constants and
     /// sample inputs go into a `.pt2` written back).
     pub archive: Option<std::sync::Arc<Vec<u8>>>,
+    /// What the loading process registered (custom ops, pytree types):
+    /// [`Registrations::plain`] unless loaded with `*_in`.
+    pub registrations: Arc<Registrations>,
 }
 
 impl ExportedProgram {
@@ -73,20 +79,39 @@ impl ExportedProgram {
     }
 
     pub fn load_path_with(path: &Path, mode: Mode) -> Result<ExportedProgram> {
+        Self::load_path_in(path, mode, Registrations::plain())
+    }
+
+    /// Loads a `.pt2` archive or a program JSON file in a process that has
+    /// `registrations` (custom ops and pytree types the program names).
+    pub fn load_path_in(
+        path: &Path,
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         if bytes.starts_with(b"PK") {
-            Self::load_pt2(bytes, mode)
+            Self::load_pt2_in(bytes, mode, registrations)
         } else {
-            Self::load_json(&bytes, mode)
+            Self::load_json_in(&bytes, mode, registrations)
         }
         .map_err(|e| e.in_file(path))
     }
 
     /// Loads a `.pt2` archive held in memory.
     pub fn load_pt2(bytes: Vec<u8>, mode: Mode) -> Result<ExportedProgram> {
+        Self::load_pt2_in(bytes, mode, Registrations::plain())
+    }
+
+    /// [`Self::load_pt2`] with `registrations`.
+    pub fn load_pt2_in(
+        bytes: Vec<u8>,
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
         let mut archive = archive::Pt2Archive::from_reader(std::io::Cursor::new(&bytes[..]))?;
         let program = archive.read_program()?;
-        let mut ep = Self::load_json(&program, mode)
+        let mut ep = Self::load_json_in(&program, mode, registrations)
             .map_err(|e| Error::new(format!("in `models/model.json`: {e}")))?;
         if let Some(config) = archive.read_weights_config("model")? {
             ep.state_dict = Some(read_weights_config(&config).map_err(|e| {
@@ -100,11 +125,20 @@ impl ExportedProgram {
 
     /// Loads the program JSON (`serialize(ep).exported_program`).
     pub fn load_json(bytes: &[u8], mode: Mode) -> Result<ExportedProgram> {
+        Self::load_json_in(bytes, mode, Registrations::plain())
+    }
+
+    /// [`Self::load_json`] with `registrations`.
+    pub fn load_json_in(
+        bytes: &[u8],
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
         let loaded = schema::load_program(bytes, mode)?;
         let graph_module =
             load::load_graph_module(&loaded.program).map_err(load::LoadFailure::into_error)?;
         // The loader reads every module call signature's specs.
-        let registry = crate::pytree::Registry::torch();
+        let registry = registrations.pytree_registry();
         for entry in &graph_module.module_call_graph {
             if let Some(sig) = &entry.signature {
                 for spec in [&sig.in_spec, &sig.out_spec] {
@@ -132,6 +166,7 @@ impl ExportedProgram {
             state_dict: None,
             diagnostics: loaded.diagnostics,
             archive: None,
+            registrations: registrations.clone(),
         })
     }
 

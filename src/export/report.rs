@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::export::signature::{Constant, UserValue};
 use crate::export::ExportedProgram;
-use crate::pytree::{treespec_dumps, treespec_loads, Registry};
+use crate::pytree::{treespec_dumps, treespec_loads};
 use crate::pyval::{PyException, Raise};
 
 fn error_json(type_name: &str, message: &str) -> Json {
@@ -203,7 +203,7 @@ fn call_spec(ep: &ExportedProgram) -> (Spec, Spec) {
         );
         return (Err(e.clone()), Err(e));
     };
-    let registry = Registry::torch();
+    let registry = ep.registrations.pytree_registry();
     (
         treespec_loads(&sig.in_spec, &registry).map(Some),
         treespec_loads(&sig.out_spec, &registry).map(Some),

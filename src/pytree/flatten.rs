@@ -35,6 +35,49 @@ impl PartialEq for Container {
 }
 
 impl Container {
+    /// An instance of the dataclass `cls` from its field values by name (a
+    /// field not given is None), as `tree_flatten` sees it: children the
+    /// non-None values, context `[flat_names, none_names]`.
+    pub fn dataclass(cls: Rc<PyType>, values: &[(String, Value)]) -> PyResult<Value> {
+        let fields = cls.fields().unwrap_or(&[]).to_vec();
+        if let Some((extra, _)) = values.iter().find(|(n, _)| !fields.contains(n)) {
+            return Err(Raise::type_error(format!(
+                "{}.__init__() got an unexpected keyword argument '{extra}'",
+                cls.qualname
+            )));
+        }
+        let (mut children, mut flat, mut none) = (Vec::new(), Vec::new(), Vec::new());
+        for f in &fields {
+            match values.iter().find(|(n, _)| n == f) {
+                Some((_, v)) if !matches!(v, Value::None) => {
+                    children.push(v.clone());
+                    flat.push(Value::str(f));
+                }
+                _ => none.push(Value::str(f)),
+            }
+        }
+        let context = Value::List(Rc::new(vec![
+            Value::List(Rc::new(flat)),
+            Value::List(Rc::new(none)),
+        ]));
+        Ok(Value::object(Container {
+            ty: cls,
+            context,
+            children,
+        }))
+    }
+
+    /// A dataclass instance's non-None fields, (name, value) in context order.
+    fn dataclass_fields(&self) -> PyResult<Vec<(String, Value)>> {
+        let (flat, _) = unpack2(&self.context)?;
+        let names = flat.iterate()?;
+        Ok(names
+            .iter()
+            .zip(&self.children)
+            .map(|(n, v)| (n.py_str().unwrap_or_default(), v.clone()))
+            .collect())
+    }
+
     /// An instance of the namedtuple class `cls` (`cls(*values)`).
     pub fn namedtuple(cls: Rc<PyType>, values: Vec<Value>) -> PyResult<Value> {
         let fields = cls.fields().unwrap_or(&[]);
@@ -209,6 +252,25 @@ impl PyObject for Container {
                     out.push_str(f);
                     out.push('=');
                     v.write_repr(out)?;
+                }
+                out.push(')');
+            }
+            // The dataclass __repr__: f"{self.__class__.__qualname__}(a=..., b=...)"
+            // over every field, a None one included.
+            NodeKind::Dataclass { fields } => {
+                out.push_str(&self.ty.qualname);
+                out.push('(');
+                let values = self.dataclass_fields()?;
+                for (i, f) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(f);
+                    out.push('=');
+                    match values.iter().find(|(n, _)| n == f) {
+                        Some((_, v)) => v.write_repr(out)?,
+                        None => out.push_str("None"),
+                    }
                 }
                 out.push(')');
             }
@@ -433,6 +495,25 @@ fn unflatten_node(ty: &Rc<PyType>, context: &Value, children: Vec<Value>) -> PyR
             }
         },
         NodeKind::NamedTuple { .. } => Container::namedtuple(ty.clone(), children)?,
+        // `cls(**dict(zip(flat_names, values)), **dict.fromkeys(none_names))`.
+        NodeKind::Dataclass { .. } => {
+            let (flat, none) = unpack2(context)?;
+            let flat = flat.iterate()?;
+            let mut values: Vec<(String, Value)> = Vec::new();
+            for (n, v) in flat.iter().zip(children) {
+                let Value::Str(n) = n else {
+                    return Err(Raise::type_error("keywords must be strings"));
+                };
+                values.push((n.to_string(), v));
+            }
+            for n in none.iterate()? {
+                let Value::Str(n) = n else {
+                    return Err(Raise::type_error("keywords must be strings"));
+                };
+                values.push((n.to_string(), Value::None));
+            }
+            Container::dataclass(ty.clone(), &values)?
+        }
         NodeKind::StructSeq { .. } => Container::structseq(ty.clone(), children)?,
         _ => {
             return Err(Raise::unsupported(format!(

@@ -25,6 +25,12 @@ pub enum NodeKind {
     NamedTuple {
         fields: Vec<String>,
     },
+    /// A dataclass registered with `torch.export.register_dataclass`: its
+    /// context is `[flat_names, none_names]` (fields that are not None, and
+    /// those that are), its children the non-None field values.
+    Dataclass {
+        fields: Vec<String>,
+    },
     /// A `torch.return_types` structseq (`pytree_register_structseq`).
     StructSeq {
         fields: Vec<String>,
@@ -96,10 +102,12 @@ impl PyType {
         }
     }
 
-    /// Namedtuple and structseq fields.
+    /// Namedtuple, structseq and dataclass fields.
     pub fn fields(&self) -> Option<&[String]> {
         match &self.kind {
-            NodeKind::NamedTuple { fields } | NodeKind::StructSeq { fields } => Some(fields),
+            NodeKind::NamedTuple { fields }
+            | NodeKind::StructSeq { fields }
+            | NodeKind::Dataclass { fields } => Some(fields),
             _ => None,
         }
     }
@@ -229,6 +237,29 @@ impl Registry {
             module,
             qualname,
             NodeKind::NamedTuple {
+                fields: fields.iter().map(|f| f.to_string()).collect(),
+            },
+            Some(serialized_type_name),
+        ));
+        self.by_name
+            .insert(serialized_type_name.to_string(), t.clone());
+        t
+    }
+
+    /// `torch.export.register_dataclass(cls, serialized_type_name=...)` for a
+    /// dataclass `module.qualname` with `fields` (the default flatten: None
+    /// fields go into the context, not the children).
+    pub fn register_dataclass(
+        &mut self,
+        serialized_type_name: &str,
+        module: &str,
+        qualname: &str,
+        fields: &[&str],
+    ) -> Rc<PyType> {
+        let t = Rc::new(PyType::new(
+            module,
+            qualname,
+            NodeKind::Dataclass {
                 fields: fields.iter().map(|f| f.to_string()).collect(),
             },
             Some(serialized_type_name),

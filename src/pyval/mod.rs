@@ -26,7 +26,7 @@ pub enum Value {
     Bool(bool),
     Int(BigInt),
     Float(f64),
-    Str(Rc<str>),
+    Str(PyStr),
     List(Rc<Vec<Value>>),
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<Dict>),
@@ -34,6 +34,75 @@ pub enum Value {
     Slice(Rc<[Value; 3]>),
     /// Any other object: an `IntVar`, a spec, a derived `SymInt`, ...
     Object(Rc<dyn PyObject>),
+}
+
+/// A `str` value: a literal of the program (a `to_jsonable` key, a type
+/// name), or text made at run time, shared by reference count. Both read as
+/// `&str`; which one a string is never shows.
+#[derive(Clone)]
+pub enum PyStr {
+    Static(&'static str),
+    Shared(Rc<str>),
+}
+
+impl std::ops::Deref for PyStr {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        match self {
+            PyStr::Static(s) => s,
+            PyStr::Shared(s) => s,
+        }
+    }
+}
+
+impl AsRef<str> for PyStr {
+    fn as_ref(&self) -> &str {
+        self
+    }
+}
+
+impl fmt::Debug for PyStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl fmt::Display for PyStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+impl PartialEq for PyStr {
+    fn eq(&self, other: &PyStr) -> bool {
+        **self == **other
+    }
+}
+impl Eq for PyStr {}
+
+impl std::hash::Hash for PyStr {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (**self).hash(h)
+    }
+}
+
+impl From<&str> for PyStr {
+    fn from(s: &str) -> PyStr {
+        PyStr::Shared(Rc::from(s))
+    }
+}
+
+impl From<String> for PyStr {
+    fn from(s: String) -> PyStr {
+        PyStr::Shared(Rc::from(s))
+    }
+}
+
+impl From<Rc<str>> for PyStr {
+    fn from(s: Rc<str>) -> PyStr {
+        PyStr::Shared(s)
+    }
 }
 
 /// What a Python exception carries into a result: `type(e).__name__` and `str(e)`.
@@ -119,26 +188,13 @@ impl Value {
         Value::Int(BigInt::from(i))
     }
     pub fn str(s: &str) -> Value {
-        Value::Str(Rc::from(s))
+        Value::Str(PyStr::from(s))
     }
 
-    /// A constant `str` (a dict key of `to_jsonable`, a type name): one
-    /// shared allocation per thread, as CPython interns such literals.
+    /// A constant `str` (a dict key of `to_jsonable`, a type name): no
+    /// allocation, as CPython's literals are made once.
     pub fn static_str(s: &'static str) -> Value {
-        thread_local! {
-            static INTERNED: std::cell::RefCell<Vec<(&'static str, Rc<str>)>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        INTERNED.with(|cell| {
-            let mut interned = cell.borrow_mut();
-            // Constants are few; a literal is known by its address (the same text
-            // at two addresses is just interned twice).
-            if let Some((_, rc)) = interned.iter().find(|(k, _)| std::ptr::eq(*k, s)) {
-                return Value::Str(rc.clone());
-            }
-            let rc: Rc<str> = Rc::from(s);
-            interned.push((s, rc.clone()));
-            Value::Str(rc)
-        })
+        Value::Str(PyStr::Static(s))
     }
     pub fn object<T: PyObject>(o: T) -> Value {
         Value::Object(Rc::new(o))

@@ -186,7 +186,7 @@ fn arith(op: Op, a: &Value, b: &Value) -> PyResult<Value> {
 fn sequence_arith(op: Op, a: &Value, b: &Value) -> PyResult<Value> {
     match op {
         Op::Add => match (a, b) {
-            (Value::Str(x), Value::Str(y)) => Ok(Value::Str(Rc::from(format!("{x}{y}")))),
+            (Value::Str(x), Value::Str(y)) => Ok(Value::Str(format!("{x}{y}").into())),
             (Value::List(x), Value::List(y)) => {
                 Ok(Value::List(Rc::new([x.as_slice(), y.as_slice()].concat())))
             }
@@ -270,7 +270,7 @@ fn repeat(seq: &Value, n: &BigInt) -> PyResult<Value> {
         )));
     }
     Ok(match seq {
-        Value::Str(s) => Value::Str(Rc::from(s.repeat(n as usize))),
+        Value::Str(s) => Value::Str(s.repeat(n as usize).into()),
         Value::List(v) => Value::List(Rc::new(repeat_vec(v, n as usize))),
         Value::Tuple(v) => Value::Tuple(Rc::new(repeat_vec(v, n as usize))),
         _ => unreachable!("only sequences repeat"),

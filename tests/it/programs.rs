@@ -304,3 +304,52 @@ fn malformed_probe_lines_name_line_and_path() {
         "line 1: invalid JSON: EOF while parsing an object at line 1 column 5"
     );
 }
+
+/// What the loading process registered decides what needs it: without
+/// `registrations.json` a custom op's purity is unknown (DCE is
+/// unsupported, never a guess) and a registered pytree type is missing
+/// (the loader raises as a fresh `import torch` does); with it both agree
+/// with the goldens the conformance check compares.
+#[test]
+fn registrations_decide_custom_ops_and_pytree_types() {
+    use std::sync::Arc;
+    use torchspec::export::passes::{transform, PassError};
+    use torchspec::export::registrations::Registrations;
+
+    let regs = Arc::new(
+        Registrations::read(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/programs/registrations.json"),
+        )
+        .expect("registrations read"),
+    );
+    let dce = vec!["dce".to_string()];
+
+    let plain = ExportedProgram::load_path(&zoo("custom-op")).expect("loads without them");
+    match transform(&plain, &dce) {
+        Err(PassError::Unsupported(why)) => assert!(
+            why.contains("torch.ops.torchspec.add_into.default") && why.contains("registrations"),
+            "{why}"
+        ),
+        other => panic!("DCE guessed the purity of a custom op: {other:?}"),
+    }
+    let ep = ExportedProgram::load_path_in(&zoo("custom-op"), Mode::Default, &regs)
+        .expect("loads with them");
+    let after = transform(&ep, &dce).expect("DCE runs");
+    let graph = after.graph_module.graph.to_python_string();
+    assert!(
+        graph.contains("torch.ops.torchspec.add_into.default"),
+        "the mutating op is impure and stays:\n{graph}"
+    );
+
+    let e = ExportedProgram::load_path(&zoo("pytree-types")).expect_err("Point is not registered");
+    assert!(e.to_string().contains("NotImplementedError"), "{e}");
+    let ep = ExportedProgram::load_path_in(&zoo("pytree-types"), Mode::Default, &regs)
+        .expect("loads with Point and Pair registered");
+    let report = ep.report();
+    assert!(
+        report["in_spec_str"]
+            .as_str()
+            .is_some_and(|s| s.contains("<class 'zoo_types.Point'>") && s.contains("TreeSpec(Pair")),
+        "{report}"
+    );
+}

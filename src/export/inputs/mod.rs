@@ -16,7 +16,7 @@ use crate::export::ranges::Bound;
 use crate::export::schema::{Argument, InputSpec, SymInt, SymIntArgument};
 use crate::export::srepr::subexpression_strs;
 use crate::export::ExportedProgram;
-use crate::pytree::{tree_flatten, treespec_loads, value_eq, Registry, TreeSpec};
+use crate::pytree::{tree_flatten, treespec_loads, value_eq, NodeKind, PyType, Registry, TreeSpec};
 use crate::pyval::{PyException, Raise, Value};
 use probe::{Probe, Tensor};
 use pyexpr::{EvalStop, Expr, GVal};
@@ -80,13 +80,15 @@ fn leaf_paths(spec: &TreeSpec, prefix: String, out: &mut Vec<String>) -> Result<
         out.push(prefix);
         return Ok(());
     };
-    match ty.name() {
-        "tuple" | "list" => {
+    // The key entries of each type's `flatten_with_keys_fn`: SequenceKey
+    // `[i]`, MappingKey `[k!r]`, GetAttrKey `.name`.
+    match &ty.kind {
+        NodeKind::Tuple | NodeKind::List => {
             for (i, c) in spec.children().iter().enumerate() {
                 leaf_paths(c, format!("{prefix}[{i}]"), out)?;
             }
         }
-        "dict" => {
+        NodeKind::Dict | NodeKind::OrderedDict => {
             let Value::List(keys) = spec.context() else {
                 return Err("a dict spec without a key list".into());
             };
@@ -96,7 +98,32 @@ fn leaf_paths(spec: &TreeSpec, prefix: String, out: &mut Vec<String>) -> Result<
                 leaf_paths(c, p, out)?;
             }
         }
-        other => return Err(format!("key paths under a `{other}` node")),
+        // `_namedtuple_flatten_with_keys`: the context is the class.
+        NodeKind::NamedTupleFn => {
+            let fields = spec
+                .context()
+                .downcast::<PyType>()
+                .and_then(|t| t.fields().map(<[String]>::to_vec))
+                .ok_or("a namedtuple spec whose context is not a namedtuple class")?;
+            for (f, c) in fields.iter().zip(spec.children()) {
+                leaf_paths(c, format!("{prefix}.{f}"), out)?;
+            }
+        }
+        // `register_dataclass`'s `_flatten_fn_with_keys`: GetAttrKey of
+        // each non-None field (the context's `flat_names`).
+        NodeKind::Dataclass { .. } => {
+            let flat = match spec.context() {
+                Value::List(parts) if parts.len() == 2 => parts[0].iterate().map_err(raise_str)?,
+                _ => return Err("a dataclass spec whose context is not [flat, none]".into()),
+            };
+            for (f, c) in flat.iter().zip(spec.children()) {
+                let Value::Str(f) = f else {
+                    return Err("a non-string dataclass field name".into());
+                };
+                leaf_paths(c, format!("{prefix}.{f}"), out)?;
+            }
+        }
+        _ => return Err(format!("key paths under a `{}` node", ty.name())),
     }
     Ok(())
 }
@@ -119,7 +146,7 @@ impl InputChecker {
             .find(|e| e.fqn.is_empty())
             .and_then(|e| e.signature.as_ref())
             .ok_or("no root module call signature")?;
-        let registry = Registry::torch();
+        let registry = ep.registrations.pytree_registry();
         let in_spec = treespec_loads(&entry.in_spec, &registry).map_err(raise_str)?;
         let guards = build_guards(ep, &in_spec, entry.forward_arg_names.as_deref());
         Ok(InputChecker {

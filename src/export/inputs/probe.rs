@@ -11,6 +11,8 @@ use num_bigint::BigInt;
 use serde_json::Value as Json;
 
 use crate::error::{Error, Result};
+use crate::export::registrations::Registrations;
+use crate::pytree::{Container, NodeKind, Registry};
 use crate::pyval::{Dict, PyObject, PyResult, Raise, Value};
 
 /// A tensor input: only its metadata matters before a kernel runs.
@@ -68,19 +70,31 @@ const DTYPES: &[&str] = &[
 
 /// Reads a probe file; the first malformed line is an error naming it.
 pub fn read_probes(path: &Path) -> Result<Vec<Probe>> {
+    read_probes_in(path, &Registrations::default())
+}
+
+/// [`read_probes`] in a process with `registrations`: a `namedtuple` or
+/// `dataclass` VALUE builds the pytree type registered under its name.
+pub fn read_probes_in(path: &Path, registrations: &Registrations) -> Result<Vec<Probe>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_probes(&text).map_err(|e| e.in_file(path))
+    parse_probes_in(&text, registrations).map_err(|e| e.in_file(path))
 }
 
 /// Parses probe lines (trailing blank lines ignored, as the oracle does).
 pub fn parse_probes(text: &str) -> Result<Vec<Probe>> {
+    parse_probes_in(text, &Registrations::default())
+}
+
+/// [`parse_probes`] with `registrations`.
+pub fn parse_probes_in(text: &str, registrations: &Registrations) -> Result<Vec<Probe>> {
+    let registry = registrations.pytree_registry();
     let mut lines: Vec<&str> = text.split('\n').collect();
     while lines.last().is_some_and(|l| l.trim().is_empty()) {
         lines.pop();
     }
     let mut out: Vec<Probe> = Vec::new();
     for (i, raw) in lines.iter().enumerate() {
-        let probe = parse_line(raw, i + 1).map_err(|e| e.on_line(i + 1))?;
+        let probe = parse_line(raw, i + 1, &registry).map_err(|e| e.on_line(i + 1))?;
         if out.iter().any(|p| p.id == probe.id) {
             return Err(Error::at("$.id", format!("duplicate id {:?}", probe.id)).on_line(i + 1));
         }
@@ -89,7 +103,7 @@ pub fn parse_probes(text: &str) -> Result<Vec<Probe>> {
     Ok(out)
 }
 
-fn parse_line(raw: &str, line: usize) -> Result<Probe> {
+fn parse_line(raw: &str, line: usize, registry: &Registry) -> Result<Probe> {
     let json: Json =
         serde_json::from_str(raw).map_err(|e| Error::new(format!("invalid JSON: {e}")))?;
     let Json::Object(obj) = &json else {
@@ -112,6 +126,7 @@ fn parse_line(raw: &str, line: usize) -> Result<Probe> {
     let mut unsupported = None;
     let mut cx = Decode {
         unsupported: &mut unsupported,
+        registry,
     };
     let args = match obj.get("args") {
         Some(v) => cx.value(v, "$.args")?,
@@ -139,6 +154,7 @@ fn parse_line(raw: &str, line: usize) -> Result<Probe> {
 
 struct Decode<'a> {
     unsupported: &'a mut Option<String>,
+    registry: &'a Registry,
 }
 
 impl Decode<'_> {
@@ -200,18 +216,91 @@ impl Decode<'_> {
                         Value::Dict(Rc::new(d))
                     }
                     "tensor" => self.tensor(arg, &sub)?,
-                    "namedtuple" | "dataclass" => {
-                        let ty = arg.get("type").and_then(Json::as_str).unwrap_or("?");
-                        self.unsupported.get_or_insert_with(|| {
-                            format!(
-                                "a {key} input of type `{ty}`: the class lives in the capturing process"
-                            )
-                        });
-                        Value::None
-                    }
+                    "namedtuple" | "dataclass" => self.pytree_object(key, arg, &sub)?,
                     _ => return Err(Error::at(at, format!("unknown object `{key}`"))),
                 }
             }
+        })
+    }
+
+    /// `cls(**fields)` of the pytree type registered as `type`.
+    fn pytree_object(&mut self, key: &str, arg: &Json, at: &str) -> Result<Value> {
+        let Json::Object(o) = arg else {
+            return Err(Error::at(
+                at,
+                format!("a {key} has exactly the keys type and fields"),
+            ));
+        };
+        if o.len() != 2 || !o.contains_key("type") || !o.contains_key("fields") {
+            return Err(Error::at(
+                at,
+                format!("a {key} has exactly the keys type and fields"),
+            ));
+        }
+        let Some(name) = o.get("type").and_then(Json::as_str) else {
+            return Err(Error::at(&format!("{at}.type"), "must be a string"));
+        };
+        let Some(cls) = self.registry.lookup(name).cloned() else {
+            // Not registered here: the class lives in the capturing process.
+            self.unsupported.get_or_insert_with(|| {
+                format!(
+                    "a {key} input of type `{name}`: the class is registered in the capturing \
+                     process (give it in a registrations file)"
+                )
+            });
+            return Ok(Value::None);
+        };
+        let Some(Json::Array(pairs)) = o.get("fields") else {
+            return Err(Error::at(&format!("{at}.fields"), "fields must be a list"));
+        };
+        let mut fields: Vec<(String, Value)> = Vec::new();
+        for (i, pair) in pairs.iter().enumerate() {
+            let p = format!("{at}.fields[{i}]");
+            let (Json::Array(kv), true) = (pair, pair.as_array().is_some_and(|a| a.len() == 2))
+            else {
+                return Err(Error::at(&p, "a field is a [name, value] pair"));
+            };
+            let Json::String(k) = &kv[0] else {
+                return Err(Error::at(&p, "a field is a [name, value] pair"));
+            };
+            let v = self.value(&kv[1], &format!("{p}[1]"))?;
+            // `fields[name] = value`: a repeated name keeps its last value.
+            match fields.iter_mut().find(|(n, _)| n == k) {
+                Some(slot) => slot.1 = v,
+                None => fields.push((k.clone(), v)),
+            }
+        }
+        let built = match &cls.kind {
+            NodeKind::NamedTuple { fields: names } => {
+                let mut values = Vec::new();
+                for n in names {
+                    match fields.iter().find(|(f, _)| f == n) {
+                        Some((_, v)) => values.push(v.clone()),
+                        None => break,
+                    }
+                }
+                if let Some((extra, _)) = fields.iter().find(|(f, _)| !names.contains(f)) {
+                    return Err(Error::at(
+                        at,
+                        format!(
+                            "TypeError: {}.__new__() got an unexpected keyword argument '{extra}'",
+                            cls.name()
+                        ),
+                    ));
+                }
+                Container::namedtuple(cls.clone(), values)
+            }
+            NodeKind::Dataclass { .. } => Container::dataclass(cls.clone(), &fields),
+            _ => {
+                return Err(Error::at(
+                    &format!("{at}.type"),
+                    format!("`{name}` is not a registered namedtuple or dataclass"),
+                ))
+            }
+        };
+        built.map_err(|e| match e {
+            Raise::Exception(e) => Error::at(at, format!("{}: {}", e.type_name, e.message)),
+            Raise::Unsupported(w) => Error::at(at, w),
         })
     }
 

@@ -1657,3 +1657,38 @@ pub(crate) static IMPURE_OPS: &[&str] = &[
     "torch.ops.symm_mem.two_shot_all_reduce_.default",
     "torch.ops.symm_mem.two_shot_all_reduce_out.default",
 ];
+
+/// Sorted operator namespaces a plain `import torch` registers (`torch.ops.NS`);
+/// an operator of another namespace is a custom op of the saving process.
+pub(crate) static TORCH_NAMESPACES: &[&str] = &[
+    "_c10d_functional",
+    "_c10d_functional_autograd",
+    "_dtensor",
+    "_native",
+    "_native_aot",
+    "_quantized",
+    "_test",
+    "aten",
+    "c10d",
+    "coor",
+    "debug_mode_ops",
+    "debugprims",
+    "export",
+    "flex_gemm",
+    "fsdp",
+    "higher_order",
+    "inductor",
+    "inductor_prims",
+    "mkl",
+    "mkldnn",
+    "mkldnn_prepacked",
+    "onednn",
+    "prims",
+    "profiler",
+    "quantization",
+    "quantized",
+    "rngprims",
+    "sparse",
+    "static_runtime",
+    "symm_mem",
+];

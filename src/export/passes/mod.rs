@@ -6,6 +6,7 @@ mod inline_constraints;
 
 use std::collections::HashMap;
 
+use crate::export::registrations::Registrations;
 use crate::export::signature::{InputSpec, OutputSpec};
 use crate::export::ExportedProgram;
 use crate::pyval::PyException;
@@ -111,16 +112,27 @@ pub const PASSES: &[&str] = &[
     "remove-unnecessary-copy",
 ];
 
-/// `Node.is_impure()` for the nodes a loaded program has.
-fn is_impure(graph: &Graph, id: NodeId) -> bool {
+/// `Node.is_impure()` for the nodes a loaded program has; `None` for an
+/// operator neither torch nor `registrations` defines (a custom op of the
+/// saving process: its schema says, and the program does not carry it).
+fn is_impure(graph: &Graph, id: NodeId, registrations: &Registrations) -> Option<bool> {
     let node = graph.node(id);
-    match node.op {
+    Some(match node.op {
         Op::Placeholder | Op::Output => true,
         Op::GetAttr => false,
         Op::CallFunction => {
             let t = node.target.as_str();
             if t == "operator.setitem" {
-                return true;
+                return Some(true);
+            }
+            if let Some(op) = registrations.op(t) {
+                return Some(op.impure);
+            }
+            if let Some(rest) = t.strip_prefix("torch.ops.") {
+                let ns = rest.split('.').next().unwrap_or("");
+                if impure_ops::TORCH_NAMESPACES.binary_search(&ns).is_err() {
+                    return None;
+                }
             }
             if matches!(
                 t,
@@ -128,14 +140,14 @@ fn is_impure(graph: &Graph, id: NodeId) -> bool {
                     | "torch.ops.higher_order.auto_functionalized_v2"
             ) {
                 // Impure when the wrapped operator is a side-effectful function.
-                return matches!(
+                return Some(matches!(
                     node.args.first(),
                     Some(Arg::Torch(op)) if SIDE_EFFECTFUL_OPS.contains(&op.as_str())
-                );
+                ));
             }
             impure_ops::IMPURE_OPS.binary_search(&t).is_ok()
         }
-    }
+    })
 }
 
 /// The operator overloads in `torch.fx.node._side_effectful_functions`, as
@@ -154,14 +166,34 @@ const SIDE_EFFECTFUL_OPS: &[&str] = &[
 ];
 
 /// `Graph.eliminate_dead_code()`: reverse order, erase pure nodes without
-/// users; then the subgraphs its get_attr nodes name.
-pub fn eliminate_dead_code(graph: &mut Graph, submodules: &mut [SubGraph]) -> bool {
+/// users; then the subgraphs its get_attr nodes name. Whether a custom
+/// operator without users is pure is `registrations`' to say; not knowing
+/// is `Unsupported`, never a guess.
+pub fn eliminate_dead_code(
+    graph: &mut Graph,
+    submodules: &mut [SubGraph],
+    registrations: &Registrations,
+) -> Result<bool, PassError> {
     let mut changed = false;
     let ids: Vec<NodeId> = graph.node_ids().to_vec();
     for &id in ids.iter().rev() {
-        if !is_impure(graph, id) && graph.node(id).users().is_empty() {
-            let _ = graph.erase_node(id);
-            changed = true;
+        if !graph.node(id).users().is_empty() {
+            continue;
+        }
+        match is_impure(graph, id, registrations) {
+            Some(true) => {}
+            Some(false) => {
+                let _ = graph.erase_node(id);
+                changed = true;
+            }
+            None => {
+                return Err(PassError::Unsupported(format!(
+                    "Node.is_impure of `{}`: a custom operator of the saving process, whose \
+                     schema the program does not carry (give it in a registrations file, \
+                     `--registrations`; oracle/registrations.py writes one)",
+                    graph.node(id).target
+                )))
+            }
         }
     }
     let live_attrs: Vec<String> = graph
@@ -171,10 +203,10 @@ pub fn eliminate_dead_code(graph: &mut Graph, submodules: &mut [SubGraph]) -> bo
         .collect();
     for sub in submodules.iter_mut() {
         if live_attrs.contains(&sub.name) {
-            changed |= eliminate_dead_code(&mut sub.graph, &mut sub.submodules);
+            changed |= eliminate_dead_code(&mut sub.graph, &mut sub.submodules, registrations)?;
         }
     }
-    changed
+    Ok(changed)
 }
 
 /// The assertion targets `_RemoveRuntimeAssertionsPass` erases.
@@ -259,9 +291,10 @@ pub fn run_pass(
     name: &str,
     gm: &mut LoadedGraphModule,
     values: &crate::export::schema::Graph,
+    registrations: &Registrations,
 ) -> Result<bool, PassError> {
     match name {
-        "dce" => Ok(eliminate_dead_code(&mut gm.graph, &mut gm.submodules)),
+        "dce" => eliminate_dead_code(&mut gm.graph, &mut gm.submodules, registrations),
         "remove-runtime-assertions" => Ok(remove_runtime_assertions(gm)),
         "common-getitem-elimination" => {
             common_getitem_elimination(gm);
@@ -287,7 +320,12 @@ pub fn transform(ep: &ExportedProgram, passes: &[String]) -> Result<ExportedProg
     let mut gm = ep.graph_module.clone();
     let mut modified = false;
     for p in passes {
-        modified |= run_pass(p, &mut gm, &ep.serialized.graph_module.graph)?;
+        modified |= run_pass(
+            p,
+            &mut gm,
+            &ep.serialized.graph_module.graph,
+            &ep.registrations,
+        )?;
     }
     if !modified {
         return Ok(ep.clone());
@@ -308,6 +346,7 @@ pub fn transform(ep: &ExportedProgram, passes: &[String]) -> Result<ExportedProg
         // The new `ExportedProgram(...)` is built without `guards_code`.
         guards_code: Vec::new(),
         archive: ep.archive.clone(),
+        registrations: ep.registrations.clone(),
     })
 }
 

@@ -116,7 +116,10 @@ pub fn serialize_program(ep: &ExportedProgram) -> Result<wire::ExportedProgram> 
     let graph_module = wire::GraphModule {
         graph,
         signature: serialize_signature(&gm.signature)?,
-        module_call_graph: serialize_module_call_graph(&gm.module_call_graph)?,
+        module_call_graph: serialize_module_call_graph(
+            &gm.module_call_graph,
+            &ep.registrations.pytree_registry(),
+        )?,
         // `graph_module.meta["custom"]` and the namedtuple fields as loaded.
         metadata: source.graph_module.metadata.clone(),
         treespec_namedtuple_fields: source.graph_module.treespec_namedtuple_fields.clone(),
@@ -826,18 +829,20 @@ fn serialize_signature(sig: &ExportGraphSignature) -> Result<wire::GraphSignatur
 }
 
 /// `serialize_treespec`: `treespec_dumps` of the spec the loader read.
-fn treespec(s: &str) -> Result<String> {
-    let registry = crate::pytree::Registry::torch();
+fn treespec(s: &str, registry: &crate::pytree::Registry) -> Result<String> {
     let raise = |e: crate::pyval::Raise| match e {
         crate::pyval::Raise::Exception(e) => Error::python(&e.type_name, e.message),
         crate::pyval::Raise::Unsupported(w) => unsupported(w),
     };
-    let spec = crate::pytree::treespec_loads(s, &registry).map_err(raise)?;
+    let spec = crate::pytree::treespec_loads(s, registry).map_err(raise)?;
     crate::pytree::treespec_dumps(&spec).map_err(raise)
 }
 
 /// `serialize_module_call_graph`.
-fn serialize_module_call_graph(entries: &[ModuleCallEntry]) -> Result<Vec<wire::ModuleCallEntry>> {
+fn serialize_module_call_graph(
+    entries: &[ModuleCallEntry],
+    registry: &crate::pytree::Registry,
+) -> Result<Vec<wire::ModuleCallEntry>> {
     entries
         .iter()
         .map(|e| {
@@ -848,8 +853,8 @@ fn serialize_module_call_graph(entries: &[ModuleCallEntry]) -> Result<Vec<wire::
                     Some(s) => Some(wire::ModuleCallSignature {
                         inputs: s.inputs.iter().map(argument_spec).collect::<Result<_>>()?,
                         outputs: s.outputs.iter().map(argument_spec).collect::<Result<_>>()?,
-                        in_spec: treespec(&s.in_spec)?,
-                        out_spec: treespec(&s.out_spec)?,
+                        in_spec: treespec(&s.in_spec, registry)?,
+                        out_spec: treespec(&s.out_spec, registry)?,
                         forward_arg_names: s
                             .forward_arg_names
                             .clone()
