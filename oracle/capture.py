@@ -576,12 +576,17 @@ class ProgramFileError(Exception):
 
 
 def _archive_model_json(path: str) -> tuple[str, bytes]:
-    """The member name and bytes of ``*/models/model.json`` inside a .pt2 zip."""
+    """The member name and bytes of ``*/models/model.json`` inside a .pt2 zip
+    (``serialized_exported_program.json`` in the pre-2.8 format)."""
     import zipfile
     try:
         with zipfile.ZipFile(path) as z:
             names = [n for n in z.namelist()
                      if n.endswith("/models/model.json") and n.count("/") == 2]
+            # The format torch.export.save wrote up to 2.7, which
+            # torch.export.load still reads: the program JSON at the root.
+            if not names and {"version", "serialized_exported_program.json"} <= set(z.namelist()):
+                names = ["serialized_exported_program.json"]
             if len(names) != 1:
                 raise ProgramFileError(
                     f"{path}: expected exactly one */models/model.json in the archive, "

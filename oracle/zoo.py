@@ -60,6 +60,7 @@ class Export:
     probes: list = dataclasses.field(default_factory=list)  # extra (kind, args, kwargs)
     keep_debug_meta: bool = True        # stack_trace, from_node, torch_fn
     edit: Callable[[Any], None] | None = None   # graph surgery on the final program
+    save: Callable[[Any, str], None] | None = None  # another writer than torch.export.save
 
 
 ZOO: list[Entry] = []
@@ -852,6 +853,67 @@ def _() -> Export:
     return Export(M(), (T(3), T(3)), dynamic_shapes=({0: Dim("n")}, {0: Dim("n")}))
 
 
+# legacy-format: the archive layout torch.export.save wrote up to 2.7 (a
+# zip with `version`, `serialized_exported_program.json` and pickled state
+# dict, constants and example inputs at its root), which torch.export.load
+# still reads through its backward-compatibility path. Written here with
+# the same serializer and entries as 2.7's save.
+def _save_legacy(ep: Any, path: str) -> None:
+    import zipfile
+
+    from torch._export.serde.schema import SCHEMA_VERSION
+    from torch._export.serde.serialize import serialize
+    artifact = serialize(ep)
+    entries = [
+        ("serialized_exported_program.json", artifact.exported_program),
+        ("serialized_state_dict.pt", artifact.state_dict),
+        ("serialized_constants.pt", artifact.constants),
+        ("serialized_example_inputs.pt", artifact.example_inputs),
+        ("version", ".".join(map(str, SCHEMA_VERSION))),
+    ]
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in entries:
+            # A fixed timestamp: the same bytes on every run.
+            z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
+
+
+@program("legacy-format")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+            self.register_buffer("shift", torch.ones(2))
+
+        def forward(self, x):
+            return self.fc(x) + self.shift
+    return Export(M(), (T(2, 3),), dynamic_shapes=({0: Dim("b", max=8)},), save=_save_legacy)
+
+
+# two-models: a pt2 archive with two programs (pt2_archive's package_pt2),
+# `other` first: torch.export.load returns `models/model.json`'s.
+def _save_two(ep: Any, path: str) -> None:
+    from torch.export.pt2_archive._package import package_pt2
+
+    class Other(nn.Module):
+        def forward(self, x):
+            return x * 2
+    other = torch.export.export(Other(), (T(3),))
+    package_pt2(path, exported_programs={"other": other, "model": ep})
+
+
+@program("two-models")
+def _() -> Export:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+    return Export(M(), (T(1, 2),), save=_save_two)
+
+
 # ---------------------------------------------------------------------------
 # Export and save.
 # ---------------------------------------------------------------------------
@@ -1122,7 +1184,10 @@ def main(argv: list[str]) -> int:
         print(f"export {entry.name}", file=sys.stderr)
         spec, ep = export_entry(entry)
         path = os.path.join(OUT_DIR, entry.name + ".pt2")
-        torch.export.save(ep, path)
+        if spec.save is not None:
+            spec.save(ep, path)
+        else:
+            torch.export.save(ep, path)
         loaded = torch.export.load(path)
         write_probes(entry.name, probes_for(spec, loaded),
                      os.path.join(OUT_DIR, entry.name + ".probes.jsonl"))

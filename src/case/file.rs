@@ -1,5 +1,5 @@
 //! Case and result files: JSON Lines, one object per line, read one line at
-//! a time (memory stays flat as a file grows), with errors that name the
+//! a time (memory stays bounded as a file grows), with errors that name the
 //! file and line.
 
 use std::collections::HashSet;
@@ -79,20 +79,50 @@ pub fn each_case_in(path: &Path, f: impl FnMut(usize, Case) -> Result<()>) -> Re
 }
 
 /// `torchspec eval`: each case evaluated, its result line written to `out`,
-/// in order. Two passes over the input, one case in memory at a time: a
-/// malformed file is an error before any result is written, as with the
-/// oracle. `open` gives the input afresh for each pass.
+/// in order. A malformed file is an error before any result is written, as
+/// with the oracle: the cases are read first, kept in memory up to
+/// [`KEEP_PARSED_BYTES`] of input; past that the file is read twice, one
+/// case in memory at a time (memory stays flat however large the file).
+/// `open` gives the input afresh for each pass.
 pub fn eval_cases<R: BufRead>(
     mut open: impl FnMut() -> Result<R>,
     out: &mut impl Write,
 ) -> Result<()> {
-    each_case(open()?, |_, _| Ok(()))?;
+    let mut kept: Vec<Case> = Vec::new();
+    let mut bytes = 0usize;
+    let mut streaming = false;
     each_case(open()?, |_, case| {
-        eval_case(&case)
+        if !streaming {
+            bytes += case_weight(&case);
+            if bytes > KEEP_PARSED_BYTES {
+                streaming = true;
+                kept = Vec::new();
+            } else {
+                kept.push(case);
+            }
+        }
+        Ok(())
+    })?;
+    let mut write = |case: &Case| {
+        eval_case(case)
             .write_json(out)
             .and_then(|()| out.write_all(b"\n"))
             .map_err(|e| Error::new(format!("cannot write a result: {e}")))
-    })
+    };
+    if !streaming {
+        return kept.iter().try_for_each(&mut write);
+    }
+    each_case(open()?, |_, case| write(&case))
+}
+
+/// How much parsed input `eval_cases` keeps rather than reading the file
+/// twice, counted as [`case_weight`] per case (about 250,000 typical cases).
+pub const KEEP_PARSED_BYTES: usize = 256 << 20;
+
+/// A case's share of [`KEEP_PARSED_BYTES`]: its id and a fixed 1 KiB, a
+/// stand-in for the parsed tree of a typical line.
+fn case_weight(case: &Case) -> usize {
+    case.id.len() + 1024
 }
 
 /// [`eval_cases`] on a file.

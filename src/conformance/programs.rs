@@ -12,7 +12,6 @@ use similar::TextDiff;
 use super::{CaseReport, Verdict};
 use crate::diff::json_eq;
 use crate::error::{Error, Result};
-use crate::export::archive::Pt2Archive;
 use crate::export::ExportedProgram;
 
 pub const PROGRAMS: &str = "corpus/programs";
@@ -170,8 +169,9 @@ pub(super) fn run(
         // The program JSON written back must be PyTorch's bytes.
         // (The wire layer alone: a program whose pytree types the loading
         // process must register still writes back.)
-        let mut archive = Pt2Archive::open(&file)?;
-        let original = archive.read_program()?;
+        let bytes = std::fs::read(&file).map_err(|e| Error::io(&file, e))?;
+        let original =
+            crate::export::archive::program_json(&bytes).map_err(|e| e.in_file(&file))?;
         let wire =
             crate::export::schema::load_program(&original, crate::export::schema::Mode::Default);
         let roundtrip = match &wire {

@@ -109,7 +109,15 @@ impl ExportedProgram {
         mode: Mode,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
-        let mut archive = archive::Pt2Archive::from_reader(std::io::Cursor::new(&bytes[..]))?;
+        let mut archive = match archive::Pt2Archive::from_reader(std::io::Cursor::new(&bytes[..])) {
+            Ok(a) => a,
+            // `torch.export.load` falls back to the pre-2.8 layout when the
+            // pt2 reader fails.
+            Err(_) if archive::is_legacy(&bytes) => {
+                return Self::load_legacy(&bytes, mode, registrations)
+            }
+            Err(e) => return Err(e),
+        };
         let program = archive.read_program()?;
         let mut ep = Self::load_json_in(&program, mode, registrations)
             .map_err(|e| Error::new(format!("in `models/model.json`: {e}")))?;
@@ -120,6 +128,48 @@ impl ExportedProgram {
         }
         drop(archive);
         ep.archive = Some(std::sync::Arc::new(bytes));
+        Ok(ep)
+    }
+
+    /// A pre-2.8 archive (`serialized_exported_program.json` at its root,
+    /// the state dict pickled beside it): `ep.state_dict` is the saved
+    /// `ep.state_dict`, whose names, shapes and dtypes are the program's own
+    /// parameter and persistent-buffer placeholders.
+    fn load_legacy(
+        bytes: &[u8],
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
+        let program = archive::read_legacy_program(bytes)?;
+        let mut ep = Self::load_json_in(&program, mode, registrations)
+            .map_err(|e| Error::new(format!("in `{}`: {e}", archive::LEGACY_PROGRAM)))?;
+        let gm = &ep.serialized.graph_module;
+        let meta = |name: &str| {
+            gm.graph
+                .tensor_values
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, m)| m)
+        };
+        let mut state_dict = Vec::new();
+        for spec in &gm.signature.input_specs {
+            let (arg, target, parameter) = match spec {
+                schema::InputSpec::Parameter(p) => (&p.arg.name, &p.parameter_name, true),
+                schema::InputSpec::Buffer(b) if b.persistent => {
+                    (&b.arg.name, &b.buffer_name, false)
+                }
+                _ => continue,
+            };
+            let info = match meta(arg) {
+                Some(m) => tensor_info_of(m, parameter),
+                None => Err(format!("no tensor value for the placeholder `{arg}`")),
+            };
+            state_dict.push(StateDictEntry {
+                name: target.clone(),
+                meta: info,
+            });
+        }
+        ep.state_dict = Some(state_dict);
         Ok(ep)
     }
 
@@ -187,8 +237,9 @@ impl ExportedProgram {
     pub fn serialize_pt2(&self, root: &str) -> Result<Vec<u8>> {
         let Some(input) = &self.archive else {
             return Err(Error::new(
-                "writing a .pt2 needs the weights of the program's archive, and this program \
-                 was loaded from its JSON alone (write a .json instead)",
+                "writing a .pt2 needs the weights of the program's pt2 archive, and this \
+                 program was loaded from its JSON alone or from a pre-2.8 archive, whose \
+                 weights are pickled (write a .json instead)",
             ));
         };
         let json = self.serialize_json()?;
@@ -225,6 +276,13 @@ fn tensor_info(meta: &schema::PayloadMeta) -> std::result::Result<TensorInfo, St
     let Some(t) = &meta.tensor_meta else {
         return Err("tensor_meta cannot be None for non-pickled weight".into());
     };
+    tensor_info_of(t, meta.is_param)
+}
+
+fn tensor_info_of(
+    t: &schema::TensorMeta,
+    parameter: bool,
+) -> std::result::Result<TensorInfo, String> {
     let mut shape = Vec::with_capacity(t.sizes.len());
     for s in &t.sizes {
         match s {
@@ -237,6 +295,6 @@ fn tensor_info(meta: &schema::PayloadMeta) -> std::result::Result<TensorInfo, St
     Ok(TensorInfo {
         shape,
         dtype: dtype.to_string(),
-        parameter: meta.is_param,
+        parameter,
     })
 }

@@ -353,3 +353,38 @@ fn registrations_decide_custom_ops_and_pytree_types() {
         "{report}"
     );
 }
+
+/// The pre-2.8 layout (`version` and `serialized_exported_program.json` at
+/// the root): read as `torch.export.load`'s fallback reads it, its checks
+/// worded as PyTorch words them.
+#[test]
+fn legacy_archives_are_read_or_refused_as_pytorch_does() {
+    let program = Pt2Archive::open(&zoo("mlp-static"))
+        .and_then(|mut a| a.read_program())
+        .expect("zoo program");
+    let full = |version: &[u8]| {
+        zip_of(&[
+            ("serialized_exported_program.json", &program),
+            ("serialized_state_dict.pt", b"x"),
+            ("serialized_constants.pt", b"x"),
+            ("serialized_example_inputs.pt", b"x"),
+            ("version", version),
+        ])
+    };
+    let ep = ExportedProgram::load_pt2(full(b"8.20"), Mode::Default).expect("legacy loads");
+    assert!(ep.state_dict.as_ref().is_some_and(|sd| !sd.is_empty()));
+    assert!(load_err(full(b"8"))
+        .contains("AssertionError: Version in the saved file has incorrect length"));
+    assert!(load_err(full(b"9.0")).contains(
+        "RuntimeError: Serialized version ['9', '0'] does not match our current schema version (8, 20)."
+    ));
+    let no_inputs = zip_of(&[
+        ("serialized_exported_program.json", &program),
+        ("serialized_state_dict.pt", b"x"),
+        ("serialized_constants.pt", b"x"),
+        ("version", b"8.20"),
+    ]);
+    assert!(load_err(no_inputs).contains("AssertionError: serialized_example_inputs is None"));
+    let no_program = zip_of(&[("version", b"8.20")]);
+    assert!(load_err(no_program).contains("AssertionError: serialized_exported_program is None"));
+}
