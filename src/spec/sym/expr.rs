@@ -1018,7 +1018,7 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         if let Some((b, d)) = linear_gcd_quotients(base, divisor)? {
             return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
         }
-        if !poly_coprime(base, divisor) {
+        if !poly_coprime(base, divisor) && !certified_coprime(base, divisor) {
             return Err(Raise::unsupported(
                 "sympy.gcd of two polynomials with a common factor (FloorDiv's safe_gcd)",
             ));
@@ -1550,6 +1550,119 @@ fn poly_coprime(p: &Ex, q: &Ex) -> bool {
         }
     }
     false
+}
+
+/// Whether `sympy.gcd(p, q)` is 1, decided exactly (never guessed): the
+/// integer contents are coprime, and for each generator `x` both share,
+/// some integer point for the other generators keeps both leading
+/// coefficients in `x` nonzero and gives univariate images with a constant
+/// gcd. (A common factor of positive degree in `x` would divide both images
+/// at every such point; one of degree 0 in every shared generator is an
+/// integer, ruled out by the contents.) `false` means "not shown coprime".
+fn certified_coprime(p: &Ex, q: &Ex) -> bool {
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else {
+        return false;
+    };
+    let content = |a: &Poly| a.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c));
+    if !content(&pp).gcd(&content(&qq)).is_one() {
+        return false;
+    }
+    let (gp, gq) = (poly_gens(&pp), poly_gens(&qq));
+    let mut all = gp.clone();
+    for g in &gq {
+        if !all.contains(g) {
+            all.push(g.clone());
+        }
+    }
+    const POINTS: [i64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
+    let degree = |a: &Poly, x: &Ex| {
+        a.iter()
+            .map(|(_, m)| m.iter().find(|(g, _)| g == x).map_or(0, |(_, k)| *k))
+            .max()
+            .unwrap_or(0)
+    };
+    'shared: for x in gp.iter().filter(|g| gq.contains(g)) {
+        let (dp, dq) = (degree(&pp, x), degree(&qq, x));
+        if dp > 256 || dq > 256 {
+            return false;
+        }
+        for attempt in 0..6 {
+            let value = |g: &Ex| -> BigInt {
+                let i = all.iter().position(|h| h == g).unwrap_or(0);
+                BigInt::from(POINTS[(i + 5 * attempt) % POINTS.len()] * (1 + attempt as i64))
+            };
+            let image = |a: &Poly, d: u32| -> Vec<BigInt> {
+                let mut out = vec![BigInt::zero(); d as usize + 1];
+                for (c, m) in a {
+                    let mut v = c.clone();
+                    let mut k = 0;
+                    for (g, e) in m {
+                        if g == x {
+                            k = *e;
+                        } else {
+                            v *= num_traits::pow(value(g), *e as usize);
+                        }
+                    }
+                    out[k as usize] += v;
+                }
+                out
+            };
+            let (ip, iq) = (image(&pp, dp), image(&qq, dq));
+            if ip[dp as usize].is_zero() || iq[dq as usize].is_zero() {
+                continue;
+            }
+            if univariate_gcd_degree(ip, iq) == 0 {
+                continue 'shared;
+            }
+        }
+        return false;
+    }
+    true
+}
+
+/// The degree of the gcd over Q of two integer polynomials (coefficients
+/// by degree, leading ones nonzero): primitive pseudo-remainder sequence.
+fn univariate_gcd_degree(mut a: Vec<BigInt>, mut b: Vec<BigInt>) -> usize {
+    fn trim(v: &mut Vec<BigInt>) {
+        while v.last().is_some_and(Zero::is_zero) {
+            v.pop();
+        }
+    }
+    fn primitive(v: &mut [BigInt]) {
+        let g = v.iter().fold(BigInt::zero(), |g, c| g.gcd(c));
+        if !g.is_zero() && !g.is_one() {
+            for c in v.iter_mut() {
+                *c /= &g;
+            }
+        }
+    }
+    trim(&mut a);
+    trim(&mut b);
+    if a.len() < b.len() {
+        std::mem::swap(&mut a, &mut b);
+    }
+    while !b.is_empty() {
+        if b.len() == 1 {
+            return 0;
+        }
+        let lb = b[b.len() - 1].clone();
+        let mut r = a;
+        while r.len() >= b.len() {
+            let shift = r.len() - b.len();
+            let lr = r[r.len() - 1].clone();
+            for c in r.iter_mut() {
+                *c *= &lb;
+            }
+            for (i, c) in b.iter().enumerate() {
+                r[shift + i] -= &lr * c;
+            }
+            trim(&mut r);
+            primitive(&mut r);
+        }
+        a = b;
+        b = r;
+    }
+    a.len().saturating_sub(1)
 }
 
 /// `Some(k)` when `base == k*divisor` for an integer `k`.
@@ -2109,4 +2222,25 @@ pub fn as_boolean(e: &Ex) -> PyResult<Ex> {
 
 pub fn facts_of(e: &Ex) -> Facts {
     facts(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(coeffs: &[i64]) -> Vec<BigInt> {
+        coeffs.iter().map(|&c| BigInt::from(c)).collect()
+    }
+
+    #[test]
+    fn univariate_gcd_degrees() {
+        // (x - 1)(x + 2) and (x - 1)(x + 3): gcd x - 1.
+        assert_eq!(univariate_gcd_degree(p(&[-2, 1, 1]), p(&[-3, 2, 1])), 1);
+        // x^2 + 1 and x + 1: coprime.
+        assert_eq!(univariate_gcd_degree(p(&[1, 0, 1]), p(&[1, 1])), 0);
+        // (x + 1)^2 and (x + 1)^3.
+        assert_eq!(univariate_gcd_degree(p(&[1, 2, 1]), p(&[1, 3, 3, 1])), 2);
+        // A constant is coprime with anything.
+        assert_eq!(univariate_gcd_degree(p(&[5]), p(&[0, 0, 1])), 0);
+    }
 }
