@@ -4,10 +4,15 @@
 //!
 //! ```sh
 //! cargo run --example read_program -- corpus/programs/multi-output.pt2
+//! # a program whose custom ops / pytree types its library registers:
+//! cargo run --example read_program -- corpus/programs/custom-op.pt2 corpus/programs/registrations.json
 //! ```
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use torchspec::export::registrations::Registrations;
+use torchspec::export::schema::Mode;
 use torchspec::export::ExportedProgram;
 
 fn main() -> Result<(), torchspec::Error> {
@@ -15,7 +20,13 @@ fn main() -> Result<(), torchspec::Error> {
         .nth(1)
         .map(PathBuf::from)
         .unwrap_or_else(|| "corpus/programs/multi-output.pt2".into());
-    let ep = ExportedProgram::load_path(&path)?;
+    // What the loading process registered (custom ops, pytree types), if
+    // given: `oracle/registrations.py` writes the file from a live process.
+    let registrations = match std::env::args_os().nth(2) {
+        Some(file) => Arc::new(Registrations::read(&PathBuf::from(file))?),
+        None => Registrations::plain().clone(),
+    };
+    let ep = ExportedProgram::load_path_in(&path, Mode::Default, &registrations)?;
     let gm = &ep.graph_module;
     println!("{}", gm.graph.to_python_string());
     println!("{}", gm.signature);
