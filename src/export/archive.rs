@@ -86,32 +86,10 @@ impl<R: Read + Seek> Pt2Archive<R> {
     /// [`MAX_ENTRY_BYTES`].
     pub fn read_entry(&mut self, name: &str) -> Result<Vec<u8>> {
         let full = format!("{}/{name}", self.root);
-        let mut file = match self.zip.by_name(&full) {
-            Ok(f) => f,
-            Err(zip::result::ZipError::FileNotFound) => {
-                return Err(Error::new(format!("archive has no entry `{full}`")))
-            }
-            Err(e) => return Err(Error::new(format!("cannot read entry `{full}`: {e}"))),
-        };
-        let declared = file.size();
-        if declared > MAX_ENTRY_BYTES {
-            return Err(Error::new(format!(
-                "entry `{full}` declares {declared} bytes, over the {MAX_ENTRY_BYTES}-byte limit"
-            )));
+        match read_bounded(&mut self.zip, &full)? {
+            Some(buf) => Ok(buf),
+            None => Err(Error::new(format!("archive has no entry `{full}`"))),
         }
-        // Never trust the declared size for the allocation beyond a small
-        // start; the limit bounds what is actually decompressed.
-        let mut buf = Vec::with_capacity(declared.min(1 << 20) as usize);
-        let read = (&mut file)
-            .take(MAX_ENTRY_BYTES + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| Error::new(format!("cannot read entry `{full}`: {e}")))?;
-        if read as u64 > MAX_ENTRY_BYTES {
-            return Err(Error::new(format!(
-                "entry `{full}` inflates past the {MAX_ENTRY_BYTES}-byte limit"
-            )));
-        }
-        Ok(buf)
     }
 
     /// The names of the programs under `models/` (`model` for `models/model.json`).
@@ -159,6 +137,38 @@ impl<R: Read + Seek> Pt2Archive<R> {
     }
 }
 
+/// The bytes of the zip entry `full` (`None` when there is none), at most
+/// [`MAX_ENTRY_BYTES`] whatever the zip declares.
+fn read_bounded<R: Read + Seek>(
+    zip: &mut zip::ZipArchive<R>,
+    full: &str,
+) -> Result<Option<Vec<u8>>> {
+    let mut file = match zip.by_name(full) {
+        Ok(f) => f,
+        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+        Err(e) => return Err(Error::new(format!("cannot read entry `{full}`: {e}"))),
+    };
+    let declared = file.size();
+    if declared > MAX_ENTRY_BYTES {
+        return Err(Error::new(format!(
+            "entry `{full}` declares {declared} bytes, over the {MAX_ENTRY_BYTES}-byte limit"
+        )));
+    }
+    // Never trust the declared size for the allocation beyond a small
+    // start; the limit bounds what is actually decompressed.
+    let mut buf = Vec::with_capacity(declared.min(1 << 20) as usize);
+    let read = (&mut file)
+        .take(MAX_ENTRY_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::new(format!("cannot read entry `{full}`: {e}")))?;
+    if read as u64 > MAX_ENTRY_BYTES {
+        return Err(Error::new(format!(
+            "entry `{full}` inflates past the {MAX_ENTRY_BYTES}-byte limit"
+        )));
+    }
+    Ok(Some(buf))
+}
+
 /// The root entries of the format `torch.export.save` wrote up to 2.7,
 /// which `torch.export.load` still reads when the pt2 reader fails:
 /// `version`, `serialized_exported_program.json` and the pickled state
@@ -178,30 +188,7 @@ pub fn is_legacy(bytes: &[u8]) -> bool {
 pub fn read_legacy_program(bytes: &[u8]) -> Result<Vec<u8>> {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|e| Error::new(format!("not a readable zip archive: {e}")))?;
-    let mut read = |name: &str| -> Result<Option<Vec<u8>>> {
-        let mut file = match zip.by_name(name) {
-            Ok(f) => f,
-            Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-            Err(e) => return Err(Error::new(format!("cannot read entry `{name}`: {e}"))),
-        };
-        if file.size() > MAX_ENTRY_BYTES {
-            return Err(Error::new(format!(
-                "entry `{name}` declares {} bytes, over the {MAX_ENTRY_BYTES}-byte limit",
-                file.size()
-            )));
-        }
-        let mut buf = Vec::with_capacity(file.size().min(1 << 20) as usize);
-        let n = (&mut file)
-            .take(MAX_ENTRY_BYTES + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| Error::new(format!("cannot read entry `{name}`: {e}")))?;
-        if n as u64 > MAX_ENTRY_BYTES {
-            return Err(Error::new(format!(
-                "entry `{name}` inflates past the {MAX_ENTRY_BYTES}-byte limit"
-            )));
-        }
-        Ok(Some(buf))
-    };
+    let mut read = |name: &str| read_bounded(&mut zip, name);
     let Some(version) = read(LEGACY_VERSION)? else {
         return Err(Error::python(
             "RuntimeError",

@@ -233,17 +233,13 @@ impl Registry {
         qualname: &str,
         fields: &[&str],
     ) -> Rc<PyType> {
-        let t = Rc::new(PyType::new(
+        let fields = fields.iter().map(|f| f.to_string()).collect();
+        self.register(
+            serialized_type_name,
             module,
             qualname,
-            NodeKind::NamedTuple {
-                fields: fields.iter().map(|f| f.to_string()).collect(),
-            },
-            Some(serialized_type_name),
-        ));
-        self.by_name
-            .insert(serialized_type_name.to_string(), t.clone());
-        t
+            NodeKind::NamedTuple { fields },
+        )
     }
 
     /// `torch.export.register_dataclass(cls, serialized_type_name=...)` for a
@@ -256,12 +252,28 @@ impl Registry {
         qualname: &str,
         fields: &[&str],
     ) -> Rc<PyType> {
+        let fields = fields.iter().map(|f| f.to_string()).collect();
+        self.register(
+            serialized_type_name,
+            module,
+            qualname,
+            NodeKind::Dataclass { fields },
+        )
+    }
+
+    /// `SERIALIZED_TYPE_TO_PYTHON_TYPE[name] = cls` for a class registered
+    /// by a library (the last registration of a name wins).
+    fn register(
+        &mut self,
+        serialized_type_name: &str,
+        module: &str,
+        qualname: &str,
+        kind: NodeKind,
+    ) -> Rc<PyType> {
         let t = Rc::new(PyType::new(
             module,
             qualname,
-            NodeKind::Dataclass {
-                fields: fields.iter().map(|f| f.to_string()).collect(),
-            },
+            kind,
             Some(serialized_type_name),
         ));
         self.by_name
