@@ -44,8 +44,7 @@ fn row_line(c: &conformance::CaseReport, version: &str) -> (String, String) {
         .or_else(|_| file.strip_prefix(&set))
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| c.file.to_string_lossy().into_owned());
-    let id = c.id.strip_suffix("#serialized").unwrap_or(&c.id);
-    (rel, id.to_string())
+    (rel, c.golden_id().to_string())
 }
 
 fn check_matrix(version: &str) {

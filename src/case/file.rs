@@ -80,25 +80,21 @@ pub fn each_case_in(path: &Path, f: impl FnMut(usize, Case) -> Result<()>) -> Re
 
 /// `torchspec eval`: each case evaluated, its result line written to `out`,
 /// in order. A malformed file is an error before any result is written, as
-/// with the oracle: the cases are read first, kept in memory up to
-/// [`KEEP_PARSED_BYTES`] of input; past that the file is read twice, one
-/// case in memory at a time (memory stays flat however large the file).
-/// `open` gives the input afresh for each pass.
+/// with the oracle: the cases are read first and kept in memory, up to
+/// [`KEEP_PARSED_CASES`]; past that the file is read twice, one case in
+/// memory at a time (memory stays bounded however large the file). `open`
+/// gives the input afresh for each pass.
 pub fn eval_cases<R: BufRead>(
     mut open: impl FnMut() -> Result<R>,
     out: &mut impl Write,
 ) -> Result<()> {
-    let mut kept: Vec<Case> = Vec::new();
-    let mut bytes = 0usize;
-    let mut streaming = false;
+    let mut kept: Option<Vec<Case>> = Some(Vec::new());
     each_case(open()?, |_, case| {
-        if !streaming {
-            bytes += case_weight(&case);
-            if bytes > KEEP_PARSED_BYTES {
-                streaming = true;
-                kept = Vec::new();
+        if let Some(cases) = &mut kept {
+            if cases.len() < KEEP_PARSED_CASES {
+                cases.push(case);
             } else {
-                kept.push(case);
+                kept = None;
             }
         }
         Ok(())
@@ -109,21 +105,15 @@ pub fn eval_cases<R: BufRead>(
             .and_then(|()| out.write_all(b"\n"))
             .map_err(|e| Error::new(format!("cannot write a result: {e}")))
     };
-    if !streaming {
-        return kept.iter().try_for_each(&mut write);
+    match kept {
+        Some(cases) => cases.iter().try_for_each(&mut write),
+        None => each_case(open()?, |_, case| write(&case)),
     }
-    each_case(open()?, |_, case| write(&case))
 }
 
-/// How much parsed input `eval_cases` keeps rather than reading the file
-/// twice, counted as [`case_weight`] per case (about 250,000 typical cases).
-pub const KEEP_PARSED_BYTES: usize = 256 << 20;
-
-/// A case's share of [`KEEP_PARSED_BYTES`]: its id and a fixed 1 KiB, a
-/// stand-in for the parsed tree of a typical line.
-fn case_weight(case: &Case) -> usize {
-    case.id.len() + 1024
-}
+/// How many parsed cases `eval_cases` keeps rather than reading the file
+/// twice.
+pub const KEEP_PARSED_CASES: usize = 250_000;
 
 /// [`eval_cases`] on a file.
 pub fn eval_file(path: &Path, out: &mut impl Write) -> Result<()> {

@@ -53,7 +53,17 @@ pub struct CaseReport {
     pub allowed: Option<String>,
 }
 
+/// The suffix of a serialized-bytes row's id: row `P#serialized` compares
+/// line `P` of `programs/NAME.serialized.jsonl`.
+pub const SERIALIZED_SUFFIX: &str = "#serialized";
+
 impl CaseReport {
+    /// The id of the golden line this row compares (a serialized-bytes
+    /// row's id without [`SERIALIZED_SUFFIX`]).
+    pub fn golden_id(&self) -> &str {
+        self.id.strip_suffix(SERIALIZED_SUFFIX).unwrap_or(&self.id)
+    }
+
     /// Why this case fails the check, if it does.
     pub fn failure(&self) -> Option<String> {
         let loc = if self.line == 0 {
@@ -250,8 +260,7 @@ pub fn run_matrix(root: &Path, version: &str) -> Result<Report> {
         } else {
             continue; // a row of no golden (the JSON round trip)
         };
-        // A serialized-bytes row `P#serialized` is line `P` of its file.
-        let id = c.id.strip_suffix("#serialized").unwrap_or(&c.id);
+        let id = c.golden_id();
         let moved = match (other.get(&rel, id), target.get(&rel, id)) {
             (Some(x), Some(t)) => x.text != t.text,
             (None, None) => false,

@@ -19,6 +19,14 @@ pub const PROGRAMS: &str = "corpus/programs";
 /// (`oracle/registrations.py`).
 pub const REGISTRATIONS: &str = "corpus/programs/registrations.json";
 
+/// `GOLDENS/programs/NAME{suffix}.jsonl`: the report (`""`), `.probes` or
+/// `.serialized` golden file of a zoo program.
+fn program_golden(root: &Path, goldens: &str, name: &str, suffix: &str) -> PathBuf {
+    root.join(goldens)
+        .join("programs")
+        .join(format!("{name}{suffix}.jsonl"))
+}
+
 /// The zoo's archives, sorted.
 pub fn program_files(root: &Path) -> Result<Vec<PathBuf>> {
     let dir = root.join(PROGRAMS);
@@ -156,10 +164,7 @@ pub(super) fn run(
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
-        let golden_path = root
-            .join(goldens)
-            .join("programs")
-            .join(format!("{name}.jsonl"));
+        let golden_path = program_golden(root, goldens, &name, "");
         let loaded = ExportedProgram::load_path_in(
             &file,
             crate::export::schema::Mode::Default,
@@ -390,10 +395,7 @@ fn serialized_rows(
     input_json: &[u8],
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
-    let golden_path = root
-        .join(goldens)
-        .join("programs")
-        .join(format!("{name}.serialized.jsonl"));
+    let golden_path = program_golden(root, goldens, name, ".serialized");
     if !golden_path.exists() {
         return Ok(());
     }
@@ -460,7 +462,7 @@ fn serialized_rows(
                 }
             }
         };
-        let id = format!("{}#serialized", g.id);
+        let id = format!("{}{}", g.id, super::SERIALIZED_SUFFIX);
         out.push(CaseReport {
             allowed: allow.get(&id).cloned(),
             id,
@@ -496,10 +498,7 @@ fn probe_rows(
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
     use crate::export::inputs::{probe::read_probes_in, InputChecker, Outcome};
-    let golden_path = root
-        .join(goldens)
-        .join("programs")
-        .join(format!("{name}.probes.jsonl"));
+    let golden_path = program_golden(root, goldens, name, ".probes");
     if !golden_path.exists() {
         return Ok(());
     }
