@@ -1684,6 +1684,40 @@ fn integer_multiple(base: &Ex, divisor: &Ex) -> PyResult<Option<Ex>> {
     Ok(None)
 }
 
+/// `p / q` for two monomials whose quotient is a monomial with an integer
+/// coefficient: `None` when q's coefficient does not divide p's, or a
+/// factor of q is not a factor of p (to at least the same power).
+fn monomial_quotient(p: &Ex, q: &Ex) -> Option<Ex> {
+    let (Num::Int(cp), rp) = as_coeff_mul(p) else {
+        return None;
+    };
+    let (Num::Int(cq), rq) = as_coeff_mul(q) else {
+        return None;
+    };
+    if cq.is_zero() || !(&cp % &cq).is_zero() {
+        return None;
+    }
+    let factors = |e: &Ex| -> Vec<(Ex, BigInt)> {
+        if e.is_int_value(1) {
+            Vec::new()
+        } else {
+            mul_args(e).iter().map(base_exp).collect()
+        }
+    };
+    let mut left = factors(&rp);
+    for (b, k) in factors(&rq) {
+        let (_, e) = left.iter_mut().find(|(pb, e)| *pb == b && *e >= k)?;
+        *e -= k;
+    }
+    let mut out = vec![int(&cp / &cq)];
+    out.extend(
+        left.iter()
+            .filter(|(_, e)| !e.is_zero())
+            .map(|(b, e)| make_pow(b, e)),
+    );
+    mul(&out).ok()
+}
+
 /// `r = p / q; r.is_integer` and `r.is_positive`, for the cases sympy
 /// decides: `q` an integer dividing every coefficient of integer terms,
 /// or `p` a multiple `k*q` of `q`.
@@ -1701,28 +1735,14 @@ fn ratio_facts(p: &Ex, q: &Ex) -> (Option<bool>, Option<bool>) {
         let pos = if d.is_positive() { fp.pos } else { fp.neg };
         return (if all_int { Some(true) } else { None }, pos);
     }
-    // p == k*q with an integer k.
-    let (c, rest) = as_coeff_mul(p);
-    let (qc, qrest) = as_coeff_mul(q);
-    if rest == qrest {
-        if let (Num::Int(c), Num::Int(qc)) = (c, qc) {
-            if (&c % &qc).is_zero() {
-                let k = &c / &qc;
-                return (Some(true), Some(k.is_positive()));
-            }
-        }
-    }
-    // `q` a factor of the product `p`: Mul cancels it, r is the rest.
-    if let Node::Mul(args) = &**p {
-        if !q.is_number() {
-            if let Some(i) = args.iter().position(|a| a == q) {
-                let mut rest = args.clone();
-                rest.remove(i);
-                if let Ok(r) = mul(&rest) {
-                    let fr = facts(&r);
-                    return (fr.integer, fr.pos);
-                }
-            }
+    // `p / q` cancels to a product `r` when q's coefficient divides p's and
+    // each factor of q is a factor of p (to at most its power in p): Mul
+    // merges the bases, and r's facts are the quotient's (`2*a*x / (-2*a)`
+    // is `-x`; `6*a / (3*a)` is 2).
+    if !q.is_number() {
+        if let Some(r) = monomial_quotient(p, q) {
+            let fr = facts(&r);
+            return (fr.integer, fr.pos);
         }
     }
     // Otherwise r = p*q**-1: positive when both signs are known alike.

@@ -120,9 +120,15 @@ pub fn facts(e: &Ex) -> Facts {
         Node::Pow(b, x) => {
             let fb = facts(b);
             let even = x.as_int().is_some_and(|i| i.is_even());
+            let odd = x.as_int().is_some_and(|i| i.is_odd());
             Facts {
-                pos: if fb.pos == Some(true) {
+                // `Pow._eval_is_extended_positive`: a positive base; a
+                // negative base to an even (odd) power is (not) positive; a
+                // non-positive base to an odd power is not positive.
+                pos: if fb.pos == Some(true) || (fb.neg == Some(true) && even) {
                     Some(true)
+                } else if (fb.neg == Some(true) || fb.nonpos() == Some(true)) && odd {
+                    Some(false)
                 } else {
                     None
                 },
@@ -408,10 +414,22 @@ fn ext_mul(a: &Ext, b: &Ext) -> Ext {
 }
 
 /// `bound_sympy(expr)`: the value range of an integer expression from the
-/// symbols' registered ranges (`None`: unknown, i.e. unbounded).
+/// symbols' registered ranges (`None`: unknown, i.e. unbounded). A range
+/// whose bound is NaN (`int_oo + -int_oo`) counts as unknown here; see
+/// [`try_bounds`] for the assertion `bound_sympy` raises there.
 pub fn bounds(e: &Ex) -> (Ext, Ext) {
+    try_bounds(e).unwrap_or((Ext::NegInf, Ext::PosInf))
+}
+
+/// A bound of `bound_sympy` that is NaN: `ValueRanges` raises
+/// `AssertionError("sympy expression is NaN")`.
+pub struct NaNBound;
+
+/// `bound_sympy(expr)`, or [`NaNBound`] where a sum adds `int_oo` to
+/// `-int_oo` (a power past `sys.maxsize` is `int_oo`, as `safe_pow` clamps).
+pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
     let unknown = (Ext::NegInf, Ext::PosInf);
-    match &**e {
+    Ok(match &**e {
         Node::Int(i) => (Ext::Fin(i.clone()), Ext::Fin(i.clone())),
         Node::IntOo { neg: true } => (Ext::NegInf, Ext::NegInf),
         Node::IntOo { neg: false } => (Ext::PosInf, Ext::PosInf),
@@ -423,13 +441,13 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
             let mut lo = Ext::Fin(BigInt::zero());
             let mut hi = Ext::Fin(BigInt::zero());
             for a in args {
-                let (l, h) = bounds(a);
+                let (l, h) = try_bounds(a)?;
                 match (ext_add(&lo, &l), ext_add(&hi, &h)) {
                     (Some(l), Some(h)) => {
                         lo = l;
                         hi = h;
                     }
-                    _ => return unknown,
+                    _ => return Err(NaNBound),
                 }
             }
             (lo, hi)
@@ -437,7 +455,7 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
         Node::Mul(args) => {
             let mut acc = (Ext::Fin(BigInt::from(1)), Ext::Fin(BigInt::from(1)));
             for a in args {
-                let b = bounds(a);
+                let b = try_bounds(a)?;
                 let c = [
                     ext_mul(&acc.0, &b.0),
                     ext_mul(&acc.0, &b.1),
@@ -454,8 +472,10 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
         // pow_by_natural with a singleton exponent: convex_min_zero_map for
         // an even one, increasing_map for an odd one.
         Node::Pow(b, x) => {
-            let Some(n) = x.as_int() else { return unknown };
-            let (lo, hi) = bounds(b);
+            let Some(n) = x.as_int() else {
+                return Ok(unknown);
+            };
+            let (lo, hi) = try_bounds(b)?;
             let (pl, ph) = (pow_ext(&lo, n), pow_ext(&hi, n));
             let zero = Ext::Fin(BigInt::zero());
             if n.is_even() && lo <= zero && zero <= hi {
@@ -466,12 +486,12 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
         }
         // ValueRangeAnalysis.mod (C semantics) and SymPyValueRangeAnalysis
         // .python_mod.
-        Node::Fn(Func::Mod, args) => vr_mod(bounds(&args[0]), bounds(&args[1])),
+        Node::Fn(Func::Mod, args) => vr_mod(try_bounds(&args[0])?, try_bounds(&args[1])?),
         Node::Fn(Func::PythonMod, args) => {
-            let (x, y) = (bounds(&args[0]), bounds(&args[1]));
+            let (x, y) = (try_bounds(&args[0])?, try_bounds(&args[1])?);
             let zero = Ext::Fin(BigInt::zero());
             if x.0 >= zero && y.0 >= zero {
-                return vr_mod(x, y);
+                return Ok(vr_mod(x, y));
             }
             let lower = if y.0 < zero {
                 ext_add(&y.0, &Ext::Fin(BigInt::from(1))).unwrap_or(Ext::NegInf)
@@ -485,11 +505,11 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
             };
             (lower, upper)
         }
-        Node::Fn(Func::FloorDiv, args) => vr_floordiv(bounds(&args[0]), bounds(&args[1])),
+        Node::Fn(Func::FloorDiv, args) => vr_floordiv(try_bounds(&args[0])?, try_bounds(&args[1])?),
         // ValueRangeAnalysis.bitwise_and: a finite negative lower bound
         // rounds down to a power of two; anything else (even -int_oo) is 0.
         Node::Fn(Func::BitwiseAnd, args) => {
-            let (a, b) = (bounds(&args[0]), bounds(&args[1]));
+            let (a, b) = (bitwise_operand(&args[0])?, bitwise_operand(&args[1])?);
             let lower = match std::cmp::min(&a.0, &b.0) {
                 Ext::Fin(l) if l.is_negative() => {
                     let m: BigInt = -l - 1;
@@ -499,19 +519,52 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
             };
             (lower, std::cmp::max(a.1, b.1))
         }
+        // ValueRangeAnalysis.bitwise_or: a positive finite upper bound
+        // rounds up to a power of two minus one; a negative one is -1.
         Node::Fn(Func::BitwiseOr, args) => {
-            let (a, b) = (bounds(&args[0]), bounds(&args[1]));
-            (std::cmp::min(a.0, b.0), Ext::PosInf)
+            let (a, b) = (bitwise_operand(&args[0])?, bitwise_operand(&args[1])?);
+            let zero = BigInt::zero();
+            let upper = match std::cmp::max(&a.1, &b.1) {
+                Ext::Fin(u) if u.is_zero() => Ext::Fin(zero),
+                Ext::Fin(u) if u.is_positive() => {
+                    Ext::Fin((BigInt::from(1) << u.bits() as usize) - 1)
+                }
+                Ext::Fin(_) => Ext::Fin(BigInt::from(-1)),
+                inf => inf.clone(),
+            };
+            (std::cmp::min(a.0, b.0), upper)
         }
         _ => unknown,
-    }
+    })
+}
+
+/// The range of a bitwise operand: a BooleanAtom counts as 0 or 1
+/// (`_bool_to_int`); a BooleanAtom pair folds before any range is taken.
+fn bitwise_operand(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
+    let bit = |v: i64| (Ext::Fin(BigInt::from(v)), Ext::Fin(BigInt::from(v)));
+    Ok(match &**e {
+        Node::True => bit(1),
+        Node::False => bit(0),
+        _ => try_bounds(e)?,
+    })
 }
 
 fn pow_ext(x: &Ext, n: &BigInt) -> Ext {
     match x {
+        // `safe_pow`: a power past `sys.maxsize` in absolute value is
+        // `int_oo`, signed by the base for an odd exponent.
         Ext::Fin(v) => match num_traits::ToPrimitive::to_usize(n) {
             Some(k) if (v.bits() as usize).saturating_mul(k) < 1 << 16 => {
-                Ext::Fin(num_traits::pow(v.clone(), k))
+                let p = num_traits::pow(v.clone(), k);
+                if p.abs() > BigInt::from(i64::MAX) {
+                    if p.is_negative() {
+                        Ext::NegInf
+                    } else {
+                        Ext::PosInf
+                    }
+                } else {
+                    Ext::Fin(p)
+                }
             }
             _ => {
                 if v.is_negative() && n.is_odd() {
@@ -578,8 +631,9 @@ pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
             )),
         };
     }
-    Ok(matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative())
-        || matches!(bounds(e).0, Ext::PosInf))
+    let nan = || Raise::new("AssertionError", "sympy expression is NaN");
+    let (lower, _) = try_bounds(e).map_err(|_| nan())?;
+    Ok(matches!(lower, Ext::Fin(ref l) if !l.is_negative()) || lower == Ext::PosInf)
 }
 
 /// The lower end of a Boolean's value range (ValueRangeAnalysis `lt`,
