@@ -11,6 +11,7 @@ use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use super::facts::{facts, is_even, Facts};
+use super::mpf::Mpf;
 use crate::pyval::{PyResult, Raise};
 
 /// A sympy expression node. Children are shared (`Rc`); equality is
@@ -23,6 +24,9 @@ pub enum Node {
     Int(BigInt),
     /// `sympy.Float` (53-bit precision, from a Python float).
     Float(f64),
+    /// `sympy.Float` of a higher precision (`ToFloat` of an integer past 15
+    /// digits, and arithmetic with one): an mpmath `mpf` with its `_prec`.
+    BigFloat(Box<Mpf>),
     /// torch's `int_oo` / `-int_oo` (torch/utils/_sympy/numbers.py).
     IntOo {
         neg: bool,
@@ -183,7 +187,12 @@ impl Node {
     pub fn is_number(&self) -> bool {
         matches!(
             self,
-            Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN
+            Node::Int(_)
+                | Node::Float(_)
+                | Node::BigFloat(_)
+                | Node::IntOo { .. }
+                | Node::Inf { .. }
+                | Node::NaN
         )
     }
     pub fn as_int(&self) -> Option<&BigInt> {
@@ -208,6 +217,7 @@ impl Node {
             self,
             Node::Int(_)
                 | Node::Float(_)
+                | Node::BigFloat(_)
                 | Node::IntOo { .. }
                 | Node::Inf { .. }
                 | Node::NaN
@@ -223,6 +233,9 @@ impl Node {
 pub enum Num {
     Int(BigInt),
     Float(f64),
+    /// A Float above 53 bits of precision (zero only as the lone result of
+    /// a `%`: `Float._new` makes a zero sum or product `S.Zero`).
+    BigFloat(Mpf),
     IntOo(bool),
     Inf(bool),
     NaN,
@@ -247,6 +260,7 @@ impl Num {
         match e {
             Node::Int(i) => Some(Num::Int(i.clone())),
             Node::Float(f) => Some(Num::Float(*f)),
+            Node::BigFloat(m) => Some(Num::BigFloat((**m).clone())),
             Node::IntOo { neg } => Some(Num::IntOo(*neg)),
             Node::Inf { neg } => Some(Num::Inf(*neg)),
             Node::NaN => Some(Num::NaN),
@@ -257,6 +271,7 @@ impl Num {
         match self {
             Num::Int(i) => int(i.clone()),
             Num::Float(f) => float(*f),
+            Num::BigFloat(m) => Rc::new(Node::BigFloat(Box::new(m.clone()))),
             Num::IntOo(neg) => Rc::new(Node::IntOo { neg: *neg }),
             Num::Inf(neg) => Rc::new(Node::Inf { neg: *neg }),
             Num::NaN => Rc::new(Node::NaN),
@@ -266,6 +281,7 @@ impl Num {
         match self {
             Num::Int(i) => i.to_f64().unwrap_or(f64::INFINITY),
             Num::Float(f) => *f,
+            Num::BigFloat(m) => m.to_f64(),
             Num::IntOo(neg) | Num::Inf(neg) => {
                 if *neg {
                     f64::NEG_INFINITY
@@ -280,6 +296,7 @@ impl Num {
         match self {
             Num::Int(i) => i.is_zero(),
             Num::Float(f) => *f == 0.0,
+            Num::BigFloat(m) => m.is_zero(),
             _ => false,
         }
     }
@@ -290,6 +307,7 @@ impl Num {
         match self {
             Num::Int(i) => i.is_negative(),
             Num::Float(f) => *f < 0.0,
+            Num::BigFloat(m) => m.neg,
             Num::IntOo(neg) | Num::Inf(neg) => *neg,
             Num::NaN => false,
         }
@@ -298,6 +316,7 @@ impl Num {
         match self {
             Num::Int(i) => i.is_positive(),
             Num::Float(f) => *f > 0.0,
+            Num::BigFloat(m) => !m.neg && !m.is_zero(),
             Num::IntOo(neg) | Num::Inf(neg) => !*neg,
             Num::NaN => false,
         }
@@ -305,7 +324,41 @@ impl Num {
     /// `is_finite` (an Integer, a Float, and `int_oo`, which says it is an
     /// integer and so finite).
     pub fn is_finite(&self) -> bool {
-        matches!(self, Num::Int(_) | Num::Float(_) | Num::IntOo(_))
+        matches!(
+            self,
+            Num::Int(_) | Num::Float(_) | Num::BigFloat(_) | Num::IntOo(_)
+        )
+    }
+    /// This number as an `mpf` at `prec` bits (an Integer rounded by
+    /// `from_int`, a double exactly), for arithmetic with a [`Num::BigFloat`];
+    /// `None` for zero or a non-finite number.
+    fn as_mpf(&self, prec: u32) -> Option<Mpf> {
+        match self {
+            Num::Int(i) => Mpf::from_int(i, prec),
+            Num::Float(f) => Mpf::from_f64(*f, prec),
+            Num::BigFloat(m) if !m.is_zero() => Some(m.clone()),
+            _ => None,
+        }
+    }
+    /// The precision `Float.__add__` / `__mul__` work at: the larger `_prec`
+    /// (an Integer has none, a double 53 bits); `None` when neither operand
+    /// is a [`Num::BigFloat`].
+    fn big_prec(&self, o: &Num) -> Option<u32> {
+        let p = |n: &Num| match n {
+            Num::BigFloat(m) => Some(m.prec),
+            _ => None,
+        };
+        match (p(self), p(o)) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0).max(b.unwrap_or(0))),
+        }
+    }
+    /// `Float._new(mpf, prec)`: zero is `S.Zero`.
+    fn big_float_result(m: Option<Mpf>) -> PyResult<Num> {
+        Ok(match m {
+            None => Num::Int(BigInt::zero()),
+            Some(m) => Num::BigFloat(super::mpf::in_range(m)?),
+        })
     }
     /// Number addition: Integer/Float as sympy, `int_oo` as
     /// torch/utils/_sympy/numbers.py `IntInfinity.__add__`.
@@ -325,7 +378,15 @@ impl Num {
             }
             (Num::IntOo(_), _) | (Num::Inf(_), _) => self.clone(),
             (_, Num::IntOo(_)) | (_, Num::Inf(_)) => o.clone(),
-            _ => float_result(self.to_f64() + o.to_f64()),
+            _ => match self.big_prec(o) {
+                Some(prec) => match (self.as_mpf(prec), o.as_mpf(prec)) {
+                    (Some(a), Some(b)) => Num::big_float_result(Mpf::add(&a, &b, prec)?)?,
+                    // `x + 0` rounds x to the working precision.
+                    (Some(a), None) | (None, Some(a)) => Num::big_float_result(a.round_to(prec))?,
+                    (None, None) => Num::Int(BigInt::zero()),
+                },
+                None => float_result(self.to_f64() + o.to_f64()),
+            },
         })
     }
     /// Number multiplication (`IntInfinity.__mul__` for `int_oo`).
@@ -350,13 +411,20 @@ impl Num {
                     Num::Inf(*n != x.is_negative())
                 }
             }
-            _ => float_result(self.to_f64() * o.to_f64()),
+            _ => match self.big_prec(o) {
+                Some(prec) => match (self.as_mpf(prec), o.as_mpf(prec)) {
+                    (Some(a), Some(b)) => Num::big_float_result(Mpf::mul(&a, &b, prec))?,
+                    _ => Num::Int(BigInt::zero()),
+                },
+                None => float_result(self.to_f64() * o.to_f64()),
+            },
         })
     }
     pub fn neg(&self) -> Num {
         match self {
             Num::Int(i) => Num::Int(-i),
             Num::Float(f) => Num::Float(-f),
+            Num::BigFloat(m) => Num::BigFloat(m.neg()),
             Num::IntOo(n) => Num::IntOo(!n),
             Num::Inf(n) => Num::Inf(!n),
             Num::NaN => Num::NaN,
@@ -390,6 +458,11 @@ impl Num {
                 .num_cmp(&Num::Float(*a))
                 .map(|o| o.reverse()),
             (Num::Float(a), Num::Float(b)) => a.partial_cmp(b),
+            (Num::BigFloat(a), Num::Int(b)) => a.cmp_int(b).ok(),
+            (Num::Int(a), Num::BigFloat(b)) => b.cmp_int(a).ok().map(|o| o.reverse()),
+            (Num::BigFloat(a), Num::BigFloat(b)) => Mpf::cmp_value(a, b).ok(),
+            (Num::BigFloat(a), Num::Float(b)) => a.cmp_f64(*b),
+            (Num::Float(a), Num::BigFloat(b)) => b.cmp_f64(*a).map(|o| o.reverse()),
             _ => None,
         }
     }
@@ -681,7 +754,9 @@ pub fn pow_int(base: &Ex, n: &BigInt) -> PyResult<Ex> {
                 .ok_or_else(|| Raise::unsupported("a huge integer power"))?;
             Ok(int(num_traits::pow(b.clone(), e as usize)))
         }
-        Node::Float(_) | Node::Inf { .. } => Err(Raise::unsupported("a power of a Float")),
+        Node::Float(_) | Node::BigFloat(_) | Node::Inf { .. } => {
+            Err(Raise::unsupported("a power of a Float"))
+        }
         // IntInfinity._eval_power: a positive exponent keeps int_oo.
         Node::IntOo { neg: false } | Node::NaN => Ok(base.clone()),
         // NegativeIntInfinity._eval_power: the sign of an odd power stays.
@@ -1259,6 +1334,33 @@ fn float_mod(x: f64, y: f64) -> Num {
     float_result(m)
 }
 
+/// `p % q` of two numbers when one is a [`Num::BigFloat`]:
+/// `Float.__mod__` (a Float dividend: an integral quotient `p/q`, rounded,
+/// gives a Float zero; otherwise `mpf_mod`) and `Rational.__mod__` (an
+/// Integer dividend: the exact remainder rounded to the divisor's
+/// precision).
+fn big_float_mod(p: &Num, q: &Num) -> PyResult<Ex> {
+    let prec = p.big_prec(q).expect("a BigFloat operand");
+    let float_zero = || -> PyResult<Ex> { Ok(Num::BigFloat(Mpf::zero(prec)).to_ex()) };
+    let (Some(a), Some(b)) = (p.as_mpf(prec), q.as_mpf(prec)) else {
+        // A zero dividend: `p/q` is zero, an integral quotient, for a Float
+        // `p`; `Rational.__mod__` rounds an exact zero to a Float zero.
+        return float_zero();
+    };
+    let float = |n: &Num| matches!(n, Num::Float(_) | Num::BigFloat(_));
+    if float(p) && float(q) {
+        let integral = Mpf::div(&a, &b, prec).is_none_or(|r| r.is_integer_valued());
+        if integral {
+            return float_zero();
+        }
+    }
+    match Mpf::modulo(&a, &b, prec)? {
+        Some(m) => Ok(Num::BigFloat(super::mpf::in_range(m)?).to_ex()),
+        None if matches!(p, Num::Int(_)) => float_zero(),
+        None => Ok(int(0)),
+    }
+}
+
 /// An expanded polynomial: (integer coefficient, generators with
 /// exponents) per term, generators being symbols and torch function
 /// applications (as sympy's `parallel_poly_from_expr` takes them).
@@ -1796,6 +1898,7 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
             (Num::IntOo(_) | Num::Inf(_), _) | (_, Num::IntOo(_) | Num::Inf(_)) => {
                 Ok(Rc::new(Node::NaN))
             }
+            (a @ Num::BigFloat(_), b) | (a, b @ Num::BigFloat(_)) => big_float_mod(&a, &b),
             (Num::Float(_), Num::Int(_) | Num::Float(_)) | (Num::Int(_), Num::Float(_)) => {
                 let (x, y) = (
                     Num::of(p).expect("n").to_f64(),
@@ -1911,9 +2014,10 @@ pub fn to_float(a: &Ex) -> PyResult<Ex> {
         Node::Int(i) if i.abs() < BigInt::from(1_000_000_000_000_000i64) => {
             Ok(float(i.to_f64().expect("small")))
         }
-        Node::Int(_) => Err(Raise::unsupported(
-            "ToFloat of an Integer past 15 digits (a Float of more than 53 bits)",
-        )),
+        Node::Int(i) => match Mpf::from_int_digits(i) {
+            Some(m) => Ok(Rc::new(Node::BigFloat(Box::new(super::mpf::in_range(m)?)))),
+            None => Ok(float(0.0)),
+        },
         Node::Inf { .. } => Ok(a.clone()),
         Node::IntOo { neg } => Ok(Rc::new(Node::Inf { neg: *neg })),
         _ => Ok(func(Func::ToFloat, vec![a.clone()])),
@@ -1992,6 +2096,12 @@ fn is_eq(l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
     // `dif.as_coeff_Add()` with a Float constant: an integral float plus a
     // non-integer rest (or vice versa) cannot be zero.
     if let Node::Add(terms) = &*dif {
+        if let Node::BigFloat(c) = &*terms[0] {
+            let rest = add(&terms[1..])?;
+            if c.is_integer_valued() && facts(&rest).integer == Some(false) {
+                return Ok(Some(false));
+            }
+        }
         if let Node::Float(c) = &*terms[0] {
             let rest = add(&terms[1..])?;
             let fr = facts(&rest);

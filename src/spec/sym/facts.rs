@@ -54,6 +54,7 @@ impl Facts {
         let (pos, neg, zero) = match n {
             Num::Int(i) => (i.is_positive(), i.is_negative(), i.is_zero()),
             Num::Float(f) => (*f > 0.0, *f < 0.0, *f == 0.0),
+            Num::BigFloat(m) => (!m.neg && !m.is_zero(), m.neg, m.is_zero()),
             Num::IntOo(neg) | Num::Inf(neg) => (!neg, *neg, false),
             Num::NaN => return Facts::default(),
         };
@@ -62,12 +63,16 @@ impl Facts {
             neg: Some(neg),
             zero: Some(zero),
             // int_oo says it is an integer, hence real (and finite).
-            real: Some(matches!(n, Num::Int(_) | Num::Float(_) | Num::IntOo(_))),
+            real: Some(matches!(
+                n,
+                Num::Int(_) | Num::Float(_) | Num::BigFloat(_) | Num::IntOo(_)
+            )),
             // A Float's `is_integer` is False when it has a fraction, else
             // unknown (sympy 1.14: `Float(2.0).is_integer` is None).
             integer: match n {
                 Num::Int(_) | Num::IntOo(_) => Some(true),
                 Num::Float(f) if f.fract() != 0.0 => Some(false),
+                Num::BigFloat(m) if !m.is_integer_valued() => Some(false),
                 Num::Inf(_) => Some(false),
                 _ => None,
             },
@@ -109,9 +114,12 @@ fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
 /// The assumptions sympy derives for `e`.
 pub fn facts(e: &Ex) -> Facts {
     match &**e {
-        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => {
-            Facts::number(&Num::of(e).expect("a number"))
-        }
+        Node::Int(_)
+        | Node::Float(_)
+        | Node::BigFloat(_)
+        | Node::IntOo { .. }
+        | Node::Inf { .. }
+        | Node::NaN => Facts::number(&Num::of(e).expect("a number")),
         // `sympy.Symbol(name)` without assumptions knows nothing.
         Node::Sym(_) => Facts::default(),
         // An odd integer is non-zero (sympy's `odd -> nonzero` rule).
@@ -350,9 +358,12 @@ pub fn free_symbols(e: &Ex, out: &mut Vec<String>) {
 /// negative coefficient, or a sum whose (printed) first term is negative.
 pub fn could_extract_minus_sign(e: &Ex) -> bool {
     match &**e {
-        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => {
-            Num::of(e).is_some_and(|n| n.is_negative())
-        }
+        Node::Int(_)
+        | Node::Float(_)
+        | Node::BigFloat(_)
+        | Node::IntOo { .. }
+        | Node::Inf { .. }
+        | Node::NaN => Num::of(e).is_some_and(|n| n.is_negative()),
         Node::Mul(args) => Num::of(&args[0]).is_some_and(|n| n.is_negative()),
         Node::Add(args) => {
             // Expr.could_extract_minus_sign for Add: `-self` has fewer
@@ -595,6 +606,11 @@ pub fn mod_operand_nonneg(e: &Ex) -> crate::pyval::PyResult<bool> {
         return Err(Raise::type_error(
             "\nA Boolean argument can only be used in Eq and Ne; all other\nrelationals expect real expressions.",
         ));
+    }
+    // `bound_sympy` wraps a Number as it is: `ValueRanges(nan, nan)`
+    // asserts.
+    if matches!(**e, Node::NaN) {
+        return Err(Raise::new("AssertionError", "sympy expression is NaN"));
     }
     if facts(e).nonneg() == Some(true) {
         return Ok(true);
@@ -853,7 +869,7 @@ fn has_mod(e: &Ex) -> bool {
 /// division or power somewhere in it).
 fn is_float_expr(e: &Ex) -> bool {
     match &**e {
-        Node::Float(_) | Node::Inf { .. } => true,
+        Node::Float(_) | Node::BigFloat(_) | Node::Inf { .. } => true,
         Node::Fn(Func::ToFloat | Func::FloatTrueDiv | Func::IntTrueDiv | Func::FloatPow, _) => true,
         Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) => a.iter().any(is_float_expr),
         Node::Pow(b, _) => is_float_expr(b),
@@ -871,6 +887,11 @@ fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
     };
     match &**e {
         Node::Float(f) => Some((*f, *f)),
+        // The range compares exactly; only the sign of this bound is asked.
+        Node::BigFloat(m) => {
+            let f = m.to_f64();
+            Some((f, f))
+        }
         Node::Int(_) | Node::Sym(_) => {
             let (l, h) = bounds(e);
             Some((ext_f(&l), ext_f(&h)))

@@ -8,6 +8,7 @@
 
 pub mod expr;
 pub mod facts;
+pub mod mpf;
 pub mod order;
 pub mod print;
 

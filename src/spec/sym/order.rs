@@ -60,9 +60,12 @@ impl Ord for Key {
 
 fn class_key(e: &Node) -> Key {
     let (a, b, name): (i64, i64, &str) = match e {
-        Node::Int(_) | Node::Float(_) | Node::IntOo { .. } | Node::Inf { .. } | Node::NaN => {
-            (1, 0, "Number")
-        }
+        Node::Int(_)
+        | Node::Float(_)
+        | Node::BigFloat(_)
+        | Node::IntOo { .. }
+        | Node::Inf { .. }
+        | Node::NaN => (1, 0, "Number"),
         Node::Sym(_) => (2, 0, "Symbol"),
         Node::Pow(..) => (3, 2, "Pow"),
         Node::Mul(_) => (3, 0, "Mul"),
@@ -158,7 +161,7 @@ pub fn compare(a: &Ex, b: &Ex) -> Ordering {
 /// `_node_count(e)` (sympy/core/sorting.py), doubled: a Float counts 1/2.
 pub fn node_count2(e: &Ex) -> u64 {
     let kids: u64 = match &**e {
-        Node::Float(_) => return 1,
+        Node::Float(_) | Node::BigFloat(_) => return 1,
         Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
             a.iter().map(node_count2).sum()
         }

@@ -37,6 +37,13 @@ fn precedence2(e: &Ex) -> u32 {
                 PREC_ATOM
             }
         }
+        Node::BigFloat(m) => {
+            if m.neg {
+                PREC_ADD
+            } else {
+                PREC_ATOM
+            }
+        }
         // NegativeIntInfinity is a Number subclass with no special rule.
         Node::IntOo { .. } | Node::NaN => PREC_ATOM,
         // PRECEDENCE_VALUES lists NegativeInfinity at Add's precedence.
@@ -79,7 +86,7 @@ fn precedence2(e: &Ex) -> u32 {
 /// (so `-1.18059162071741e+21` prints as `-1.18059162071741E+21`).
 pub fn format_expr(e: &Ex) -> String {
     let s = sstr(e);
-    if matches!(**e, Node::Float(_)) {
+    if matches!(**e, Node::Float(_) | Node::BigFloat(_)) {
         return decimal_str(&s);
     }
     s
@@ -177,6 +184,7 @@ impl Printer {
         match &**e {
             Node::Int(i) => out.push_str(&i.to_string()),
             Node::Float(f) => out.push_str(&float_str(*f, self.level > 1)),
+            Node::BigFloat(m) => out.push_str(&m.sympy_str(self.level > 1)),
             Node::IntOo { neg } => out.push_str(if *neg { "-int_oo" } else { "int_oo" }),
             Node::Inf { neg } => out.push_str(if *neg { "-oo" } else { "oo" }),
             Node::NaN => out.push_str("nan"),
