@@ -747,6 +747,10 @@ pub fn pow_int(base: &Ex, n: &BigInt) -> PyResult<Ex> {
         return Ok(base.clone());
     }
     match &**base {
+        // 0, 1 and -1 to any power need no arithmetic (`(-c)**n` splits
+        // off `(-1)**n` however large n is).
+        Node::Int(b) if b.is_zero() || b.is_one() => Ok(base.clone()),
+        Node::Int(b) if *b == BigInt::from(-1) => Ok(int(if n.is_odd() { -1 } else { 1 })),
         Node::Int(b) => {
             let e = n
                 .to_u32()
@@ -1036,10 +1040,10 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     if base.is_number() && divisor.is_number() {
         return Err(Raise::unsupported("FloorDiv of Floats"));
     }
-    if (has_infinity(base) || has_infinity(divisor))
-        && (matches!(**divisor, Node::Add(_))
-            || !matches!(**divisor, Node::Int(_) | Node::Sym(_) | Node::IntOo { .. }))
-    {
+    // `simple_floordiv_gcd` takes int_oo as an atom (not an Integer, so no
+    // integer factor); a sum divisor goes on to sympy's polynomial gcd,
+    // which fails or divides in the EX domain with int_oo in it.
+    if (has_infinity(base) || has_infinity(divisor)) && matches!(**divisor, Node::Add(_)) {
         return Err(Raise::unsupported("FloorDiv's gcd with int_oo"));
     }
     if let Node::Fn(Func::FloorDiv, a) = &**base {
@@ -1091,6 +1095,9 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         // Otherwise sympy.gcd must be proved 1 (see `poly_coprime`); other
         // polynomial gcds (`(x*y + x)//(x**2 + x)`) are not modelled.
         if let Some((b, d)) = linear_gcd_quotients(base, divisor)? {
+            return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
+        }
+        if let Some((b, d)) = monomial_gcd_quotients(base, divisor)? {
             return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
         }
         if !poly_coprime(base, divisor) && !certified_coprime(base, divisor) {
@@ -1518,6 +1525,78 @@ fn poly_div_monic_linear(p: &Poly, x: &Ex, c0: &BigInt) -> Option<Poly> {
         }
     }
     Some(poly_norm(out))
+}
+
+/// `sympy.gcd(p, q)` when it is a monomial: both sides expanded sums of
+/// monomials (integer coefficient times powers of symbols and torch
+/// functions), their common content and common powers `m` not 1, and the
+/// cofactors `p/m`, `q/m` proved coprime. Returns the cofactors, term by
+/// term (what `base / gcd` cancels to before `sympy.simplify`).
+fn monomial_gcd_quotients(p: &Ex, q: &Ex) -> PyResult<Option<(Ex, Ex)>> {
+    fn plain_terms(e: &Ex) -> bool {
+        add_args(e).iter().all(|t| {
+            mul_args(t).iter().all(|f| match &**f {
+                Node::Int(_) | Node::Sym(_) | Node::Fn(..) => true,
+                Node::Pow(b, x) => {
+                    matches!(**b, Node::Sym(_) | Node::Fn(..)) && x.as_int().is_some()
+                }
+                _ => false,
+            })
+        })
+    }
+    if !plain_terms(p) || !plain_terms(q) {
+        return Ok(None);
+    }
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else {
+        return Ok(None);
+    };
+    // The content and the least power of each generator over all terms.
+    let monomial = |a: &Poly| -> (BigInt, Vec<(Ex, u32)>) {
+        let content = a.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c));
+        let mut gens: Vec<(Ex, u32)> = a[0].1.clone();
+        for (_, m) in a {
+            gens = gens
+                .into_iter()
+                .filter_map(|(g, k)| {
+                    let j = m.iter().find(|(h, _)| *h == g).map_or(0, |(_, j)| *j);
+                    (j.min(k) > 0).then_some((g, j.min(k)))
+                })
+                .collect();
+        }
+        (content, gens)
+    };
+    let (cp, mp) = monomial(&pp);
+    let (cq, mq) = monomial(&qq);
+    let content = cp.gcd(&cq);
+    let common: Vec<(Ex, u32)> = mp
+        .iter()
+        .filter_map(|(g, k)| {
+            let j = mq.iter().find(|(h, _)| h == g).map_or(0, |(_, j)| *j);
+            (j.min(*k) > 0).then(|| (g.clone(), j.min(*k)))
+        })
+        .collect();
+    if content.is_zero() || (content.is_one() && common.is_empty()) {
+        return Ok(None);
+    }
+    let divide = |a: &Poly| -> Poly {
+        a.iter()
+            .map(|(c, m)| {
+                let rest = m
+                    .iter()
+                    .filter_map(|(g, k)| {
+                        let j = common.iter().find(|(h, _)| h == g).map_or(0, |(_, j)| *j);
+                        (*k > j).then(|| (g.clone(), k - j))
+                    })
+                    .collect();
+                (c / &content, rest)
+            })
+            .collect()
+    };
+    let (b, d) = (poly_to_ex(&divide(&pp))?, poly_to_ex(&divide(&qq))?);
+    if !(poly_coprime(&b, &d) || certified_coprime(&b, &d)) {
+        return Ok(None);
+    }
+    Ok(Some((b, d)))
 }
 
 /// `sympy.gcd(p, q)` when one side's primitive part is `x + c0` (one
