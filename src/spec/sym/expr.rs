@@ -1044,6 +1044,9 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     // integer factor); a sum divisor goes on to sympy's polynomial gcd,
     // which fails or divides in the EX domain with int_oo in it.
     if (has_infinity(base) || has_infinity(divisor)) && matches!(**divisor, Node::Add(_)) {
+        if let Some(e) = int_oo_gcd_failure(base, divisor) {
+            return Err(e);
+        }
         return Err(Raise::unsupported("FloorDiv's gcd with int_oo"));
     }
     if let Node::Fn(Func::FloorDiv, a) = &**base {
@@ -1527,6 +1530,51 @@ fn poly_div_monic_linear(p: &Poly, x: &Ex, c0: &BigInt) -> Option<Poly> {
     Some(poly_norm(out))
 }
 
+/// `sympy.gcd(p, q)` of `±int_oo` and a polynomial of degree >= 1 in one
+/// generator: both become polynomials over `EX`; the subresultant PRS
+/// pseudo-divides the polynomial by the constant `[EX(int_oo)]`, and
+/// `c*int_oo - int_oo*c` is nan, not zero, so the degree never drops:
+/// `PolynomialDivisionFailed`, naming the polynomial's dense coefficients.
+fn int_oo_gcd_failure(p: &Ex, q: &Ex) -> Option<Raise> {
+    let (inf, other) = match (&**p, &**q) {
+        (Node::IntOo { neg }, _) if !q.is_number() => (*neg, q),
+        (_, Node::IntOo { neg }) if !p.is_number() => (*neg, p),
+        _ => return None,
+    };
+    let poly = as_poly(other)?;
+    let gens = poly_gens(&poly);
+    if gens.len() != 1 {
+        return None;
+    }
+    let degree = |m: &Vec<(Ex, u32)>| m.first().map_or(0, |(_, k)| *k);
+    let top = poly.iter().map(|(_, m)| degree(m)).max()?;
+    if top == 0 {
+        return None;
+    }
+    let coeffs: Vec<String> = (0..=top)
+        .rev()
+        .map(|d| {
+            let c = poly
+                .iter()
+                .filter(|(_, m)| degree(m) == d)
+                .fold(BigInt::zero(), |acc, (c, _)| acc + c);
+            format!("EX({c})")
+        })
+        .collect();
+    let g = if inf { "-int_oo" } else { "int_oo" };
+    Some(Raise::new(
+        "PolynomialDivisionFailed",
+        format!(
+            "couldn't reduce degree in a polynomial division algorithm when dividing [{}] by \
+             [EX({g})]. This can happen when it's not possible to detect zero in the coefficient \
+             domain. The domain of computation is EX. You may want to use a different \
+             simplification algorithm. Note that in general it's not possible to guarantee to \
+             detect zero in this domain.",
+            coeffs.join(", ")
+        ),
+    ))
+}
+
 /// `sympy.gcd(p, q)` when it is a monomial: both sides expanded sums of
 /// monomials (integer coefficient times powers of symbols and torch
 /// functions), their common content and common powers `m` not 1, and the
@@ -2007,9 +2055,16 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
             Node::IntOo { neg: false } if !python && !has_infinity(q) => {}
             Node::Inf { .. } if q_real => {}
             _ => {
+                // `p < q` is IntInfinity.__lt__: False for int_oo, so
+                // PythonMod goes on to `sympy.Mod(p, q)` and its gcd.
+                if matches!(**p, Node::IntOo { neg: false }) {
+                    if let Some(e) = int_oo_gcd_failure(p, q) {
+                        return Err(e);
+                    }
+                }
                 return Err(Raise::unsupported(
                     "Mod with int_oo (sympy's polynomial gcd)",
-                ))
+                ));
             }
         }
         return Ok(func(
@@ -2031,10 +2086,47 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
     if rel_eval(Rel::Lt, p, q)? == Some(true) && r_pos == Some(true) {
         return Ok(p.clone());
     }
+    // PythonMod's last test, `sympy.Mod(p, q) == 0`: for a monomial `q`
+    // dividing every term of `p`, sympy's gcd is `q` itself (up to sign),
+    // leaving `Mod(p/q, ±1)`, which is 0 for an integer `p/q`.
+    if python && monomial_divides_integrally(p, q) {
+        return Ok(int(0));
+    }
     Ok(func(
         if python { Func::PythonMod } else { Func::Mod },
         vec![p.clone(), q.clone()],
     ))
+}
+
+/// Whether `q` is one monomial (integer coefficient times powers of
+/// generators) that divides every term of the polynomial `p`, with an
+/// integer quotient.
+fn monomial_divides_integrally(p: &Ex, q: &Ex) -> bool {
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else {
+        return false;
+    };
+    let [(c, m)] = qq.as_slice() else {
+        return false;
+    };
+    if c.is_zero() || m.is_empty() {
+        return false;
+    }
+    let mut quotient: Poly = Vec::new();
+    for (pc, pm) in &pp {
+        if !(pc % c).is_zero() {
+            return false;
+        }
+        let mut rest = pm.clone();
+        for (g, k) in m {
+            match rest.iter_mut().find(|(h, _)| h == g) {
+                Some((_, j)) if *j >= *k => *j -= k,
+                _ => return false,
+            }
+        }
+        rest.retain(|(_, j)| *j > 0);
+        quotient.push((pc / c, rest));
+    }
+    poly_to_ex(&poly_norm(quotient)).is_ok_and(|x| facts(&x).integer == Some(true))
 }
 
 /// `IntTrueDiv(a, b)`: folds to a Float for two integers.
