@@ -6,7 +6,7 @@
 # corpus/programs/NAME.probes.jsonl run through ep.module()).
 #
 # Usage (from any directory):
-#   oracle/regen-goldens.sh [--torch X] [--programs-only]
+#   oracle/regen-goldens.sh [--torch X] [--programs-only | --cases-only]
 #                                                       rewrite the goldens and METADATA.json,
 #                                                       drop stale goldens
 #   oracle/regen-goldens.sh --check [--programs-only]   re-capture into a temp dir and diff
@@ -16,7 +16,9 @@
 #                                                       with its own `capture.py --program` /
 #                                                       `--probes` process (slow) and diff
 #
-# --programs-only skips the case files (minutes) and captures only the programs.
+# --programs-only skips the case files (minutes) and captures only the programs;
+# --cases-only skips the programs (the slower half) and keeps their goldens as
+# they are: for a new case file, when no program or pass changed.
 #
 # --torch X (default 2.15.0, the version the reference targets) captures the
 # version matrix: the same cases and programs under torch X into
@@ -42,14 +44,16 @@ PIPELINES=("" "dce" "remove-runtime-assertions" "remove-runtime-assertions dce"
 
 mode=write
 programs_only=0
+cases_only=0
 only=()
 TORCH_VERSION=$DEFAULT_TORCH
-usage="usage: oracle/regen-goldens.sh [--torch X] [--check | --check-single [NAME ...]] [--programs-only]"
+usage="usage: oracle/regen-goldens.sh [--torch X] [--check | --check-single [NAME ...]] [--programs-only | --cases-only]"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --check) mode=check ;;
     --check-single) mode=check-single ;;
     --programs-only) programs_only=1 ;;
+    --cases-only) cases_only=1 ;;
     --torch)
       [[ $# -ge 2 && "$2" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "regen-goldens: --torch takes a version like 2.14.1" >&2; echo "$usage" >&2; exit 2; }
       TORCH_VERSION="$2"; shift ;;
@@ -58,6 +62,9 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
+if [[ $programs_only == 1 && $cases_only == 1 ]]; then
+  echo "regen-goldens: --programs-only and --cases-only exclude each other" >&2; echo "$usage" >&2; exit 2
+fi
 GOLDENS_DIR="corpus/goldens/torch-$TORCH_VERSION"
 if [[ $TORCH_VERSION == "$DEFAULT_TORCH" ]]; then
   PY="${ORACLE_PYTHON:-.oracle/bin/python}"
@@ -194,7 +201,10 @@ done
 rmdir "$tmp/regressions" 2>/dev/null || true
 
 mkdir -p "$tmp/programs"
-if [[ ${#program_files[@]} -gt 0 ]]; then
+if [[ $cases_only == 1 ]]; then
+  # Keep the committed program goldens: copied, compared, written back as they are.
+  for g in "$GOLDENS_DIR"/programs/*.jsonl; do cp "$g" "$tmp/programs/"; done
+elif [[ ${#program_files[@]} -gt 0 ]]; then
   echo "capture ${#program_files[@]} program(s) in $PROGRAMS_DIR" >&2
   if ! "$PY" oracle/capture.py --program-goldens "$tmp/programs" "${program_files[@]}" \
       2>"$tmp/.capture.err"; then
