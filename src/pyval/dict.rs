@@ -76,11 +76,16 @@ impl Dict {
     }
 
     /// `d.get(name)` for a `str` key, without building one: only a `str`
-    /// key can equal a `str`.
+    /// key can equal a `str`. Names are short: a byte loop after the length
+    /// check beats a call to `memcmp` per key.
     pub fn get_str(&self, name: &str) -> Option<&Value> {
+        let name = name.as_bytes();
         self.entries
             .iter()
-            .find(|(k, _)| matches!(k, Value::Str(s) if &**s == name))
+            .find(|(k, _)| {
+                matches!(k, Value::Str(s)
+                    if s.len() == name.len() && s.as_bytes().iter().eq(name.iter()))
+            })
             .map(|(_, v)| v)
     }
 
