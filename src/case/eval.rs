@@ -11,7 +11,7 @@ use super::deep::{with_stack_for, SHALLOW};
 use super::read::MAX_DEPTH;
 use super::result::{enc, Outcome, ResultLine};
 use super::wire::{Case, CaseBody, Expr, SourceExpr, SourceField, SpecCtor, VarDecl};
-use crate::pyval::{Dict, PyResult, Raise, Value};
+use crate::pyval::{Dict, Int, PyResult, Raise, Value};
 use crate::source::lookup::lookup_spec_from_dynamo_source;
 use crate::source::{DictIndex, Source, SourceClass};
 use crate::spec::{
@@ -158,7 +158,7 @@ impl Env {
         Ok(match e {
             Expr::None => Value::None,
             Expr::Bool(b) => Value::Bool(*b),
-            Expr::Int(i) => Value::Int(i.clone()),
+            Expr::Int(i) => Value::Int(Int::from(i)),
             Expr::Float(f) => Value::Float(*f),
             Expr::Str(s) => Value::str(s),
             Expr::List(items) => Value::List(Rc::new(self.eval_all(items)?)),
@@ -223,7 +223,7 @@ impl Env {
                 SourceField::Source(s) if *name == "base" => base = Some(self.source(s)?),
                 SourceField::Source(s) => index = Some(Index::Source(self.source(s)?)),
                 SourceField::Value(v) => index = Some(Index::Value(self.eval(v)?)),
-                SourceField::Int(i) => index = Some(Index::Value(Value::Int(i.clone()))),
+                SourceField::Int(i) => index = Some(Index::Value(Value::Int(Int::from(i)))),
                 SourceField::Str(s) => strs.push((*name, s.clone())),
                 SourceField::Bool(b) => bools.push((*name, *b)),
             }

@@ -177,7 +177,7 @@ impl Container {
         let maxlen = match maxlen {
             Value::None => Value::None,
             Value::Bool(b) => Value::int(i64::from(b)),
-            Value::Int(i) if i.sign() == num_bigint::Sign::Minus => {
+            Value::Int(i) if i.is_negative() => {
                 return Err(Raise::value_error("maxlen must be non-negative"))
             }
             Value::Int(i) => Value::Int(i),
@@ -185,7 +185,7 @@ impl Container {
         };
         let mut values = values;
         if let Value::Int(i) = &maxlen {
-            let cap = usize::try_from(i).unwrap_or(usize::MAX);
+            let cap = i.to_usize().unwrap_or(usize::MAX);
             if values.len() > cap {
                 values.drain(..values.len() - cap);
             }

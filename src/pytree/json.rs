@@ -8,7 +8,8 @@ use std::rc::Rc;
 
 use crate::pyjson::dump::{write_float, write_int, write_str};
 use crate::pyjson::{PyInt, PyJson};
-use crate::pyval::{Dict, PyResult, Raise, Value};
+use crate::pyval::{Dict, Int, PyResult, Raise, Value};
+use num_bigint::BigInt;
 
 fn raise(e: crate::Error) -> Raise {
     match e.exception {
@@ -28,7 +29,8 @@ fn to_value(j: PyJson) -> Value {
     match j {
         PyJson::Null => Value::None,
         PyJson::Bool(b) => Value::Bool(b),
-        PyJson::Int(i) => Value::Int(i.to_bigint()),
+        PyJson::Int(PyInt::Small(i)) => Value::int(i),
+        PyJson::Int(PyInt::Big(i)) => Value::big(i),
         PyJson::Float(f) => Value::Float(f),
         PyJson::Str(s) => Value::str(&s),
         PyJson::List(items) => Value::List(Rc::new(items.into_iter().map(to_value).collect())),
@@ -66,7 +68,10 @@ fn write(out: &mut String, v: &Value) -> PyResult<()> {
     match v {
         Value::None => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => write_int(out, &PyInt::from_big(i.clone())).map_err(raise)?,
+        Value::Int(Int::Small(i)) => write_int(out, &PyInt::Small(*i)).map_err(raise)?,
+        Value::Int(Int::Big(i)) => {
+            write_int(out, &PyInt::from_big(BigInt::clone(i))).map_err(raise)?
+        }
         Value::Float(f) => write_any_float(out, *f)?,
         Value::Str(s) => write_str(out, s),
         Value::List(items) | Value::Tuple(items) => {

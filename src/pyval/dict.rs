@@ -2,11 +2,17 @@
 //! later equal key (`True` after `1`) replaces the value but keeps the first
 //! key object.
 
+use smallvec::SmallVec;
+
 use super::{PyResult, Value};
+
+/// Entries kept inline: every `to_jsonable` dict (`{"type": ..., key: ...}`)
+/// and most spec fields fit, so a `Value::Dict` is one allocation.
+const INLINE: usize = 2;
 
 #[derive(Clone, Debug, Default)]
 pub struct Dict {
-    entries: Vec<(Value, Value)>,
+    entries: SmallVec<[(Value, Value); INLINE]>,
 }
 
 impl Dict {
@@ -16,7 +22,7 @@ impl Dict {
 
     pub fn with_capacity(n: usize) -> Dict {
         Dict {
-            entries: Vec::with_capacity(n),
+            entries: SmallVec::with_capacity(n),
         }
     }
 
@@ -43,11 +49,18 @@ impl Dict {
             .iter()
             .enumerate()
             .all(|(i, (k, _))| pairs[..i].iter().all(|(q, _)| q != k)));
+        let mut entries = SmallVec::with_capacity(N);
+        for (k, v) in pairs {
+            entries.push((Value::static_str(k), v));
+        }
+        Dict { entries }
+    }
+
+    /// `{k1: v1, k2: v2}` with distinct constant `str` keys, in place.
+    pub fn from_two_static(k1: &'static str, v1: Value, k2: &'static str, v2: Value) -> Dict {
+        debug_assert_ne!(k1, k2);
         Dict {
-            entries: pairs
-                .into_iter()
-                .map(|(k, v)| (Value::static_str(k), v))
-                .collect(),
+            entries: SmallVec::from_buf([(Value::static_str(k1), v1), (Value::static_str(k2), v2)]),
         }
     }
 
@@ -63,11 +76,16 @@ impl Dict {
     }
 
     /// `d.get(name)` for a `str` key, without building one: only a `str`
-    /// key can equal a `str`.
+    /// key can equal a `str`. Names are short: a byte loop after the length
+    /// check beats a call to `memcmp` per key.
     pub fn get_str(&self, name: &str) -> Option<&Value> {
+        let name = name.as_bytes();
         self.entries
             .iter()
-            .find(|(k, _)| matches!(k, Value::Str(s) if &**s == name))
+            .find(|(k, _)| {
+                matches!(k, Value::Str(s)
+                    if s.len() == name.len() && s.as_bytes().iter().eq(name.iter()))
+            })
             .map(|(_, v)| v)
     }
 

@@ -3,6 +3,7 @@
 //! (the torch types, supplied by `spec/`) behind the [`PyObject`] protocol.
 
 mod dict;
+mod int;
 pub mod ops;
 mod printable_table;
 pub mod repr;
@@ -15,6 +16,7 @@ use num_bigint::BigInt;
 use num_traits::{ToPrimitive, Zero};
 
 pub use dict::Dict;
+pub use int::Int;
 pub(crate) use repr::in_ranges;
 pub use repr::{float_repr, splitlines, str_repr, write_indented_lines};
 
@@ -24,7 +26,7 @@ pub use repr::{float_repr, splitlines, str_repr, write_indented_lines};
 pub enum Value {
     None,
     Bool(bool),
-    Int(BigInt),
+    Int(Int),
     Float(f64),
     Str(PyStr),
     List(Rc<Vec<Value>>),
@@ -185,7 +187,11 @@ pub trait PyObject: fmt::Debug + Any {
 
 impl Value {
     pub fn int(i: i64) -> Value {
-        Value::Int(BigInt::from(i))
+        Value::Int(Int::Small(i))
+    }
+    /// An int of any size.
+    pub fn big(i: BigInt) -> Value {
+        Value::Int(Int::from(i))
     }
     pub fn str(s: &str) -> Value {
         Value::Str(PyStr::from(s))
@@ -352,7 +358,8 @@ impl Value {
     pub(crate) fn as_number(&self) -> Option<Number<'_>> {
         match self {
             Value::Bool(b) => Some(Number::Int(if *b { BigCow::One } else { BigCow::Zero })),
-            Value::Int(i) => Some(Number::Int(BigCow::Ref(i))),
+            Value::Int(Int::Small(i)) => Some(Number::Int(BigCow::Small(*i))),
+            Value::Int(Int::Big(i)) => Some(Number::Int(BigCow::Ref(i))),
             Value::Float(f) => Some(Number::Float(*f)),
             _ => None,
         }
@@ -370,6 +377,7 @@ pub(crate) enum Number<'a> {
 pub(crate) enum BigCow<'a> {
     Zero,
     One,
+    Small(i64),
     Ref(&'a BigInt),
 }
 
@@ -378,7 +386,18 @@ impl BigCow<'_> {
         match self {
             BigCow::Zero => BigInt::zero(),
             BigCow::One => BigInt::from(1),
+            BigCow::Small(i) => BigInt::from(*i),
             BigCow::Ref(b) => (*b).clone(),
+        }
+    }
+
+    /// The value if it fits an `i64`: the fast path of comparisons.
+    fn small(&self) -> Option<i64> {
+        match self {
+            BigCow::Zero => Some(0),
+            BigCow::One => Some(1),
+            BigCow::Small(i) => Some(*i),
+            BigCow::Ref(_) => None,
         }
     }
 }
@@ -392,7 +411,10 @@ impl Number<'_> {
     /// the int); `None` when a NaN is involved.
     pub(crate) fn num_cmp(&self, other: &Number<'_>) -> Option<std::cmp::Ordering> {
         match (self, other) {
-            (Number::Int(a), Number::Int(b)) => Some(a.to_big().cmp(&b.to_big())),
+            (Number::Int(a), Number::Int(b)) => Some(match (a.small(), b.small()) {
+                (Some(a), Some(b)) => a.cmp(&b),
+                _ => a.to_big().cmp(&b.to_big()),
+            }),
             (Number::Float(a), Number::Float(b)) => a.partial_cmp(b),
             (Number::Int(a), Number::Float(b)) => int_float_cmp(&a.to_big(), *b),
             (Number::Float(a), Number::Int(b)) => {

@@ -124,7 +124,7 @@ pub fn unary(op: Op, a: &Value) -> PyResult<Value> {
     match op {
         Op::Not => Ok(Value::Bool(!a.truth()?)),
         Op::Neg => match a.as_number() {
-            Some(Number::Int(i)) => Ok(Value::Int(-i.to_big())),
+            Some(Number::Int(i)) => Ok(Value::big(-i.to_big())),
             Some(Number::Float(f)) => Ok(Value::Float(-f)),
             None => Err(Raise::type_error(format!(
                 "bad operand type for unary -: '{}'",
@@ -287,9 +287,9 @@ fn repeat_vec(v: &[Value], n: usize) -> Vec<Value> {
 
 fn int_arith(op: Op, x: &BigInt, y: &BigInt) -> PyResult<Value> {
     Ok(match op {
-        Op::Add => Value::Int(x + y),
-        Op::Sub => Value::Int(x - y),
-        Op::Mul => Value::Int(x * y),
+        Op::Add => Value::big(x + y),
+        Op::Sub => Value::big(x - y),
+        Op::Mul => Value::big(x * y),
         Op::FloorDiv => {
             if y.is_zero() {
                 return Err(Raise::new(
@@ -297,13 +297,13 @@ fn int_arith(op: Op, x: &BigInt, y: &BigInt) -> PyResult<Value> {
                     "integer division or modulo by zero",
                 ));
             }
-            Value::Int(x.div_floor(y))
+            Value::big(x.div_floor(y))
         }
         Op::Mod => {
             if y.is_zero() {
                 return Err(Raise::new("ZeroDivisionError", "integer modulo by zero"));
             }
-            Value::Int(x.mod_floor(y))
+            Value::big(x.mod_floor(y))
         }
         Op::TrueDiv => {
             if y.is_zero() {
@@ -330,18 +330,18 @@ fn int_arith(op: Op, x: &BigInt, y: &BigInt) -> PyResult<Value> {
             if trivial {
                 // 0**e, 1**e, (-1)**e without computing a huge power.
                 if x.is_zero() {
-                    Value::Int(if y.is_zero() {
+                    Value::big(if y.is_zero() {
                         BigInt::from(1)
                     } else {
                         BigInt::zero()
                     })
                 } else if x.is_negative() && y.is_odd() {
-                    Value::Int(BigInt::from(-1))
+                    Value::big(BigInt::from(-1))
                 } else {
-                    Value::Int(BigInt::from(1))
+                    Value::big(BigInt::from(1))
                 }
             } else {
-                Value::Int(num_traits::pow(x.clone(), e as usize))
+                Value::big(num_traits::pow(x.clone(), e as usize))
             }
         }
         _ => unreachable!("{op:?} is not arithmetic"),
@@ -527,7 +527,7 @@ fn bitwise(op: Op, a: &Value, b: &Value) -> PyResult<Value> {
         _ => match (a.as_number(), b.as_number()) {
             (Some(Number::Int(x)), Some(Number::Int(y))) => {
                 let (x, y) = (x.to_big(), y.to_big());
-                Ok(Value::Int(if op == Op::And { x & y } else { x | y }))
+                Ok(Value::big(if op == Op::And { x & y } else { x | y }))
             }
             _ => sequence_arith(op, a, b),
         },

@@ -4,8 +4,6 @@
 
 use std::fmt::Write;
 
-use num_traits::ToPrimitive;
-
 use super::printable_table::NON_PRINTABLE;
 use super::{PyResult, Value};
 
@@ -69,7 +67,14 @@ fn write_seq(out: &mut String, items: &[Value]) -> PyResult<()> {
 /// (`sys.int_info.default_max_str_digits`).
 pub(crate) const INT_MAX_STR_DIGITS: usize = 4300;
 
-fn write_int(out: &mut String, i: &num_bigint::BigInt) -> PyResult<()> {
+fn write_int(out: &mut String, i: &super::Int) -> PyResult<()> {
+    let i = match i {
+        super::Int::Small(small) => {
+            out.push_str(itoa::Buffer::new().format(*small));
+            return Ok(());
+        }
+        super::Int::Big(i) => i,
+    };
     // bits * log10(2) bounds the digit count; only near the limit is it exact.
     if i.bits() > 14_000 {
         let s = i.to_string();
@@ -82,14 +87,7 @@ fn write_int(out: &mut String, i: &num_bigint::BigInt) -> PyResult<()> {
         out.push_str(&s);
         return Ok(());
     }
-    match i.to_i64() {
-        Some(small) => {
-            out.push_str(itoa::Buffer::new().format(small));
-        }
-        None => {
-            let _ = write!(out, "{i}");
-        }
-    }
+    let _ = write!(out, "{i}");
     Ok(())
 }
 

@@ -241,7 +241,7 @@ pub fn lookup_spec_from_dynamo_source(
             let Some(varargs) = &params.varargs else {
                 return Ok(Value::None);
             };
-            let idx = usize::try_from(i).ok().filter(|&i| i < varargs.len());
+            let idx = i.to_usize().filter(|&i| i < varargs.len());
             return match idx {
                 Some(i) => walk_spec(&varargs[i], &path, 2),
                 None => Ok(Value::None),
@@ -314,7 +314,7 @@ pub fn walk_spec(start: &Value, path: &[AccessToken], start_index: usize) -> PyR
             d.entries.get(key)
         } else if let Some(s) = current.downcast::<SeqSpec>() {
             let negative = match token {
-                AccessToken::Subscript(Value::Int(i)) => i.sign() == num_bigint::Sign::Minus,
+                AccessToken::Subscript(Value::Int(i)) => i.is_negative(),
                 AccessToken::Subscript(Value::Bool(_)) => false,
                 _ => return Err(mismatch(path, idx, current, "")?),
             };
@@ -325,7 +325,7 @@ pub fn walk_spec(start: &Value, path: &[AccessToken], start_index: usize) -> PyR
                 ));
             }
             let i = match token {
-                AccessToken::Subscript(Value::Int(i)) => usize::try_from(i).ok(),
+                AccessToken::Subscript(Value::Int(i)) => i.to_usize(),
                 AccessToken::Subscript(Value::Bool(b)) => Some(usize::from(*b)),
                 _ => None,
             };

@@ -47,10 +47,12 @@ fn jsonable_list(items: &[Value]) -> PyResult<Value> {
 
 /// `{"type": ..., key: value}`, the shape of every `to_jsonable`.
 fn typed(type_name: &'static str, key: &'static str, value: Value) -> Value {
-    Value::Dict(Rc::new(Dict::from_static_pairs([
-        ("type", Value::static_str(type_name)),
-        (key, value),
-    ])))
+    Value::Dict(Rc::new(Dict::from_two_static(
+        "type",
+        Value::static_str(type_name),
+        key,
+        value,
+    )))
 }
 
 /// `dict(x) if x else {}`, as `ObjectSpec` and `DictSpec` copy their argument.

@@ -165,7 +165,7 @@ impl Bound {
     fn sympify(v: &Value) -> PyResult<Bound> {
         Ok(match v {
             Value::Bool(b) => Bound::Bool(*b),
-            Value::Int(i) => Bound::Int(i.clone()),
+            Value::Int(i) => Bound::Int(i.to_big()),
             Value::Float(f) if f.is_infinite() => Bound::Oo { neg: *f < 0.0 },
             Value::Float(f) => Bound::Float(*f),
             other => {
@@ -201,12 +201,12 @@ impl Bound {
             return ra <= rb;
         }
         let a = match (ia, fa) {
-            (Some(i), _) => Value::Int(i.clone()),
+            (Some(i), _) => Value::big(i.clone()),
             (_, Some(f)) => Value::Float(f),
             _ => unreachable!(),
         };
         let b = match (ib, fb) {
-            (Some(i), _) => Value::Int(i.clone()),
+            (Some(i), _) => Value::big(i.clone()),
             (_, Some(f)) => Value::Float(f),
             _ => unreachable!(),
         };

@@ -217,6 +217,75 @@ impl Tree {
     }
 }
 
+impl Tree {
+    /// What [`Tree::arbitrary_at`] decodes, reading the same bytes, pruned
+    /// to `budget` nodes in preorder as [`Tree::pruned`] would: the nodes
+    /// past the budget are read but never built (no allocation).
+    fn arbitrary_pruned(
+        u: &mut arbitrary::Unstructured<'_>,
+        depth: usize,
+        budget: &mut usize,
+    ) -> arbitrary::Result<Tree> {
+        let keep = *budget > 0;
+        if keep {
+            *budget -= 1;
+        }
+        let kinds = if depth >= 5 { 4 } else { 7 };
+        let width = |u: &mut arbitrary::Unstructured<'_>| u.int_in_range(1..=3u8);
+        let tree = match u.int_in_range(0..=kinds)? {
+            0 => {
+                let n = u.int_in_range(0..=3u8)?;
+                let mut dims = Vec::new();
+                for _ in 0..n {
+                    let d = u.arbitrary::<Option<u8>>()?.map(usize::from);
+                    if keep {
+                        dims.push(d);
+                    }
+                }
+                Tree::Tensor(dims)
+            }
+            1 => Tree::Var(u.arbitrary::<u8>()?.into()),
+            2 => Tree::Int(u.int_in_range(0..=7)?),
+            3 => Tree::None,
+            4 if keep => Tree::Str("s".into()),
+            4 => Tree::None,
+            5 => {
+                let mut fields = Vec::new();
+                for _ in 0..width(u)? {
+                    let k = u.arbitrary::<&str>()?;
+                    let v = Tree::arbitrary_pruned(u, depth + 1, budget)?;
+                    if keep {
+                        fields.push((k.to_string(), v));
+                    }
+                }
+                Tree::Object(fields)
+            }
+            6 => {
+                let mut entries = Vec::new();
+                for _ in 0..width(u)? {
+                    let k = u.arbitrary::<Key>()?;
+                    let v = Tree::arbitrary_pruned(u, depth + 1, budget)?;
+                    if keep {
+                        entries.push((k, v));
+                    }
+                }
+                Tree::Dict(entries)
+            }
+            _ => {
+                let mut items = Vec::new();
+                for _ in 0..width(u)? {
+                    let v = Tree::arbitrary_pruned(u, depth + 1, budget)?;
+                    if keep {
+                        items.push(v);
+                    }
+                }
+                Tree::Seq(items)
+            }
+        };
+        Ok(if keep { tree } else { Tree::None })
+    }
+}
+
 /// Deeper trees are cut to `None` (fuzzer input can nest arbitrarily).
 const MAX_DEPTH: usize = 16;
 
@@ -611,8 +680,17 @@ pub fn with_wrapper(src: &SourceExpr, depth: usize) -> Option<SourceExpr> {
     }
 }
 
-/// Fuzzer input for the `lookup` target.
-#[derive(Debug, Arbitrary)]
+/// Nodes of the fuzzer's target tree and of each sibling that a case keeps
+/// (preorder; the rest are `None`), and how many siblings it keeps.
+const TARGET_NODES: usize = 32;
+const SIBLING_NODES: usize = 8;
+const SIBLINGS: usize = 2;
+
+/// Fuzzer input for the `lookup` target. Read from the same bytes as a
+/// derived `Arbitrary` would read them, but already cut to what a case
+/// keeps: the trees pruned, at most [`SIBLINGS`] siblings (the others are
+/// read and dropped), so decoding allocates only what the case uses.
+#[derive(Debug)]
 pub struct LookupInput {
     pub nvars: u8,
     pub target: Tree,
@@ -620,6 +698,33 @@ pub struct LookupInput {
     pub plan: Plan,
     pub name: String,
     pub wrap_depth: u8,
+}
+
+impl<'a> Arbitrary<'a> for LookupInput {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<LookupInput> {
+        let nvars = u.arbitrary()?;
+        let mut budget = TARGET_NODES;
+        let target = Tree::arbitrary_pruned(u, 0, &mut budget)?;
+        // `Vec::arbitrary`: each element follows a byte whose low bit is 1.
+        let mut others = Vec::new();
+        let mut n = 0;
+        while u.arbitrary::<bool>().unwrap_or(false) {
+            let mut budget = if n < SIBLINGS { SIBLING_NODES } else { 0 };
+            let t = Tree::arbitrary_pruned(u, 0, &mut budget)?;
+            if n < SIBLINGS {
+                others.push(t);
+            }
+            n += 1;
+        }
+        Ok(LookupInput {
+            nvars,
+            target,
+            others,
+            plan: u.arbitrary()?,
+            name: u.arbitrary()?,
+            wrap_depth: u.arbitrary()?,
+        })
+    }
 }
 
 impl LookupInput {
@@ -640,32 +745,38 @@ impl LookupInput {
     /// pruning and one normalization of the fuzzer's tree (the fuzz target's
     /// per-input cost).
     pub fn prepare(&self) -> (Case, Option<Expr>) {
-        let (target, others, plan, name) = self.parts();
         let nvars = (self.nvars as usize).clamp(1, 3);
-        let target = target.normalized(nvars, 0);
-        let others: Vec<Tree> = others.iter().map(|t| t.normalized(nvars, 0)).collect();
+        let mut budget = TARGET_NODES;
+        let target = self.target.pruned_normalized(&mut budget, nvars, 0);
+        let others: Vec<Tree> = self
+            .others
+            .iter()
+            .take(SIBLINGS)
+            .map(|t| {
+                let mut budget = SIBLING_NODES;
+                t.pruned_normalized(&mut budget, nvars, 0)
+            })
+            .collect();
+        let plan = Plan {
+            root: self.plan.root,
+            steps: bounded(&self.plan.steps, 12),
+            twist: self.plan.twist,
+            wrappers: bounded(&self.plan.wrappers, 4),
+            collapse: bounded(&self.plan.collapse, 12),
+            getitems: bounded(&self.plan.getitems, 12),
+        };
+        let name: String = self.name.chars().take(16).collect();
         let leaf = expected_leaf(&target, &plan, &name);
         (
             lookup_normalized(nvars, &target, &others, &plan, &name),
             leaf,
         )
     }
+}
 
-    fn parts(&self) -> (Tree, Vec<Tree>, Plan, String) {
-        let others = self
-            .others
-            .iter()
-            .take(2)
-            .map(|t| t.pruned(&mut 8))
-            .collect();
-        let mut plan = self.plan.clone();
-        plan.steps.truncate(12);
-        plan.wrappers.truncate(4);
-        plan.collapse.truncate(12);
-        plan.getitems.truncate(12);
-        let name = self.name.chars().take(16).collect();
-        (self.target.pruned(&mut 32), others, plan, name)
-    }
+/// The first `n` items of `v`, copied.
+fn bounded<T: Clone>(v: &[T], n: usize) -> Vec<T> {
+    v[..v.len().min(n)].to_vec()
 }
 
 /// The leaf a plain walk from a named root reaches in a normalized tree.
@@ -697,6 +808,49 @@ fn expected_leaf(target: &Tree, plan: &Plan, name: &str) -> Option<Expr> {
 }
 
 impl Tree {
+    /// `self.pruned(budget).normalized(nvars, depth)` in one pass, with no
+    /// copy of what either step drops: the fuzz target's per-input tree.
+    fn pruned_normalized(&self, budget: &mut usize, nvars: usize, depth: usize) -> Tree {
+        if *budget == 0 {
+            return Tree::None;
+        }
+        if depth >= MAX_DEPTH {
+            // Cut to `None` after pruning, which still spends the budget.
+            let _ = self.pruned(budget);
+            return Tree::None;
+        }
+        *budget -= 1;
+        let sub = |t: &Tree, budget: &mut usize| t.pruned_normalized(budget, nvars, depth + 1);
+        match self {
+            Tree::Object(fields) => {
+                let mut out: Vec<(String, Tree)> = Vec::with_capacity(fields.len());
+                for (k, v) in fields {
+                    let v = sub(v, budget);
+                    if !out.iter().any(|(q, _)| q == k) {
+                        out.push((k.clone(), v));
+                    }
+                }
+                Tree::Object(out)
+            }
+            Tree::Dict(entries) => {
+                let mut out: Vec<(Key, Tree)> = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    let v = sub(v, budget);
+                    if !out.iter().any(|(q, _)| q == k) {
+                        out.push((k.clone(), v));
+                    }
+                }
+                Tree::Dict(out)
+            }
+            Tree::Seq(items) => Tree::Seq(items.iter().map(|v| sub(v, budget)).collect()),
+            Tree::Tensor(dims) => {
+                Tree::Tensor(dims.iter().take(8).map(|d| d.map(|v| v % nvars)).collect())
+            }
+            Tree::Var(v) => Tree::Var(v % nvars),
+            other => other.clone(),
+        }
+    }
+
     /// At most `budget` nodes, in preorder; the rest become `None`.
     fn pruned(&self, budget: &mut usize) -> Tree {
         if *budget == 0 {
@@ -719,6 +873,85 @@ impl Tree {
             Tree::Seq(items) => Tree::Seq(items.iter().map(|v| v.pruned(budget)).collect()),
             Tree::Tensor(dims) => Tree::Tensor(dims.iter().take(8).copied().collect()),
             other => other.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `LookupInput` as it was read before its decoding pruned: the derived
+    /// reading of the same fields.
+    #[derive(Arbitrary)]
+    struct Derived {
+        nvars: u8,
+        target: Tree,
+        others: Vec<Tree>,
+        plan: Plan,
+        name: String,
+        wrap_depth: u8,
+    }
+
+    /// The case and leaf the derived reading gives, pruned and normalized
+    /// in separate passes.
+    fn derived_case(d: &Derived) -> (String, Option<String>) {
+        let others: Vec<Tree> = d.others.iter().take(2).map(|t| t.pruned(&mut 8)).collect();
+        let mut plan = d.plan.clone();
+        plan.steps.truncate(12);
+        plan.wrappers.truncate(4);
+        plan.collapse.truncate(12);
+        plan.getitems.truncate(12);
+        let name: String = d.name.chars().take(16).collect();
+        let nvars = (d.nvars as usize).clamp(1, 3);
+        let target = d.target.pruned(&mut 32).normalized(nvars, 0);
+        let case = lookup_from(nvars, &target, &others, &plan, &name);
+        let leaf = expected_leaf(&target, &plan, &name);
+        (case.to_json().to_string(), leaf.map(|l| format!("{l:?}")))
+    }
+
+    fn same_reading(data: &[u8]) {
+        let old = arbitrary::Unstructured::new(data).arbitrary::<Derived>();
+        let new = arbitrary::Unstructured::new(data).arbitrary::<LookupInput>();
+        match (old, new) {
+            (Ok(old), Ok(new)) => {
+                assert_eq!(old.wrap_depth, new.wrap_depth);
+                let (case, leaf) = new.prepare();
+                let new = (case.to_json().to_string(), leaf.map(|l| format!("{l:?}")));
+                assert_eq!(derived_case(&old), new);
+            }
+            (Err(_), Err(_)) => {}
+            (old, new) => panic!("one reading failed: {:?} vs {:?}", old.is_ok(), new),
+        }
+    }
+
+    /// The committed fuzz corpus means what it meant when it was found.
+    #[test]
+    fn pruned_reading_is_the_derived_reading() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/lookup");
+        for entry in std::fs::read_dir(dir).expect("fuzz corpus dir") {
+            same_reading(&std::fs::read(entry.expect("dir entry").path()).expect("corpus file"));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn pruned_reading_is_the_derived_reading_on_any_bytes(
+            data in prop::collection::vec(any::<u8>(), 0..2048),
+        ) {
+            same_reading(&data);
+        }
+    }
+
+    proptest! {
+        /// The fuzz target's one-pass tree is the two-pass one.
+        #[test]
+        fn pruned_normalized_is_pruned_then_normalized(
+            t in tree(3), budget in 0usize..40, nvars in 1usize..4,
+        ) {
+            let one = t.pruned_normalized(&mut budget.clone(), nvars, 0);
+            let two = t.pruned(&mut budget.clone()).normalized(nvars, 0);
+            prop_assert_eq!(format!("{one:?}"), format!("{two:?}"));
         }
     }
 }

@@ -24,7 +24,7 @@ fn leaf() -> impl Strategy<Value = Value> {
         Just(Value::None),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::int),
-        any::<i64>().prop_map(|i| Value::Int(BigInt::from(i) << 70)),
+        any::<i64>().prop_map(|i| Value::big(BigInt::from(i) << 70)),
         (-1e20f64..1e20).prop_map(Value::Float),
         "[a-zé日\\\\\"\n ]{0,4}".prop_map(|s| Value::str(&s)),
     ]

@@ -254,7 +254,7 @@ fn dedup_len(keys: &[Value]) -> usize {
 fn gval(v: &Value) -> GVal {
     match v {
         Value::Bool(b) => GVal::Bool(*b),
-        Value::Int(i) => GVal::Int(i.clone()),
+        Value::Int(i) => GVal::Int(i.to_big()),
         Value::Float(f) => GVal::Float(*f),
         Value::Str(s) => GVal::Str(s.to_string()),
         Value::Object(_) => match v.downcast::<Tensor>() {

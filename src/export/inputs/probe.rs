@@ -164,9 +164,9 @@ impl Decode<'_> {
             Json::Bool(b) => Value::Bool(*b),
             Json::Number(n) => {
                 if let Some(i) = n.as_i64() {
-                    Value::Int(BigInt::from(i))
+                    Value::int(i)
                 } else if let Some(u) = n.as_u64() {
-                    Value::Int(BigInt::from(u))
+                    Value::big(BigInt::from(u))
                 } else {
                     Value::Float(n.as_f64().unwrap_or(f64::NAN))
                 }

@@ -451,7 +451,7 @@ impl Num {
         }
         match (self, o) {
             (Num::Int(a), Num::Int(b)) => Some(a.cmp(b)),
-            (Num::Int(a), Num::Float(b)) => crate::pyval::Value::Int(a.clone())
+            (Num::Int(a), Num::Float(b)) => crate::pyval::Value::big(a.clone())
                 .as_number()
                 .and_then(|x| x.num_cmp(&crate::pyval::Value::Float(*b).as_number()?)),
             (Num::Float(a), Num::Int(b)) => Num::Int(b.clone())
@@ -2138,8 +2138,8 @@ pub fn int_truediv(a: &Ex, b: &Ex) -> PyResult<Ex> {
         // Python's int / int is correctly rounded.
         let v = crate::pyval::ops::binary(
             crate::pyval::ops::Op::TrueDiv,
-            &crate::pyval::Value::Int(x.clone()),
-            &crate::pyval::Value::Int(y.clone()),
+            &crate::pyval::Value::big(x.clone()),
+            &crate::pyval::Value::big(y.clone()),
         )?;
         if let crate::pyval::Value::Float(f) = v {
             return Ok(float(f));

@@ -113,7 +113,7 @@ struct Sym {
 fn bound_of(v: &Value, lower: bool) -> PyResult<Option<BigInt>> {
     Ok(match v {
         Value::None => None,
-        Value::Int(i) => Some(i.clone()),
+        Value::Int(i) => Some(i.to_big()),
         Value::Bool(b) => Some(BigInt::from(*b as u8)),
         Value::Float(f) if f.is_infinite() => None,
         Value::Float(f) => float_to_bigint(if lower { f.floor() } else { f.ceil() }),
@@ -173,7 +173,7 @@ impl Operand {
             return Ok(Operand::Sym(s));
         }
         Ok(match v {
-            Value::Int(i) => Operand::Int(i.clone()),
+            Value::Int(i) => Operand::Int(i.to_big()),
             Value::Bool(b) => Operand::Bool(*b),
             Value::Float(f) => Operand::Float(*f),
             _ => Operand::Other,
