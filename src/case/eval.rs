@@ -64,6 +64,8 @@ pub fn eval_lookups_and_build(
             })())
         })
         .collect();
+    // The leaf alone is another case: a fresh ShapeEnv and symop cache.
+    crate::spec::sym::reset_symop_cache();
     let built = value.map(|v| outcome(env.eval(v).and_then(|v| repr_and_jsonable(&v))));
     (found, built)
 }
@@ -100,6 +102,7 @@ pub const RECURSION_DEPTH: usize = 240;
 impl Env {
     /// Construct `vars` in order with a fresh uid counter.
     pub fn new(decls: &[VarDecl]) -> PyResult<Env> {
+        crate::spec::sym::reset_symop_cache();
         let mut uids = UidCounter::default();
         let mut env = Env {
             vars: Vec::with_capacity(decls.len()),

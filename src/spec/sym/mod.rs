@@ -642,9 +642,12 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
     }
     let (l, r) = if reflected { (other, me) } else { (me, other) };
     let (le, re) = (l.expr(), r.expr());
+    if let Some((e, pytype)) = symop_cache_get(m, &le, &re) {
+        return Ok(Some(wrap(e, pytype)));
+    }
     let numbers = (expr::Num::of(&le), expr::Num::of(&re));
     let e = match m {
-        Magic::Add => expr::add(&[le, re])?,
+        Magic::Add => expr::add(&[le.clone(), re.clone()])?,
         // `operator.sub` / `operator.mul` on two sympy Numbers is Number
         // arithmetic (`Float(0.0) - 0` is Integer 0), not AssocOp's
         // identity filtering.
@@ -657,7 +660,7 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
             a.mul(&b)?.to_ex()
         }
         Magic::Sub => expr::sub(&le, &re)?,
-        Magic::Mul => expr::mul(&[le, re])?,
+        Magic::Mul => expr::mul(&[le.clone(), re.clone()])?,
         Magic::Mod => {
             // `(self nonneg) and (other nonneg)` picks Mod over PythonMod;
             // when the left side's range is not modelled, a known-false
@@ -672,7 +675,9 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
                         if x != y {
                             return Err(Raise::Unsupported(why));
                         }
-                        return Ok(Some(wrap(x?, mod_pytype(&l, &r))));
+                        let (x, pytype) = (x?, mod_pytype(&l, &r));
+                        symop_cache_put(m, &le, &re, &x, pytype);
+                        return Ok(Some(wrap(x, pytype)));
                     }
                     Err(_) => return Err(Raise::Unsupported(why)),
                 },
@@ -698,7 +703,44 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
         _ if l.pytype() == PyType::Float || r.pytype() == PyType::Float => PyType::Float,
         _ => l.pytype(),
     };
+    symop_cache_put(m, &le, &re, &e, pytype);
     Ok(Some(wrap(e, pytype)))
+}
+
+/// One entry of the ShapeEnv's `_symop_cache`: the method, both operand
+/// expressions, and the result expression with its pytype.
+type SymopEntry = (Magic, Ex, Ex, Ex, PyType);
+
+thread_local! {
+    /// `shape_env._symop_cache` (sym_node.py `binary_magic_impl`, Note
+    /// [symbolic op memo]): keyed by `(method, self._expr, other._expr)`
+    /// only, so a hit reuses the first result's *pytype* too. PyTorch's
+    /// quirk, reproduced: `SymFloat(0) * SymFloat(0)` after `SymInt(0) *
+    /// 0` in the same case is a SymInt (both sides' expression is `0`). A
+    /// hit also skips the `%` class choice and its value-range checks.
+    static SYMOP_CACHE: std::cell::RefCell<Vec<SymopEntry>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A fresh ShapeEnv: the spec ShapeEnv is made anew for every case.
+pub fn reset_symop_cache() {
+    SYMOP_CACHE.with(|c| c.borrow_mut().clear());
+}
+
+fn symop_cache_get(m: Magic, l: &Ex, r: &Ex) -> Option<(Ex, PyType)> {
+    SYMOP_CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(cm, cl, cr, _, _)| *cm == m && cl == l && cr == r)
+            .map(|(_, _, _, e, t)| (e.clone(), *t))
+    })
+}
+
+fn symop_cache_put(m: Magic, l: &Ex, r: &Ex, e: &Ex, pytype: PyType) {
+    SYMOP_CACHE.with(|c| {
+        c.borrow_mut()
+            .push((m, l.clone(), r.clone(), e.clone(), pytype))
+    });
 }
 
 /// The pytype of what `apply` would return, for callers that care.
