@@ -38,10 +38,16 @@ fn changed_lines(report: &drift::DriftReport) -> HashSet<(String, String)> {
 fn row_line(c: &conformance::CaseReport, version: &str) -> (String, String) {
     let file = root().join(&c.file);
     let cases = root().join("corpus/cases");
+    let regressions = root().join("corpus/regressions");
     let set = root().join(format!("corpus/goldens/torch-{version}"));
     let rel = file
         .strip_prefix(&cases)
-        .or_else(|_| file.strip_prefix(&set))
+        .map(|p| p.to_path_buf())
+        .or_else(|_| {
+            file.strip_prefix(&regressions)
+                .map(|p| std::path::Path::new("regressions").join(p))
+        })
+        .or_else(|_| file.strip_prefix(&set).map(|p| p.to_path_buf()))
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| c.file.to_string_lossy().into_owned());
     (rel, c.golden_id().to_string())

@@ -255,6 +255,8 @@ pub fn run_matrix(root: &Path, version: &str) -> Result<Report> {
         // The golden file of the row, relative to a golden set.
         let rel = if let Ok(r) = c.file.strip_prefix(CASES) {
             r.to_string_lossy().into_owned()
+        } else if let Ok(r) = c.file.strip_prefix(REGRESSIONS) {
+            format!("regressions/{}", r.to_string_lossy())
         } else if let Ok(r) = root.join(&c.file).strip_prefix(&golden_dir) {
             r.to_string_lossy().into_owned()
         } else {

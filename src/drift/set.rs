@@ -115,7 +115,7 @@ impl GoldenSet {
             )));
         }
         let mut files = BTreeMap::new();
-        for sub in ["", "programs", "pytree"] {
+        for sub in ["", "programs", "pytree", "regressions"] {
             let d = if sub.is_empty() {
                 dir.clone()
             } else {
