@@ -822,26 +822,8 @@ impl Tree {
         *budget -= 1;
         let sub = |t: &Tree, budget: &mut usize| t.pruned_normalized(budget, nvars, depth + 1);
         match self {
-            Tree::Object(fields) => {
-                let mut out: Vec<(String, Tree)> = Vec::with_capacity(fields.len());
-                for (k, v) in fields {
-                    let v = sub(v, budget);
-                    if !out.iter().any(|(q, _)| q == k) {
-                        out.push((k.clone(), v));
-                    }
-                }
-                Tree::Object(out)
-            }
-            Tree::Dict(entries) => {
-                let mut out: Vec<(Key, Tree)> = Vec::with_capacity(entries.len());
-                for (k, v) in entries {
-                    let v = sub(v, budget);
-                    if !out.iter().any(|(q, _)| q == k) {
-                        out.push((k.clone(), v));
-                    }
-                }
-                Tree::Dict(out)
-            }
+            Tree::Object(fields) => Tree::Object(first_keys(fields, |v| sub(v, budget))),
+            Tree::Dict(entries) => Tree::Dict(first_keys(entries, |v| sub(v, budget))),
             Tree::Seq(items) => Tree::Seq(items.iter().map(|v| sub(v, budget)).collect()),
             Tree::Tensor(dims) => {
                 Tree::Tensor(dims.iter().take(8).map(|d| d.map(|v| v % nvars)).collect())
@@ -875,6 +857,22 @@ impl Tree {
             other => other.clone(),
         }
     }
+}
+
+/// Each entry's value mapped in order (every value spends its budget), the
+/// first entry of each key kept.
+fn first_keys<K: PartialEq + Clone>(
+    entries: &[(K, Tree)],
+    mut map: impl FnMut(&Tree) -> Tree,
+) -> Vec<(K, Tree)> {
+    let mut out: Vec<(K, Tree)> = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        let v = map(v);
+        if !out.iter().any(|(q, _)| q == k) {
+            out.push((k.clone(), v));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

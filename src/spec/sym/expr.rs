@@ -213,18 +213,7 @@ impl Node {
     }
     /// `expr.is_Atom`.
     pub fn is_atom(&self) -> bool {
-        matches!(
-            self,
-            Node::Int(_)
-                | Node::Float(_)
-                | Node::BigFloat(_)
-                | Node::IntOo { .. }
-                | Node::Inf { .. }
-                | Node::NaN
-                | Node::Sym(_)
-                | Node::True
-                | Node::False
-        )
+        self.is_number() || matches!(self, Node::Sym(_) | Node::True | Node::False)
     }
 }
 
@@ -1626,21 +1615,14 @@ fn monomial_gcd_quotients(p: &Ex, q: &Ex) -> PyResult<Option<(Ex, Ex)>> {
     if content.is_zero() || (content.is_one() && common.is_empty()) {
         return Ok(None);
     }
-    let divide = |a: &Poly| -> Poly {
-        a.iter()
-            .map(|(c, m)| {
-                let rest = m
-                    .iter()
-                    .filter_map(|(g, k)| {
-                        let j = common.iter().find(|(h, _)| h == g).map_or(0, |(_, j)| *j);
-                        (*k > j).then(|| (g.clone(), k - j))
-                    })
-                    .collect();
-                (c / &content, rest)
-            })
-            .collect()
+    // The common content and powers divide both sides by construction.
+    let (Some(b), Some(d)) = (
+        poly_div_monomial(&pp, &content, &common),
+        poly_div_monomial(&qq, &content, &common),
+    ) else {
+        return Ok(None);
     };
-    let (b, d) = (poly_to_ex(&divide(&pp))?, poly_to_ex(&divide(&qq))?);
+    let (b, d) = (poly_to_ex(&b)?, poly_to_ex(&d)?);
     if !(poly_coprime(&b, &d) || certified_coprime(&b, &d)) {
         return Ok(None);
     }
@@ -2111,22 +2093,31 @@ fn monomial_divides_integrally(p: &Ex, q: &Ex) -> bool {
     if c.is_zero() || m.is_empty() {
         return false;
     }
-    let mut quotient: Poly = Vec::new();
-    for (pc, pm) in &pp {
-        if !(pc % c).is_zero() {
-            return false;
+    poly_div_monomial(&pp, c, m)
+        .and_then(|quotient| poly_to_ex(&poly_norm(quotient)).ok())
+        .is_some_and(|x| facts(&x).integer == Some(true))
+}
+
+/// `a / (c * m)` term by term for a monomial `c * m` (integer `c`, powers
+/// `m`); `None` unless `c` divides every coefficient and `m` every
+/// monomial of `a`.
+fn poly_div_monomial(a: &Poly, c: &BigInt, m: &[(Ex, u32)]) -> Option<Poly> {
+    let mut quotient: Poly = Vec::with_capacity(a.len());
+    for (ac, am) in a {
+        if c.is_zero() || !(ac % c).is_zero() {
+            return None;
         }
-        let mut rest = pm.clone();
+        let mut rest = am.clone();
         for (g, k) in m {
             match rest.iter_mut().find(|(h, _)| h == g) {
                 Some((_, j)) if *j >= *k => *j -= k,
-                _ => return false,
+                _ => return None,
             }
         }
         rest.retain(|(_, j)| *j > 0);
-        quotient.push((pc / c, rest));
+        quotient.push((ac / c, rest));
     }
-    poly_to_ex(&poly_norm(quotient)).is_ok_and(|x| facts(&x).integer == Some(true))
+    Some(quotient)
 }
 
 /// `IntTrueDiv(a, b)`: folds to a Float for two integers.

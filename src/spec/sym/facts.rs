@@ -114,12 +114,7 @@ fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
 /// The assumptions sympy derives for `e`.
 pub fn facts(e: &Ex) -> Facts {
     match &**e {
-        Node::Int(_)
-        | Node::Float(_)
-        | Node::BigFloat(_)
-        | Node::IntOo { .. }
-        | Node::Inf { .. }
-        | Node::NaN => Facts::number(&Num::of(e).expect("a number")),
+        n if n.is_number() => Facts::number(&Num::of(e).expect("a number")),
         // `sympy.Symbol(name)` without assumptions knows nothing.
         Node::Sym(_) => Facts::default(),
         // An odd integer is non-zero (sympy's `odd -> nonzero` rule).
@@ -358,12 +353,7 @@ pub fn free_symbols(e: &Ex, out: &mut Vec<String>) {
 /// negative coefficient, or a sum whose (printed) first term is negative.
 pub fn could_extract_minus_sign(e: &Ex) -> bool {
     match &**e {
-        Node::Int(_)
-        | Node::Float(_)
-        | Node::BigFloat(_)
-        | Node::IntOo { .. }
-        | Node::Inf { .. }
-        | Node::NaN => Num::of(e).is_some_and(|n| n.is_negative()),
+        n if n.is_number() => Num::of(e).is_some_and(|n| n.is_negative()),
         Node::Mul(args) => Num::of(&args[0]).is_some_and(|n| n.is_negative()),
         Node::Add(args) => {
             // Expr.could_extract_minus_sign for Add: `-self` has fewer
