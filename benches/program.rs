@@ -44,8 +44,10 @@ fn bench(c: &mut Criterion) {
 fn bench_check_inputs(c: &mut Criterion) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs");
     let ep = ExportedProgram::load_path(&dir.join("large-mlp.pt2")).expect("zoo program loads");
-    let probes = torchspec::export::inputs::probe::read_probes(&dir.join("large-mlp.probes.jsonl"))
-        .expect("probes read");
+    use torchspec::export::inputs::probe::{all_readable, read_probes};
+    let probes =
+        all_readable(read_probes(&dir.join("large-mlp.probes.jsonl")).expect("file reads"))
+            .expect("probes read");
     let checker = torchspec::export::inputs::InputChecker::new(&ep).expect("checker builds");
     c.bench_function("program/check-inputs/large-mlp", |b| {
         b.iter(|| probes.iter().map(|p| checker.check(p)).collect::<Vec<_>>())

@@ -751,7 +751,15 @@ def capture_program(path: str, passes: list[str], load_error_in_report: bool = F
 # Probe mode: call ep.module() on probe inputs (corpus/programs/NAME.probes.jsonl).
 # ---------------------------------------------------------------------------
 
-PROBE_KEYS = {"id", "kind", "args", "kwargs"}
+# Probe files v1 (shared/probe-format.md): "id", "args" and "kwargs" are
+# required, "kind" is an optional label, any other key is ignored.
+PROBE_REQUIRED = ("id", "args", "kwargs")
+
+_SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _zero_size(shape: list) -> bool:
+    return any(d == 0 for d in shape)
 
 
 def decode_probe_value(node: Any, where: str) -> Any:
@@ -759,7 +767,9 @@ def decode_probe_value(node: Any, where: str) -> Any:
 
     ``{"tensor": {"shape": [...], "dtype": "float32", "data": [...]}}`` is
     ``torch.tensor(data, dtype=...)`` (checked against shape), or
-    ``torch.zeros(shape, dtype=...)`` when ``data`` is omitted.
+    ``torch.zeros(shape, dtype=...)`` when ``data`` is omitted, or is ``[]``
+    for a shape with a zero-size dim (``tolist()`` of a ``[0, 3]`` tensor).
+    ``{"$float": "nan" | "inf" | "-inf"}`` is that float.
     ``{"namedtuple": {"type": NAME, "fields": [[field, VALUE], ...]}}`` and
     ``{"dataclass": {...}}`` (same fields) build the pytree type registered
     under the serialized type name NAME (the name the program's in_spec uses).
@@ -783,6 +793,10 @@ def decode_probe_value(node: Any, where: str) -> Any:
             out[decode_probe_value(pair[0], f"{sub}[{i}][0]")] = \
                 decode_probe_value(pair[1], f"{sub}[{i}][1]")
         return out
+    if key == "$float":
+        if not isinstance(arg, str) or arg not in _SPECIAL_FLOATS:
+            raise CaseFileError(f"{sub}: must be \"nan\", \"inf\" or \"-inf\"")
+        return _SPECIAL_FLOATS[arg]
     if key == "tensor":
         if not isinstance(arg, dict) or not {"shape", "dtype"} <= set(arg) \
                 or not set(arg) <= {"shape", "dtype", "data"}:
@@ -793,7 +807,7 @@ def decode_probe_value(node: Any, where: str) -> Any:
         dtype = getattr(torch, arg["dtype"], None) if isinstance(arg["dtype"], str) else None
         if not isinstance(dtype, torch.dtype):
             raise CaseFileError(f"{sub}.dtype: unknown dtype {arg['dtype']!r}")
-        if "data" not in arg:
+        if "data" not in arg or arg["data"] == [] and _zero_size(shape):
             return torch.zeros(shape, dtype=dtype)
         t = torch.tensor(arg["data"], dtype=dtype)
         if list(t.shape) != shape:
@@ -815,32 +829,51 @@ def decode_probe_value(node: Any, where: str) -> Any:
     raise CaseFileError(f"{where}: unknown object {key!r}")
 
 
-def read_probes(path: str) -> list[tuple[str, Any, Any]]:
-    """Parse the probe file: (id, args tuple, kwargs dict) per line; exit 1 on a problem."""
+def read_probes(path: str) -> list[tuple[Any, Any, Any, Any]]:
+    """Parse the probe file: per non-blank line ``(id, args, kwargs, None)``,
+    or ``(id or None, None, None, {"line", "message"})`` for a line that
+    cannot be read (its result is ``bad_probe``; the other lines are still
+    answered)."""
     out = []
     with open(path, "rb") as f:
         lines = f.read().split(b"\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
     seen: set[str] = set()
     for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        probe_id = None
         try:
-            probe = json.loads(raw.decode("utf-8"), object_pairs_hook=_object_no_duplicates,
-                               parse_constant=_reject_constant)
-            if not isinstance(probe, dict) or set(probe) != PROBE_KEYS:
-                raise CaseFileError(f"a probe has exactly the keys {sorted(PROBE_KEYS)}")
-            if not isinstance(probe["id"], str) or probe["id"] in seen:
-                raise CaseFileError(f"bad or duplicate id {probe['id']!r}")
-            seen.add(probe["id"])
+            probe = json.loads(raw.decode("utf-8"))
+            if not isinstance(probe, dict):
+                raise CaseFileError("a probe must be a JSON object")
+            missing = [k for k in PROBE_REQUIRED if k not in probe]
+            if "id" in probe and not isinstance(probe["id"], str):
+                raise CaseFileError("id: must be a string")
+            probe_id = probe.get("id")
+            if missing:
+                raise CaseFileError(f"missing key {missing[0]!r}")
+            if "kind" in probe and not isinstance(probe["kind"], str):
+                raise CaseFileError("kind: must be a string")
+            if probe_id in seen:
+                raise CaseFileError(f"duplicate id {probe_id!r}")
+            seen.add(probe_id)
             args = decode_probe_value(probe["args"], "args")
             kwargs = decode_probe_value(probe["kwargs"], "kwargs")
             if not isinstance(args, tuple) or not isinstance(kwargs, dict):
                 raise CaseFileError("args must be a {\"tuple\": [...]} and kwargs a {\"dict\": [...]}")
-        except (ValueError, UnicodeDecodeError, CaseFileError) as e:
-            print(f"{path}:{lineno}: {e}", file=sys.stderr)
-            sys.exit(1)
-        out.append((probe["id"], args, kwargs))
+        except (ValueError, TypeError, RecursionError, UnicodeDecodeError, CaseFileError) as e:
+            out.append((probe_id, None, None, {"line": lineno, "message": str(e)}))
+            continue
+        out.append((probe_id, args, kwargs, None))
     return out
+
+
+def probe_result(ep: Any, probe: tuple[Any, Any, Any, Any]) -> dict[str, Any]:
+    """The result line of one read_probes entry."""
+    probe_id, args, kwargs, bad = probe
+    if bad is not None:
+        return {"id": probe_id, "bad_probe": bad}
+    return {"id": probe_id, **run_probe(ep, args, kwargs)}
 
 
 class _BodyReached:
@@ -1049,11 +1082,11 @@ def main_program_goldens(outdir: str, paths: list[str]) -> int:
                 # is {"id", "load_error"} (2.15.0 loads every zoo program).
                 ep, load_error = None, error_result("", e)["error"]
             with open(os.path.join(outdir, name + ".probes.jsonl"), "wb") as out:
-                for probe_id, args, kwargs in read_probes(probes_path):
+                for probe in read_probes(probes_path):
                     if ep is None:
-                        _write_line(out, {"id": probe_id, "load_error": load_error})
+                        _write_line(out, {"id": probe[0], "load_error": load_error})
                     else:
-                        _write_line(out, {"id": probe_id, **run_probe(ep, args, kwargs)})
+                        _write_line(out, probe_result(ep, probe))
     return 0
 
 
@@ -1067,10 +1100,10 @@ def main_probes(program: str, probes_path: str) -> int:
     import_torch()
     probes = read_probes(probes_path)
     ep = torch.export.load(pt2)
-    for probe_id, args, kwargs in probes:
-        _write_line(out, {"id": probe_id, **run_probe(ep, args, kwargs)})
+    for probe in probes:
+        _write_line(out, probe_result(ep, probe))
     out.flush()
-    return 0
+    return 1 if any(p[3] is not None for p in probes) else 0
 
 
 # ---------------------------------------------------------------------------

@@ -59,7 +59,7 @@ def check_inputs_callable(name):
     module.recompile()
 
     def run():
-        for _, args, kwargs in probes:
+        for _, args, kwargs, _ in probes:
             try:
                 module(*args, **kwargs)
             except Exception:  # _StopBeforeKernel: the checks passed

@@ -139,8 +139,10 @@ enum Command {
         #[arg(long)]
         registrations: Option<PathBuf>,
     },
-    /// Answer input probes (`{"id", "kind", "args", "kwargs"}` per line) as
-    /// `ep.module()(*args, **kwargs)` would before its first kernel.
+    /// Answer input probes (`shared/probe-format.md`: `{"id", "args",
+    /// "kwargs"}` per line) as `ep.module()(*args, **kwargs)` would before
+    /// its first kernel; a line that cannot be read gets a `bad_probe`
+    /// result and the exit status is non-zero at the end.
     CheckInputs {
         program: PathBuf,
         probes: PathBuf,
@@ -242,10 +244,18 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 torchspec::export::schema::Mode::Default,
                 &regs,
             )?;
-            let probes = torchspec::export::inputs::probe::read_probes_in(&probes, &regs)?;
-            let outcomes = torchspec::export::inputs::check_probes(&ep, &probes);
-            for (p, o) in probes.iter().zip(&outcomes) {
-                let _ = writeln!(out, "{}", o.to_json(&p.id));
+            let lines = torchspec::export::inputs::probe::read_probes_in(&probes, &regs)?;
+            let mut bad = 0usize;
+            for line in torchspec::export::inputs::check_probe_lines(&ep, &lines) {
+                bad += usize::from(line.get("bad_probe").is_some());
+                let _ = writeln!(out, "{line}");
+            }
+            if bad > 0 {
+                let _ = out.flush();
+                return Err(torchspec::Error::new(format!(
+                    "{bad} probe line(s) could not be read (see their bad_probe results)"
+                ))
+                .in_file(&probes));
             }
         }
         Command::SchemaGen { schema } => {

@@ -497,15 +497,15 @@ fn probe_rows(
     registrations: &crate::export::registrations::Registrations,
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
-    use crate::export::inputs::{probe::read_probes_in, InputChecker, Outcome};
+    use crate::export::inputs::probe::{all_readable, read_probes_in};
+    use crate::export::inputs::{InputChecker, Outcome};
     let golden_path = program_golden(root, goldens, name, ".probes");
     if !golden_path.exists() {
         return Ok(());
     }
-    let probes = read_probes_in(
-        &root.join(PROGRAMS).join(format!("{name}.probes.jsonl")),
-        registrations,
-    )?;
+    let probes_path = root.join(PROGRAMS).join(format!("{name}.probes.jsonl"));
+    let probes = all_readable(read_probes_in(&probes_path, registrations)?)
+        .map_err(|e| e.in_file(&probes_path))?;
     let grel = golden_path
         .strip_prefix(root)
         .unwrap_or(&golden_path)
@@ -552,7 +552,7 @@ fn probe_rows(
             allowed: allow.get(id).cloned(),
             id: id.to_string(),
             kind: "program",
-            category: format!("probe {}", probe.kind),
+            category: format!("probe {}", probe.kind.as_deref().unwrap_or("-")),
             file: grel.clone(),
             line: i + 1,
             verdict,

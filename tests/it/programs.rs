@@ -240,69 +240,128 @@ fn graph_text_before_and_after_passes() {
     }
 }
 
-/// Malformed probe lines (`check-inputs`): the line and JSON path, word for word.
+/// Malformed probe lines (`check-inputs`): each is a `bad_probe` naming its
+/// line and JSON path, word for word, and the lines around it are still
+/// read.
 #[test]
 fn malformed_probe_lines_name_line_and_path() {
     use torchspec::export::inputs::probe::parse_probes;
-    let ok = r#"{"id": "a", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": []}}"#;
-    let cases: &[(&str, &str)] = &[
-        ("[1]", "line 2: at $: a probe must be a JSON object"),
-        ("{\"id\": 1}", "line 2: at $.id: must be a string"),
+    let ok = r#"{"id": "a", "args": {"tuple": []}, "kwargs": {"dict": []}}"#;
+    let last = r#"{"id": "z", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": []}}"#;
+    let cases: &[(&str, Option<&str>, &str)] = &[
+        ("[1]", None, "at $: a probe must be a JSON object"),
+        ("{\"id\": 1}", None, "at $.id: must be a string"),
         (
-            r#"{"id": "b", "kind": "ok", "args": {"tuple": []}}"#,
-            "line 2: at $: missing key `kwargs`",
+            r#"{"args": {"tuple": []}, "kwargs": {"dict": []}}"#,
+            None,
+            "at $: missing key `id`",
         ),
         (
-            r#"{"id": "b", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": []}, "x": 1}"#,
-            "line 2: at $: unknown key `x`",
+            r#"{"id": "b", "args": {"tuple": []}}"#,
+            Some("b"),
+            "at $: missing key `kwargs`",
         ),
         (
-            r#"{"id": "a", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": []}}"#,
-            "line 2: at $.id: duplicate id \"a\"",
+            r#"{"id": "b", "kind": 3, "args": {"tuple": []}, "kwargs": {"dict": []}}"#,
+            Some("b"),
+            "at $.kind: must be a string",
         ),
         (
-            r#"{"id": "b", "kind": "ok", "args": [], "kwargs": {"dict": []}}"#,
-            "line 2: at $.args: must be a {\"tuple\": [...]}",
+            r#"{"id": "a", "args": {"tuple": []}, "kwargs": {"dict": []}}"#,
+            Some("a"),
+            "at $.id: duplicate id \"a\"",
         ),
         (
-            r#"{"id": "b", "kind": "ok", "args": {"tuple": [{"tensor": {"shape": [2, -1], "dtype": "float32"}}]}, "kwargs": {"dict": []}}"#,
-            "line 2: at $.args.tuple[0].tensor.shape: must be non-negative integers",
+            r#"{"id": "b", "args": [], "kwargs": {"dict": []}}"#,
+            Some("b"),
+            "at $.args: must be a {\"tuple\": [...]}",
         ),
         (
-            r#"{"id": "b", "kind": "ok", "args": {"tuple": [{"tensor": {"shape": [2], "dtype": "float33"}}]}, "kwargs": {"dict": []}}"#,
-            "line 2: at $.args.tuple[0].tensor.dtype: unknown dtype \"float33\"",
+            r#"{"id": "b", "args": {"tuple": [{"tensor": {"shape": [2, -1], "dtype": "float32"}}]}, "kwargs": {"dict": []}}"#,
+            Some("b"),
+            "at $.args.tuple[0].tensor.shape: must be non-negative integers",
         ),
         (
-            r#"{"id": "b", "kind": "ok", "args": {"tuple": [{"tensor": {"shape": [3], "dtype": "float32", "data": [1.0, 2.0]}}]}, "kwargs": {"dict": []}}"#,
-            "line 2: at $.args.tuple[0].tensor.data: has shape [2], not [3]",
+            r#"{"id": "b", "args": {"tuple": [{"tensor": {"shape": [2], "dtype": "float33"}}]}, "kwargs": {"dict": []}}"#,
+            Some("b"),
+            "at $.args.tuple[0].tensor.dtype: unknown dtype 'float33'",
         ),
         (
-            r#"{"id": "b", "kind": "ok", "args": {"tuple": [{"set": []}]}, "kwargs": {"dict": []}}"#,
-            "line 2: at $.args.tuple[0]: unknown object `set`",
+            r#"{"id": "b", "args": {"tuple": [{"tensor": {"shape": [3], "dtype": "float32", "data": [1.0, 2.0]}}]}, "kwargs": {"dict": []}}"#,
+            Some("b"),
+            "at $.args.tuple[0].tensor.data: has shape [2], not [3]",
         ),
         (
-            r#"{"id": "b", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": [["k"]]}}"#,
-            "line 2: at $.kwargs.dict[0]: a dict entry must be a [key, value] pair",
+            r#"{"id": "b", "args": {"tuple": [{"tensor": {"shape": [2, 2], "dtype": "float32", "data": [[1.0, 2.0], [3.0]]}}]}, "kwargs": {"dict": []}}"#,
+            Some("b"),
+            "at $.args.tuple[0].tensor.data: is not the nested lists of numbers of shape [2, 2]",
         ),
         (
-            r#"{"id": "b", "kind": "ok", "args": {"tuple": []}, "kwargs": {"dict": [[[], 1]]}}"#,
-            "line 2: at $.kwargs.dict[0]: TypeError: unhashable type: 'list'",
+            r#"{"id": "b", "args": {"tuple": [{"set": []}]}, "kwargs": {"dict": []}}"#,
+            Some("b"),
+            "at $.args.tuple[0]: unknown object `set`",
+        ),
+        (
+            r#"{"id": "b", "args": {"tuple": []}, "kwargs": {"dict": [["k"]]}}"#,
+            Some("b"),
+            "at $.kwargs.dict[0]: a dict entry must be a [key, value] pair",
+        ),
+        (
+            r#"{"id": "b", "args": {"tuple": []}, "kwargs": {"dict": [[[], 1]]}}"#,
+            Some("b"),
+            "at $.kwargs.dict[0]: TypeError: unhashable type: 'list'",
+        ),
+        (
+            "{\"id\"",
+            None,
+            "invalid JSON: Expecting ':' delimiter: line 1 column 6 (char 5)",
         ),
     ];
-    for (line, expected) in cases {
-        let text = format!("{ok}\n{line}\n");
-        match parse_probes(&text) {
-            Ok(_) => panic!("accepted a malformed probe line: {line}"),
-            Err(e) => assert_eq!(e.to_string(), *expected, "for {line}"),
-        }
+    for (line, id, expected) in cases {
+        let text = format!("{ok}\n\n{line}\n{last}\n");
+        let lines = parse_probes(&text);
+        assert_eq!(lines.len(), 3, "for {line}");
+        assert!(lines[0].is_ok() && lines[2].is_ok(), "neighbours of {line}");
+        let bad = lines[1].as_ref().expect_err(line);
+        assert_eq!(
+            (bad.line, bad.id.as_deref(), bad.error.to_string().as_str()),
+            (3, *id, *expected),
+            "for {line}"
+        );
+        assert_eq!(bad.to_json()["bad_probe"]["line"], 3);
     }
+}
+
+/// Probe-format v1: `kind` is optional, unknown keys are ignored, `data`
+/// is nested lists, absent, or `[]` for a shape with a zero-size dim, ints
+/// of any size and the `$float` forms are VALUEs.
+#[test]
+fn probe_lines_read_as_specified() {
+    use torchspec::export::inputs::probe::parse_probes;
+    let lines = [
+        r#"{"id": "p0", "args": {"tuple": [{"tensor": {"shape": [0, 3], "dtype": "float32", "data": []}}]}, "kwargs": {"dict": []}}"#,
+        r#"{"id": "p1", "args": {"tuple": [{"tensor": {"shape": [2, 0], "dtype": "int64", "data": [[], []]}}]}, "kwargs": {"dict": []}, "note": "x", "outcome": 1}"#,
+        r#"{"id": "p2", "kind": "ok", "args": {"tuple": [{"tensor": {"shape": [3, 0, 2], "dtype": "bool", "data": []}}, 123456789012345678901234567890, {"$float": "-inf"}]}, "kwargs": {"dict": [["k", {"tensor": {"shape": [], "dtype": "float8_e4m3fn", "data": 1.5}}]]}}"#,
+        r#"{"id": "p3", "args": {"tuple": [{"tensor": {"shape": [2, 2], "dtype": "bfloat16"}}]}, "kwargs": {"dict": []}}"#,
+    ];
+    let parsed = parse_probes(&lines.join("\n"));
+    let ids: Vec<_> = parsed
+        .iter()
+        .map(|l| l.as_ref().map(|p| (p.id.as_str(), p.kind.as_deref())))
+        .map(|r| r.map_err(|b| b.error.to_string()))
+        .collect();
     assert_eq!(
-        parse_probes("{\"id\"\n")
-            .map(|_| ())
-            .unwrap_err()
-            .to_string(),
-        "line 1: invalid JSON: EOF while parsing an object at line 1 column 5"
+        ids,
+        vec![
+            Ok(("p0", None)),
+            Ok(("p1", None)),
+            Ok(("p2", Some("ok"))),
+            Ok(("p3", None))
+        ]
     );
+    let p2 = parsed[2].as_ref().unwrap();
+    assert_eq!(p2.args[1].repr().unwrap(), "123456789012345678901234567890");
+    assert_eq!(p2.args[2].repr().unwrap(), "-inf");
 }
 
 /// What the loading process registered decides what needs it: without

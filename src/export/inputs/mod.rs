@@ -18,7 +18,7 @@ use crate::export::srepr::subexpression_strs;
 use crate::export::ExportedProgram;
 use crate::pytree::{tree_flatten, treespec_loads, value_eq, NodeKind, PyType, Registry, TreeSpec};
 use crate::pyval::{PyException, Raise, Value};
-use probe::{Probe, Tensor};
+use probe::{Probe, ProbeLine, Tensor};
 use pyexpr::{EvalStop, Expr, GVal};
 
 /// What the reference says about one probe.
@@ -34,14 +34,16 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The result line: `{"id", "ok": true, "note": "runs"}` or `{"id", "error"}`.
+    /// The result line of probe-format v1: `{"id", "ok": true, "note":
+    /// "runs"}`, `{"id", "error": {"type", "message"}}` or `{"id",
+    /// "unsupported": {"reason"}}`.
     pub fn to_json(&self, id: &str) -> serde_json::Value {
         match self {
             Outcome::Runs => json!({"id": id, "ok": true, "note": "runs"}),
             Outcome::Error(e) => {
                 json!({"id": id, "error": {"type": e.type_name, "message": e.message}})
             }
-            Outcome::Unsupported(w) => json!({"id": id, "unsupported": w}),
+            Outcome::Unsupported(w) => json!({"id": id, "unsupported": {"reason": w}}),
         }
     }
 }
@@ -493,6 +495,20 @@ fn split_numbered(name: &str) -> Option<(&str, &str)> {
     let (base, idx) = name.rsplit_once('_')?;
     (!base.is_empty() && !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()))
         .then_some((base, idx))
+}
+
+/// The result line of every line of a probe file, in order: a probe's
+/// outcome, or the `bad_probe` result of a line that could not be read.
+pub fn check_probe_lines(ep: &ExportedProgram, lines: &[ProbeLine]) -> Vec<serde_json::Value> {
+    let checker = InputChecker::new(ep);
+    lines
+        .iter()
+        .map(|line| match (line, &checker) {
+            (Ok(p), Ok(c)) => c.check(p).to_json(&p.id),
+            (Ok(p), Err(w)) => Outcome::Unsupported(w.clone()).to_json(&p.id),
+            (Err(bad), _) => bad.to_json(),
+        })
+        .collect()
 }
 
 /// Runs every probe of a file against a program.
