@@ -172,10 +172,13 @@ pub fn parse_probes_in(text: &str, registrations: &Registrations) -> Vec<ProbeLi
                 Ok(p)
             } else {
                 let error = Error::at("$.id", format!("duplicate id {:?}", p.id));
-                Err((Some(p.id), error))
+                Err(Box::new((Some(p.id), error)))
             }
         });
-        out.push(probe.map_err(|(id, error)| BadProbe { line, id, error }));
+        out.push(probe.map_err(|b| {
+            let (id, error) = *b;
+            BadProbe { line, id, error }
+        }));
     }
     out
 }
@@ -189,7 +192,8 @@ pub fn all_readable(lines: Vec<ProbeLine>) -> Result<Vec<Probe>> {
         .collect()
 }
 
-type LineError = (Option<String>, Error);
+/// A bad line's id (when readable) and error, boxed: errors are large.
+type LineError = Box<(Option<String>, Error)>;
 
 fn parse_line(
     raw: &str,
@@ -197,16 +201,19 @@ fn parse_line(
     registry: &Registry,
 ) -> std::result::Result<Probe, LineError> {
     let json = crate::pyjson::loads(raw)
-        .map_err(|e| (None, Error::new(format!("invalid JSON: {}", e.message))))?;
+        .map_err(|e| Box::new((None, Error::new(format!("invalid JSON: {}", e.message)))))?;
     let PyJson::Object(_) = &json else {
-        return Err((None, Error::at("$", "a probe must be a JSON object")));
+        return Err(Box::new((
+            None,
+            Error::at("$", "a probe must be a JSON object"),
+        )));
     };
     let id = match json.get("id") {
         Some(PyJson::Str(s)) => s.clone(),
-        Some(_) => return Err((None, Error::at("$.id", "must be a string"))),
-        None => return Err((None, Error::at("$", "missing key `id`"))),
+        Some(_) => return Err(Box::new((None, Error::at("$.id", "must be a string")))),
+        None => return Err(Box::new((None, Error::at("$", "missing key `id`")))),
     };
-    decode_probe(&json, id.clone(), line, registry).map_err(|e| (Some(id), e))
+    decode_probe(&json, id.clone(), line, registry).map_err(|e| Box::new((Some(id), e)))
 }
 
 fn decode_probe(json: &PyJson, id: String, line: usize, registry: &Registry) -> Result<Probe> {
