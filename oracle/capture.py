@@ -905,16 +905,18 @@ def run_probe(ep: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     ``map`` refuse to run under a mode without a registered rule, and an op
     that fails above the Python dispatch key is never counted.)
     """
-    module = ep.module()
-    graph = module.graph
-    first = next(n for n in graph.nodes
-                 if n.op not in ("placeholder", "get_attr")
-                 and not (n.op == "call_module" and n.target == "_guards_fn"))
-    with graph.inserting_before(first):
-        graph.call_function(_BodyReached.mark)
-    module.recompile()
     _BodyReached.reached = False
     try:
+        # ep.module() compiles the program's guards: a guard text Python
+        # cannot compile raises here, before any call (pre_kernel: true).
+        module = ep.module()
+        graph = module.graph
+        first = next(n for n in graph.nodes
+                     if n.op not in ("placeholder", "get_attr")
+                     and not (n.op == "call_module" and n.target == "_guards_fn"))
+        with graph.inserting_before(first):
+            graph.call_function(_BodyReached.mark)
+        module.recompile()
         module(*args, **kwargs)
     except Exception as e:
         return {"error": error_result("", e)["error"], "pre_kernel": not _BodyReached.reached}

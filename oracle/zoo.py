@@ -914,6 +914,41 @@ def _() -> Export:
     return Export(M(), (T(1, 2),), save=_save_two)
 
 
+# guards-*: programs whose `guards_code` (the tracer's guard texts, which
+# ep.module() compiles into its `_guards_fn`) is what a hand-edited or
+# fuzzed file may hold: a string left open, a bare `L` that no placeholder
+# path replaces, 200,000 nested parentheses (CPython's tokenizer stops at
+# 200), a double quote that breaks the generated `torch._assert(..., "...")`
+# line, an unclosed parenthesis, and a unary chain deep enough that
+# `ast.parse` raises RecursionError (which _convert_guards_code_to_fn
+# catches for the message only).
+_HOSTILE_GUARDS = {
+    "open-string": ["L['x'].size()[0] == 'b"],
+    "bare-l": ["L['y'].size()[0] == 2"],
+    "deep-parens": ["(" * 200000 + "L['x'].size()[0]" + ")" * 200000],
+    "message-quote": ["L['x'].size()[0] != len(\"it's\")"],
+    "unclosed": ["(L['x'].size()[0] == 6"],
+    "deep-unary": ["-" * 2000 + "L['x'].size()[0] != 0"],
+}
+
+
+def _hostile_guards(code: list[str]) -> Callable[[], Export]:
+    def make() -> Export:
+        class M(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        def edit(ep: Any) -> None:
+            ep._guards_code = list(code)
+        return Export(M(), (T(6, 3),), dynamic_shapes=({0: Dim("n", min=4, max=64)},),
+                      edit=edit)
+    return make
+
+
+for _name, _code in _HOSTILE_GUARDS.items():
+    program(f"guards-{_name}")(_hostile_guards(_code))
+
+
 # ---------------------------------------------------------------------------
 # Export and save.
 # ---------------------------------------------------------------------------

@@ -56,7 +56,9 @@ struct Guard {
 /// The checks of one program, built once (as `ep.module()` builds them).
 pub struct InputChecker {
     in_spec: TreeSpec,
-    guards: Result<Vec<Guard>, String>,
+    /// The guard function, or what building it raises (every call of
+    /// `ep.module()` raises it) or leaves unsupported.
+    guards: Result<Vec<Guard>, EvalStop>,
     /// The pytree registry `tree_flatten` consults, built once.
     registry: Registry,
 }
@@ -160,7 +162,8 @@ impl InputChecker {
 
     /// `ep.module()(*args, **kwargs)` up to the first kernel.
     pub fn check(&self, probe: &Probe) -> Outcome {
-        if let Some(w) = &probe.unsupported {
+        if let (Some(w), Ok(_) | Err(EvalStop::Unsupported(_))) = (&probe.unsupported, &self.guards)
+        {
             return Outcome::Unsupported(w.clone());
         }
         match self.check_inner(probe) {
@@ -174,6 +177,10 @@ impl InputChecker {
     }
 
     fn check_inner(&self, probe: &Probe) -> Result<(), EvalStop> {
+        // `ep.module()` itself: generated guard code that does not compile.
+        if let Err(e @ EvalStop::Raise(..)) = &self.guards {
+            return Err(e.clone());
+        }
         let unsupported = |r: Raise| EvalStop::Unsupported(raise_str(r));
         // reorder_kwargs
         let kw_spec = self
@@ -225,10 +232,7 @@ impl InputChecker {
             return Err(EvalStop::Raise("ValueError", message));
         }
         // _guards_fn
-        let guards = self
-            .guards
-            .as_ref()
-            .map_err(|w| EvalStop::Unsupported(w.clone()))?;
+        let guards = self.guards.as_ref().map_err(Clone::clone)?;
         if guards.is_empty() {
             return Ok(());
         }
@@ -303,7 +307,7 @@ fn build_guards(
     ep: &ExportedProgram,
     in_spec: &TreeSpec,
     forward_arg_names: Option<&[String]>,
-) -> Result<Vec<Guard>, String> {
+) -> Result<Vec<Guard>, EvalStop> {
     // The placeholders' paths: `signature.bind(*example_args, **kwargs)`
     // names each positional argument by the forward's parameter names.
     let (Some(args_spec), Some(kw_spec)) = (in_spec.child(0), in_spec.child(1)) else {
@@ -346,11 +350,8 @@ fn build_guards(
         }
     }
     if metas.len() != paths.len() {
-        return Err(format!(
-            "{} placeholders but {} input paths",
-            metas.len(),
-            paths.len()
-        ));
+        let counts = (metas.len(), paths.len());
+        return Err(format!("{} placeholders but {} input paths", counts.0, counts.1).into());
     }
     let ranges = &ep.graph_module.range_constraints;
     let mut code: Vec<String> = Vec::new();
@@ -418,12 +419,12 @@ fn build_guards(
                 match graph.sym_int_values.iter().find(|(k, _)| k == n) {
                     Some((_, SymInt::AsExpr(e))) => handle_symint(&e.expr_str, src, &mut code)?,
                     Some((_, SymInt::AsInt(i))) => code.push(format!("{src} == {}", i.to_bigint())),
-                    None => return Err(format!("no sym_int_values entry `{n}`")),
+                    None => return Err(format!("no sym_int_values entry `{n}`").into()),
                 }
             }
             Argument::AsTensor(t) => {
                 let Some((_, meta)) = graph.tensor_values.iter().find(|(k, _)| *k == t.name) else {
-                    return Err(format!("no tensor_values entry `{}`", t.name));
+                    return Err(format!("no tensor_values entry `{}`", t.name).into());
                 };
                 for (i, dim) in meta.sizes.iter().enumerate() {
                     let src = format!("{src}.size()[{i}]");
@@ -433,7 +434,7 @@ fn build_guards(
                     }
                 }
             }
-            other => return Err(format!("a placeholder of kind `{}`", other.tag())),
+            other => return Err(format!("a placeholder of kind `{}`", other.tag()).into()),
         }
     }
     // Derived dims whose root has no input of its own: the first solves the
@@ -449,7 +450,8 @@ fn build_guards(
             return Err(format!(
                 "a second derived dim `{expr}` of the hidden root `{symbol}` (the guard is \
                  `PythonPrinter().doprint(Eq(expr.subs(unification_map), Symbol(src)))`)"
-            ));
+            )
+            .into());
         }
         solved.push(symbol);
     }
@@ -471,8 +473,19 @@ fn build_guards(
         }
         code.push(g);
     }
-    // _convert_guards_code_to_fn
-    let mut out = Vec::new();
+    convert_guards_code_to_fn(code, &paths, &keystr)
+}
+
+/// `_convert_guards_code_to_fn`: each guard's shadow text (the user's paths)
+/// through `ast.parse` / `ast.unparse` for its message, then `exec` of the
+/// generated function, one `torch._assert(actual, "Guard failed: ...")`
+/// line per guard. Either's `SyntaxError` is what `ep.module()` raises.
+fn convert_guards_code_to_fn(
+    code: Vec<String>,
+    paths: &[(String, String)],
+    keystr: &dyn Fn(&(String, String)) -> String,
+) -> Result<Vec<Guard>, EvalStop> {
+    let mut lines = Vec::new();
     for c in code {
         let (mut actual, mut shadow) = (c.clone(), c);
         for (idx, p) in paths.iter().enumerate() {
@@ -481,10 +494,22 @@ fn build_guards(
             shadow = shadow.replace(&from, &format!("{}{}", p.0, p.1));
         }
         let shadow = shadow.replace('\n', "");
-        let shadow_expr = pyexpr::parse(&shadow)?;
+        let shadow_expr = pyexpr::parse(&shadow).map_err(|e| e.into_stop("<unknown>", 1))?;
+        lines.push((
+            actual,
+            format!("Guard failed: {}", pyexpr::unparse(&shadow_expr)),
+        ));
+    }
+    // code_str: line 1 is empty, line 2 `def _(*args):`, then the guards.
+    let mut line = 3;
+    let mut out = Vec::new();
+    for (actual, message) in lines {
+        pyexpr::check_assert_line(&actual, &message).map_err(|e| e.into_stop("<string>", line))?;
+        let expr = pyexpr::parse(&actual).map_err(|e| e.into_stop("<string>", line))?;
+        line += 1 + actual.matches('\n').count();
         out.push(Guard {
-            actual: pyexpr::parse(&actual)?,
-            message: format!("Guard failed: {}", pyexpr::unparse(&shadow_expr)),
+            actual: expr,
+            message,
         });
     }
     Ok(out)

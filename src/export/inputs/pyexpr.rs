@@ -57,95 +57,289 @@ const OPS: &[&str] = &[
     "//", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "%", "(", ")", "[", "]", ".", ",",
 ];
 
-fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let mut out = Vec::new();
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_whitespace() {
-            i += 1;
-        } else if c.is_ascii_digit() {
-            let st = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            let mut float = false;
-            if i < b.len() && b[i] == b'.' {
-                float = true;
-                i += 1;
-                while i < b.len() && b[i].is_ascii_digit() {
-                    i += 1;
-                }
-            }
-            if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-                float = true;
-                i += 1;
-                if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-                    i += 1;
-                }
-                while i < b.len() && b[i].is_ascii_digit() {
-                    i += 1;
-                }
-            }
-            if i < b.len() && (b[i].is_ascii_alphabetic() || b[i] == b'_' || b[i] == b'.') {
-                return Err(format!(
-                    "a number form the reference does not read in `{s}`"
-                ));
-            }
-            if float {
-                out.push(Tok::Float(
-                    s[st..i].parse().map_err(|_| "bad float".to_string())?,
-                ));
-            } else {
-                out.push(Tok::Int(
-                    s[st..i].parse().map_err(|_| "bad int".to_string())?,
-                ));
-            }
-        } else if c.is_ascii_alphabetic() || c == b'_' {
-            let st = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            out.push(Tok::Name(s[st..i].to_string()));
-        } else if c == b'\'' {
-            let st = i + 1;
-            i += 1;
-            while i < b.len() && b[i] != b'\'' {
-                if b[i] == b'\\' {
-                    return Err(format!("an escaped string in `{s}`"));
-                }
-                i += 1;
-            }
-            if i >= b.len() {
-                return Err(format!("an unterminated string in `{s}`"));
-            }
-            out.push(Tok::Str(s[st..i].to_string()));
-            i += 1;
-        } else if let Some(op) = OPS.iter().find(|op| s[i..].starts_with(**op)) {
-            out.push(Tok::Op(op));
-            i += op.len();
-        } else {
-            return Err(format!("the character {:?} in `{s}`", c as char));
-        }
-    }
-    Ok(out)
+/// CPython's tokenizer `MAXLEVEL`: opening a 201st nested bracket is
+/// `SyntaxError: too many nested parentheses`.
+const MAX_BRACKET_LEVEL: usize = 200;
+
+/// The deepest guard expression tree the reference evaluates. Past it
+/// CPython's recursion limits start to decide (`ast.parse` / `ast.unparse`
+/// raise `RecursionError` somewhere between 300 and 1000 levels, which
+/// `_convert_guards_code_to_fn` catches for the message only), so a deeper
+/// tree is `Unsupported`. The bound also keeps `eval`, `unparse` and
+/// `Drop` of a tree from file input far from the stack limit.
+pub const MAX_EXPR_DEPTH: u32 = 100;
+
+/// Why a guard text was not turned into an [`Expr`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParseStop {
+    /// CPython's `SyntaxError` message, before its `(filename, line N)`
+    /// suffix; `line` is the 0-based line of the text it was found on;
+    /// `detected` adds CPython's `(detected at line N)`.
+    Syntax {
+        message: String,
+        line: usize,
+        detected: bool,
+    },
+    /// A form the reference does not read (never a guess).
+    Unsupported(String),
 }
 
-/// Parses one guard expression; `Err` names what the reference does not read.
-pub fn parse(s: &str) -> Result<Expr, String> {
+impl ParseStop {
+    /// The `SyntaxError` as `str(e)` prints it for `filename`, the text
+    /// starting on line `first_line` (1-based); an unsupported form as is.
+    pub fn into_stop(self, filename: &str, first_line: usize) -> EvalStop {
+        match self {
+            ParseStop::Syntax {
+                message,
+                line,
+                detected,
+            } => {
+                let n = first_line + line;
+                let at = if detected {
+                    format!(" (detected at line {n})")
+                } else {
+                    String::new()
+                };
+                EvalStop::Raise(
+                    "SyntaxError",
+                    format!("{message}{at} ({filename}, line {n})"),
+                )
+            }
+            ParseStop::Unsupported(w) => EvalStop::Unsupported(w),
+        }
+    }
+}
+
+impl From<String> for ParseStop {
+    fn from(w: String) -> ParseStop {
+        ParseStop::Unsupported(w)
+    }
+}
+
+impl From<&str> for ParseStop {
+    fn from(w: &str) -> ParseStop {
+        ParseStop::Unsupported(w.to_string())
+    }
+}
+
+struct Tokens<'s> {
+    s: &'s str,
+    b: &'s [u8],
+    i: usize,
+    out: Vec<Tok>,
+    /// Open brackets with the 0-based line each opened on.
+    open: Vec<(u8, usize)>,
+    /// The 0-based line of `i` (newlines are whitespace inside brackets).
+    line: usize,
+}
+
+impl Tokens<'_> {
+    fn line(&self) -> usize {
+        self.line
+    }
+
+    fn syntax(&self, message: String) -> ParseStop {
+        ParseStop::Syntax {
+            message,
+            line: self.line(),
+            detected: false,
+        }
+    }
+
+    fn number(&mut self) -> Result<(), ParseStop> {
+        let (b, st) = (self.b, self.i);
+        let digits = |i: &mut usize| {
+            while *i < b.len() && b[*i].is_ascii_digit() {
+                *i += 1;
+            }
+        };
+        digits(&mut self.i);
+        let mut float = false;
+        if self.i < b.len() && b[self.i] == b'.' {
+            float = true;
+            self.i += 1;
+            digits(&mut self.i);
+        }
+        if self.i < b.len() && (b[self.i] == b'e' || b[self.i] == b'E') {
+            float = true;
+            self.i += 1;
+            if self.i < b.len() && (b[self.i] == b'+' || b[self.i] == b'-') {
+                self.i += 1;
+            }
+            digits(&mut self.i);
+        }
+        if self.i < b.len()
+            && (b[self.i].is_ascii_alphabetic() || b[self.i] == b'_' || b[self.i] == b'.')
+        {
+            return Err(
+                format!("a number form the reference does not read in `{}`", self.s).into(),
+            );
+        }
+        let text = &self.s[st..self.i];
+        self.out.push(if float {
+            Tok::Float(text.parse().map_err(|_| "bad float".to_string())?)
+        } else {
+            Tok::Int(text.parse().map_err(|_| "bad int".to_string())?)
+        });
+        Ok(())
+    }
+
+    /// A `'...'` or `"..."` literal without escapes on one line.
+    fn string(&mut self, quote: u8) -> Result<(), ParseStop> {
+        let st = self.i + 1;
+        let mut j = st;
+        while j < self.b.len() && self.b[j] != quote && self.b[j] != b'\n' {
+            if self.b[j] == b'\\' {
+                return Err(format!("an escaped string in `{}`", self.s).into());
+            }
+            j += 1;
+        }
+        if j >= self.b.len() || self.b[j] == b'\n' {
+            return Err(ParseStop::Syntax {
+                message: "unterminated string literal".into(),
+                line: self.line(),
+                detected: true,
+            });
+        }
+        self.out.push(Tok::Str(self.s[st..j].to_string()));
+        self.i = j + 1;
+        Ok(())
+    }
+
+    /// Brackets as the tokenizer tracks them (`tok->level`).
+    fn bracket(&mut self, c: u8) -> Result<(), ParseStop> {
+        if c == b'(' || c == b'[' {
+            if self.open.len() >= MAX_BRACKET_LEVEL {
+                return Err(self.syntax("too many nested parentheses".into()));
+            }
+            self.open.push((c, self.line()));
+            return Ok(());
+        }
+        let want = if c == b')' { b'(' } else { b'[' };
+        match self.open.pop() {
+            None => Err(self.syntax(format!("unmatched '{}'", c as char))),
+            Some((o, _)) if o != want => Err(self.syntax(format!(
+                "closing parenthesis '{}' does not match opening parenthesis '{}'",
+                c as char, o as char
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn run(mut self) -> Result<Vec<Tok>, ParseStop> {
+        while self.i < self.b.len() {
+            let c = self.b[self.i];
+            if c.is_ascii_whitespace() {
+                self.line += usize::from(c == b'\n');
+                self.i += 1;
+            } else if c.is_ascii_digit() {
+                self.number()?;
+            } else if c.is_ascii_alphabetic() || c == b'_' {
+                let st = self.i;
+                while self.i < self.b.len()
+                    && (self.b[self.i].is_ascii_alphanumeric() || self.b[self.i] == b'_')
+                {
+                    self.i += 1;
+                }
+                self.out.push(Tok::Name(self.s[st..self.i].to_string()));
+            } else if c == b'\'' || c == b'"' {
+                self.string(c)?;
+            } else if let Some(op) = OPS.iter().find(|op| self.s[self.i..].starts_with(**op)) {
+                if matches!(c, b'(' | b'[' | b')' | b']') {
+                    self.bracket(c)?;
+                }
+                self.out.push(Tok::Op(op));
+                self.i += op.len();
+            } else {
+                return Err(format!("the character {:?} in `{}`", c as char, self.s).into());
+            }
+        }
+        if let Some(&(o, line)) = self.open.first() {
+            let message = format!("'{}' was never closed", o as char);
+            return Err(ParseStop::Syntax {
+                message,
+                line,
+                detected: false,
+            });
+        }
+        Ok(self.out)
+    }
+}
+
+fn tokenize(s: &str) -> Result<Vec<Tok>, ParseStop> {
+    Tokens {
+        s,
+        b: s.as_bytes(),
+        i: 0,
+        out: Vec::new(),
+        open: Vec::new(),
+        line: 0,
+    }
+    .run()
+}
+
+/// Parses one guard expression as `ast.parse(s, mode="eval")` does:
+/// CPython's tokenizer errors are [`ParseStop::Syntax`], a form the
+/// reference does not read (or a tree deeper than [`MAX_EXPR_DEPTH`]) is
+/// [`ParseStop::Unsupported`].
+pub fn parse(s: &str) -> Result<Expr, ParseStop> {
     let toks = tokenize(s)?;
-    let mut p = P { t: &toks, i: 0 };
-    let e = p.or()?;
+    let mut p = P {
+        t: &toks,
+        i: 0,
+        unary: 0,
+    };
+    let (e, _) = p.or()?;
     if p.i != toks.len() {
-        return Err(format!("trailing text in `{s}`"));
+        return Err(format!("trailing text in `{s}`").into());
     }
     Ok(e)
+}
+
+/// The generated line `torch._assert({actual}, "Guard failed: {message}")`
+/// of `_convert_guards_code_to_fn` tokenizes as that call (a tokenizer
+/// error in it is the `SyntaxError` `exec` raises); a message whose quotes
+/// make it some other code is `Unsupported`.
+pub fn check_assert_line(actual: &str, message: &str) -> Result<(), ParseStop> {
+    let line = format!("torch._assert({actual}, \"{message}\")");
+    let toks = tokenize(&line)?;
+    let inner = tokenize(actual)?;
+    let n = inner.len();
+    let shaped = toks.len() == n + 7
+        && toks[..4]
+            == [
+                Tok::Name("torch".into()),
+                Tok::Op("."),
+                Tok::Name("_assert".into()),
+                Tok::Op("("),
+            ]
+        && toks[4..4 + n] == inner[..]
+        && toks[4 + n..] == [Tok::Op(","), Tok::Str(message.into()), Tok::Op(")")];
+    if shaped {
+        Ok(())
+    } else {
+        Err(format!("a guard message that changes the generated code: {line}").into())
+    }
+}
+
+type Parsed = Result<(Expr, u32), ParseStop>;
+
+/// A node over children of depth `d`, refused past [`MAX_EXPR_DEPTH`].
+fn node(e: Expr, d: u32) -> Parsed {
+    if d + 1 > MAX_EXPR_DEPTH {
+        return Err(
+            format!("a guard expression nested deeper than {MAX_EXPR_DEPTH} levels").into(),
+        );
+    }
+    Ok((e, d + 1))
 }
 
 struct P<'a> {
     t: &'a [Tok],
     i: usize,
+    /// Unary operators being parsed (`not`, `-`): the parser's recursion
+    /// is bounded by them and by the tokenizer's bracket levels.
+    unary: u32,
 }
 
 impl P<'_> {
@@ -168,36 +362,57 @@ impl P<'_> {
             false
         }
     }
-    fn or(&mut self) -> Result<Expr, String> {
-        let mut v = vec![self.and()?];
-        while self.eat_kw("or") {
-            v.push(self.and()?);
+    /// `a or b or ...` / `a and b and ...`: one n-ary node.
+    fn bool_op(
+        &mut self,
+        kw: &str,
+        next: fn(&mut Self) -> Parsed,
+        make: fn(Vec<Expr>) -> Expr,
+    ) -> Parsed {
+        let (first, mut d) = next(self)?;
+        let mut v = vec![first];
+        while self.eat_kw(kw) {
+            let (e, de) = next(self)?;
+            d = d.max(de);
+            v.push(e);
         }
-        Ok(if v.len() == 1 {
-            v.pop().unwrap()
-        } else {
-            Expr::Or(v)
+        if v.len() == 1 {
+            return Ok((v.pop().expect("one operand"), d));
+        }
+        node(make(v), d)
+    }
+    /// A full expression: where brackets nest (at most 200 levels, some
+    /// dozen frames each), so the stack grows on the heap when it runs low.
+    fn or(&mut self) -> Parsed {
+        stacker::maybe_grow(64 * 1024, 1 << 20, || {
+            self.bool_op("or", Self::and, Expr::Or)
         })
     }
-    fn and(&mut self) -> Result<Expr, String> {
-        let mut v = vec![self.not()?];
-        while self.eat_kw("and") {
-            v.push(self.not()?);
-        }
-        Ok(if v.len() == 1 {
-            v.pop().unwrap()
-        } else {
-            Expr::And(v)
-        })
+    fn and(&mut self) -> Parsed {
+        self.bool_op("and", Self::not, Expr::And)
     }
-    fn not(&mut self) -> Result<Expr, String> {
+    fn not(&mut self) -> Parsed {
         if self.eat_kw("not") {
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            let (e, d) = self.unary(Self::not)?;
+            return node(Expr::Not(Box::new(e)), d);
         }
         self.cmp()
     }
-    fn cmp(&mut self) -> Result<Expr, String> {
-        let l = self.arith()?;
+    /// The operand of a unary operator: the descent itself is bounded (a
+    /// chain of them nests the tree one level each).
+    fn unary(&mut self, operand: fn(&mut Self) -> Parsed) -> Parsed {
+        if self.unary >= MAX_EXPR_DEPTH {
+            return Err(
+                format!("a guard expression nested deeper than {MAX_EXPR_DEPTH} levels").into(),
+            );
+        }
+        self.unary += 1;
+        let e = operand(self);
+        self.unary -= 1;
+        e
+    }
+    fn cmp(&mut self) -> Parsed {
+        let (l, dl) = self.arith()?;
         let op = match self.peek() {
             Some(Tok::Op("==")) => CmpOp::Eq,
             Some(Tok::Op("!=")) => CmpOp::Ne,
@@ -205,100 +420,103 @@ impl P<'_> {
             Some(Tok::Op("<=")) => CmpOp::Le,
             Some(Tok::Op(">")) => CmpOp::Gt,
             Some(Tok::Op(">=")) => CmpOp::Ge,
-            _ => return Ok(l),
+            _ => return Ok((l, dl)),
         };
         self.i += 1;
-        let r = self.arith()?;
+        let (r, dr) = self.arith()?;
         if matches!(
             self.peek(),
             Some(Tok::Op("==" | "!=" | "<" | "<=" | ">" | ">="))
         ) {
             return Err("a chained comparison".into());
         }
-        Ok(Expr::Cmp(Box::new(l), op, Box::new(r)))
+        node(Expr::Cmp(Box::new(l), op, Box::new(r)), dl.max(dr))
     }
-    fn arith(&mut self) -> Result<Expr, String> {
-        let mut l = self.term()?;
-        loop {
-            let op = if self.eat_op("+") {
-                BinOp::Add
-            } else if self.eat_op("-") {
-                BinOp::Sub
-            } else {
-                return Ok(l);
-            };
-            l = Expr::Bin(Box::new(l), op, Box::new(self.term()?));
+    /// A left-associative chain of binary operators.
+    fn chain(
+        &mut self,
+        next: fn(&mut Self) -> Parsed,
+        op: fn(&mut Self) -> Option<BinOp>,
+    ) -> Parsed {
+        let (mut l, mut d) = next(self)?;
+        while let Some(o) = op(self) {
+            let (r, dr) = next(self)?;
+            (l, d) = node(Expr::Bin(Box::new(l), o, Box::new(r)), d.max(dr))?;
         }
+        Ok((l, d))
     }
-    fn term(&mut self) -> Result<Expr, String> {
-        let mut l = self.factor()?;
-        loop {
-            let op = if self.eat_op("*") {
-                BinOp::Mul
-            } else if self.eat_op("//") {
-                BinOp::FloorDiv
-            } else if self.eat_op("%") {
-                BinOp::Mod
+    fn arith(&mut self) -> Parsed {
+        self.chain(Self::term, |p| {
+            if p.eat_op("+") {
+                Some(BinOp::Add)
+            } else if p.eat_op("-") {
+                Some(BinOp::Sub)
             } else {
-                return Ok(l);
-            };
-            l = Expr::Bin(Box::new(l), op, Box::new(self.factor()?));
-        }
+                None
+            }
+        })
     }
-    fn factor(&mut self) -> Result<Expr, String> {
+    fn term(&mut self) -> Parsed {
+        self.chain(Self::factor, |p| {
+            if p.eat_op("*") {
+                Some(BinOp::Mul)
+            } else if p.eat_op("//") {
+                Some(BinOp::FloorDiv)
+            } else if p.eat_op("%") {
+                Some(BinOp::Mod)
+            } else {
+                None
+            }
+        })
+    }
+    fn factor(&mut self) -> Parsed {
         if self.eat_op("-") {
-            return Ok(Expr::Neg(Box::new(self.factor()?)));
+            let (e, d) = self.unary(Self::factor)?;
+            return node(Expr::Neg(Box::new(e)), d);
         }
         self.postfix()
     }
-    fn postfix(&mut self) -> Result<Expr, String> {
-        let mut e = match self.t.get(self.i).cloned() {
-            Some(Tok::Int(i)) => {
-                self.i += 1;
-                Expr::Int(i)
-            }
-            Some(Tok::Float(f)) => {
-                self.i += 1;
-                Expr::Float(f)
-            }
-            Some(Tok::Str(s)) => {
-                self.i += 1;
-                Expr::Str(s)
-            }
-            Some(Tok::Name(n)) if !["and", "or", "not"].contains(&n.as_str()) => {
-                self.i += 1;
-                Expr::Name(n)
-            }
+    fn atom(&mut self) -> Parsed {
+        let e = match self.t.get(self.i).cloned() {
+            Some(Tok::Int(i)) => Expr::Int(i),
+            Some(Tok::Float(f)) => Expr::Float(f),
+            Some(Tok::Str(s)) => Expr::Str(s),
+            Some(Tok::Name(n)) if !["and", "or", "not"].contains(&n.as_str()) => Expr::Name(n),
             Some(Tok::Op("(")) => {
                 self.i += 1;
                 let e = self.or()?;
                 if !self.eat_op(")") {
                     return Err("an unclosed parenthesis".into());
                 }
-                e
+                return Ok(e);
             }
-            t => return Err(format!("unexpected token {t:?}")),
+            t => return Err(format!("unexpected token {t:?}").into()),
         };
+        self.i += 1;
+        Ok((e, 1))
+    }
+    fn postfix(&mut self) -> Parsed {
+        let (mut e, mut d) = self.atom()?;
         loop {
             if self.eat_op(".") {
-                match self.t.get(self.i).cloned() {
-                    Some(Tok::Name(n)) => {
-                        self.i += 1;
-                        e = Expr::Attr(Box::new(e), n);
-                    }
-                    _ => return Err("a bad attribute".into()),
-                }
+                let Some(Tok::Name(n)) = self.t.get(self.i).cloned() else {
+                    return Err("a bad attribute".into());
+                };
+                self.i += 1;
+                (e, d) = node(Expr::Attr(Box::new(e), n), d)?;
             } else if self.eat_op("[") {
-                let idx = self.or()?;
+                let (idx, di) = self.or()?;
                 if !self.eat_op("]") {
                     return Err("an unclosed subscript".into());
                 }
-                e = Expr::Subscript(Box::new(e), Box::new(idx));
+                (e, d) = node(Expr::Subscript(Box::new(e), Box::new(idx)), d.max(di))?;
             } else if self.eat_op("(") {
                 let mut args = Vec::new();
                 if !self.eat_op(")") {
                     loop {
-                        args.push(self.or()?);
+                        let (a, da) = self.or()?;
+                        d = d.max(da);
+                        args.push(a);
                         if self.eat_op(")") {
                             break;
                         }
@@ -307,9 +525,9 @@ impl P<'_> {
                         }
                     }
                 }
-                e = Expr::Call(Box::new(e), args);
+                (e, d) = node(Expr::Call(Box::new(e), args), d)?;
             } else {
-                return Ok(e);
+                return Ok((e, d));
             }
         }
     }
@@ -430,6 +648,178 @@ fn write(e: &Expr, need: u8, out: &mut String) {
     }
 }
 
+/// The names the generated guard function can see in torch 2.15.0:
+/// `_convert_guards_code_to_fn`'s namespace (`SYMPY_INTERP`, `math`,
+/// `inf`), its parameter `args`, and CPython 3.11's builtins (`exec` adds
+/// `__builtins__`; `sorted(dir(builtins))` in a process that ran `site`).
+/// Any other name raises `NameError` when its guard runs. Sorted.
+const GUARD_NAMES: &[&str] = &[
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BaseException",
+    "BaseExceptionGroup",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "BytesWarning",
+    "ChildProcessError",
+    "ConnectionAbortedError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "DeprecationWarning",
+    "EOFError",
+    "Ellipsis",
+    "EncodingWarning",
+    "EnvironmentError",
+    "Exception",
+    "ExceptionGroup",
+    "False",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "FutureWarning",
+    "GeneratorExit",
+    "IOError",
+    "ImportError",
+    "ImportWarning",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "IsNonOverlappingAndDenseIndicator",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "None",
+    "NotADirectoryError",
+    "NotImplemented",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PendingDeprecationWarning",
+    "PermissionError",
+    "ProcessLookupError",
+    "RecursionError",
+    "ReferenceError",
+    "ResourceWarning",
+    "RuntimeError",
+    "RuntimeWarning",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SyntaxWarning",
+    "SystemError",
+    "SystemExit",
+    "TabError",
+    "TimeoutError",
+    "True",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "UnicodeTranslateError",
+    "UnicodeWarning",
+    "UserWarning",
+    "ValueError",
+    "Warning",
+    "ZeroDivisionError",
+    "__build_class__",
+    "__builtins__",
+    "__debug__",
+    "__doc__",
+    "__import__",
+    "__loader__",
+    "__name__",
+    "__package__",
+    "__spec__",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "args",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "cast_symbool_to_symint_guardless",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "copyright",
+    "credits",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "inf",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "license",
+    "list",
+    "locals",
+    "map",
+    "math",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "torch",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+];
+
 /// A value the guard code computes with.
 #[derive(Clone, Debug, PartialEq)]
 pub enum GVal {
@@ -448,12 +838,24 @@ pub enum GVal {
 }
 
 /// Why evaluation stopped.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum EvalStop {
     /// Python raises (type, message).
     Raise(&'static str, String),
     /// Not modelled.
     Unsupported(String),
+}
+
+impl From<String> for EvalStop {
+    fn from(w: String) -> EvalStop {
+        EvalStop::Unsupported(w)
+    }
+}
+
+impl From<&str> for EvalStop {
+    fn from(w: &str) -> EvalStop {
+        EvalStop::Unsupported(w.to_string())
+    }
 }
 
 fn int_of(v: &GVal) -> Option<BigInt> {
@@ -484,6 +886,10 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
         Expr::Float(f) => Ok(GVal::Float(*f)),
         Expr::Str(s) => Ok(GVal::Str(s.clone())),
         Expr::Name(n) if n == "True" || n == "False" => Ok(GVal::Bool(n == "True")),
+        Expr::Name(n) if GUARD_NAMES.binary_search(&n.as_str()).is_err() => Err(EvalStop::Raise(
+            "NameError",
+            format!("name '{n}' is not defined"),
+        )),
         Expr::Subscript(b, i) if matches!(&**b, Expr::Name(n) if n == "args") => {
             let Some(idx) = int_of(&eval(i, args)?) else {
                 return unsupported("a non-integer `args` index".into());
@@ -518,9 +924,9 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
                 (b, _) => unsupported(format!("subscripting {b:?}")),
             }
         }
-        Expr::Attr(b, n) if n == "size" => match eval(b, args)? {
-            GVal::Tensor(s) => Ok(GVal::SizeMethod(s)),
-            b => unsupported(format!("`.size` of {b:?}")),
+        Expr::Attr(b, n) => match (eval(b, args)?, n.as_str()) {
+            (GVal::Tensor(s), "size") => Ok(GVal::SizeMethod(s)),
+            (b, _) => unsupported(format!("`.{n}` of {b:?}")),
         },
         Expr::Call(f, a) if a.is_empty() => match eval(f, args)? {
             GVal::SizeMethod(s) => Ok(GVal::Size(s)),
@@ -638,6 +1044,112 @@ fn compare(a: &GVal, op: CmpOp, b: &GVal) -> Result<GVal, EvalStop> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// File input never overflows the stack: brackets stop at CPython's
+    /// 200 levels (a `SyntaxError`), any other nesting at
+    /// [`MAX_EXPR_DEPTH`] (unsupported), a flat `and` chain is one node.
+    #[test]
+    fn hostile_guard_texts_are_bounded() {
+        let syntax = |s: &str| match parse(s) {
+            Err(ParseStop::Syntax { message, .. }) => message,
+            other => panic!("not a SyntaxError: {other:?}"),
+        };
+        let deep = "(".repeat(200_000) + "x" + &")".repeat(200_000);
+        assert_eq!(syntax(&deep), "too many nested parentheses");
+        assert_eq!(
+            syntax(&("[".repeat(201) + "x")),
+            "too many nested parentheses"
+        );
+        let ok = "(".repeat(200) + "x" + &")".repeat(200);
+        assert_eq!(parse(&ok), Ok(Expr::Name("x".into())));
+        for long in [
+            "-".repeat(100_000) + "x",
+            "not ".repeat(100_000) + "x",
+            vec!["x"; 100_000].join(" + "),
+            "x".to_string() + &".a".repeat(100_000),
+            "x".to_string() + &"[0]".repeat(100_000),
+            "f".to_string() + &"()".repeat(100_000),
+        ] {
+            assert!(
+                matches!(parse(&long), Err(ParseStop::Unsupported(w)) if w.contains("deeper than")),
+                "{}",
+                &long[..20]
+            );
+        }
+        let wide = vec!["args[0] == 1"; 100_000].join(" and ");
+        let e = parse(&wide).expect("a flat and-chain");
+        assert_eq!(
+            eval(&e, &[GVal::Int(1.into())])
+                .map(|v| truth(&v).ok())
+                .ok(),
+            Some(Some(true))
+        );
+    }
+
+    /// What CPython's tokenizer says, with `str(SyntaxError)`'s suffix.
+    #[test]
+    fn syntax_errors_read_as_cpython_prints_them() {
+        let raised = |s: &str, file: &str, line: usize| match parse(s) {
+            Err(stop) => match stop.into_stop(file, line) {
+                EvalStop::Raise(ty, m) => format!("{ty}: {m}"),
+                EvalStop::Unsupported(w) => format!("unsupported: {w}"),
+            },
+            Ok(e) => format!("parsed {e:?}"),
+        };
+        assert_eq!(
+            raised("x == 'b", "<unknown>", 1),
+            "SyntaxError: unterminated string literal (detected at line 1) (<unknown>, line 1)"
+        );
+        assert_eq!(
+            raised("(x\n == 'b", "<string>", 3),
+            "SyntaxError: unterminated string literal (detected at line 4) (<string>, line 4)"
+        );
+        assert_eq!(
+            raised("(x == 1", "<unknown>", 1),
+            "SyntaxError: '(' was never closed (<unknown>, line 1)"
+        );
+        assert_eq!(
+            raised("x == 1)", "<unknown>", 1),
+            "SyntaxError: unmatched ')' (<unknown>, line 1)"
+        );
+        assert_eq!(
+            raised("(x == 1]", "<unknown>", 1),
+            "SyntaxError: closing parenthesis ']' does not match opening parenthesis '(' (<unknown>, line 1)"
+        );
+        // The generated assert line: a double quote in the message ends its literal.
+        let line = check_assert_line(
+            "args[0] != len(\"it's\")",
+            "Guard failed: x != len(\"it's\")",
+        );
+        assert!(
+            matches!(line, Err(ParseStop::Syntax { ref message, .. }) if message == "unterminated string literal")
+        );
+        assert_eq!(
+            check_assert_line("args[0] == 2", "Guard failed: x == 2"),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn unknown_names_raise_name_error() {
+        let e = parse("L['y'].size()[0] == 2").unwrap();
+        match eval(&e, &[]) {
+            Err(EvalStop::Raise(ty, m)) => {
+                assert_eq!((ty, m.as_str()), ("NameError", "name 'L' is not defined"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = parse("math.isnan(args[0])").unwrap();
+        assert!(matches!(
+            eval(&e, &[GVal::Float(1.0)]),
+            Err(EvalStop::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn guard_names_are_sorted() {
+        assert!(GUARD_NAMES.windows(2).all(|w| w[0] < w[1]));
+    }
 
     #[test]
     fn unparse_normalizes_parentheses() {
