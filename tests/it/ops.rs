@@ -2,7 +2,7 @@
 //! `oracle/gen_op_schemas.py`) and the loader's refusal of node targets
 //! `torch.export.load` cannot resolve.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use torchspec::export::archive::Pt2Archive;

@@ -82,10 +82,8 @@ pub fn resolve(target: &str, registrations: &Registrations) -> Resolved {
         torch_walk(&names(), registrations)
     } else if target.starts_with("math") {
         module_walk("math", &names(), table::MATH_ATTRS)
-    } else if let Some(rest) = target.strip_prefix('#') {
-        Some(extension(rest))
     } else {
-        None
+        target.strip_prefix('#').map(extension)
     };
     walked.unwrap_or_else(|| Resolved::Str(target.to_string()))
 }
