@@ -15,7 +15,9 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::Error;
 use crate::export::fx::{self, Arg, Graph, NodeId, Op};
+use crate::export::ops::{self, Resolved};
 use crate::export::ranges::{Bound, RangeConstraints, ValueRanges};
+use crate::export::registrations::Registrations;
 use crate::export::schema as wire;
 use crate::export::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
@@ -130,6 +132,15 @@ const SYM_OPS: &[&str] = &[
     "torch.ops.aten.item.default",
 ];
 
+/// The higher-order operator `deserialize_node` refuses before any other.
+const TRITON_FUNCTIONAL: &str = "torch.ops.higher_order.triton_kernel_wrapper_functional";
+
+/// What `deserialize_node` says of a target `deserialize_operator` could
+/// not resolve, after `We failed to resolve {target} to an operator. `.
+const UNRESOLVED_HINT: &str = "If it's a custom op/custom triton op, this is usually because \
+    the custom op is not registered when deserializing. Please import the custom op to \
+    register it before deserializing. Otherwise, please file an issue on github.";
+
 /// `_SERIALIZE_TO_TORCH_DTYPE`.
 pub fn dtype_name(v: i64) -> Option<&'static str> {
     Some(match v {
@@ -223,14 +234,21 @@ struct Deserializer<'w> {
     symbols: HashSet<String>,
     signature: ExportGraphSignature,
     cx: GraphCx,
+    /// The custom ops of the loading process (node targets resolve against
+    /// the built-in table and these).
+    registrations: &'w Registrations,
 }
 
 /// Loads the graph module of a serialized program as `torch.export.load`
-/// rebuilds it.
-pub fn load_graph_module(program: &wire::ExportedProgram) -> R<LoadedGraphModule> {
+/// rebuilds it in a process with `registrations`.
+pub fn load_graph_module<'w>(
+    program: &'w wire::ExportedProgram,
+    registrations: &'w Registrations,
+) -> R<LoadedGraphModule> {
     let gm = &program.graph_module;
     let signature = deserialize_signature(&gm.signature)?;
     let mut d = Deserializer {
+        registrations,
         tensor_values: HashMap::new(),
         sym_int_values: HashMap::new(),
         sym_float_values: HashMap::new(),
@@ -505,11 +523,49 @@ impl<'w> Deserializer<'w> {
         self.sync(name, id)
     }
 
+    /// `deserialize_operator(n.target)` and `deserialize_node`'s dispatch on
+    /// the result: the canonical target and whether it is a higher-order
+    /// operator, or PyTorch's refusal of a target it cannot resolve.
+    fn node_target(&self, n: &wire::Node) -> R<(String, bool)> {
+        let unsupported_type = |prefix: String, ty: &str| {
+            let mut node = String::new();
+            n.py_repr(&mut node);
+            LoadFailure::py(
+                "SerializeError",
+                format!("{prefix} Unsupported target type for node {node}: {ty}."),
+            )
+        };
+        match ops::resolve(&n.target, self.registrations) {
+            Resolved::OpOverload(t) => Ok((t, false)),
+            Resolved::HigherOrder(t) if t == TRITON_FUNCTIONAL => Err(LoadFailure::py(
+                "SerializeError",
+                "deserialize nyi for torch._higher_order_ops.triton_kernel_wrap.triton_kernel_wrapper_functional",
+            )),
+            Resolved::HigherOrder(t) => Ok((t, true)),
+            Resolved::Callable(t) | Resolved::TorchAttr(t) if SYM_OPS.contains(&t.as_str()) => {
+                Ok((t, false))
+            }
+            Resolved::Callable(t) | Resolved::TorchAttr(t) => Err(LoadFailure::unsupported(
+                format!("call target `{t}` (a Python callable, not an operator)"),
+            )),
+            Resolved::Str(s) => Err(unsupported_type(
+                format!("We failed to resolve {s} to an operator. {UNRESOLVED_HINT}"),
+                "<class 'str'>",
+            )),
+            Resolved::NotCallable(ty) => Err(unsupported_type(String::new(), ty)),
+            Resolved::Raises(exception, message) => Err(LoadFailure::py(exception, message)),
+            Resolved::Unmodeled(what) => Err(LoadFailure::unsupported(format!(
+                "call target `{}` ({what})",
+                n.target
+            ))),
+        }
+    }
+
     fn deserialize_node(&mut self, n: &'w wire::Node, origin: u32) -> R<()> {
-        let target = n.target.as_str();
-        let printed = printed_target(target);
+        let (target, is_hop) = self.node_target(n)?;
+        let printed = printed_target(&target);
         let given_name = n.name.as_deref().filter(|s| !s.is_empty());
-        if SYM_OPS.contains(&target) {
+        if SYM_OPS.contains(&target.as_str()) {
             let name = match given_name {
                 Some(s) => s.to_string(),
                 None => sym_output_name(n)?,
@@ -526,19 +582,6 @@ impl<'w> Deserializer<'w> {
             self.cx.graph.node_mut(id).meta.origin = Some(origin);
             let out = sym_output_name(n)?;
             return self.sync(&out, id);
-        }
-        let is_hop = target.starts_with("torch.ops.higher_order.");
-        let is_op_overload =
-            !is_hop && target.starts_with("torch.ops.") && target.split('.').count() == 5;
-        if target.starts_with('#') {
-            return Err(LoadFailure::unsupported(format!(
-                "extension operator `{target}`"
-            )));
-        }
-        if !is_hop && !is_op_overload {
-            return Err(LoadFailure::unsupported(format!(
-                "call target `{target}` (resolving it needs PyTorch's operator registry)"
-            )));
         }
         let (args, kwargs, name) = if is_hop {
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;

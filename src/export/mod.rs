@@ -13,6 +13,7 @@ pub mod archive;
 pub mod fx;
 pub mod inputs;
 pub mod load;
+pub mod ops;
 pub mod passes;
 pub mod ranges;
 pub mod registrations;
@@ -185,8 +186,8 @@ impl ExportedProgram {
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
         let loaded = schema::load_program(bytes, mode)?;
-        let graph_module =
-            load::load_graph_module(&loaded.program).map_err(load::LoadFailure::into_error)?;
+        let graph_module = load::load_graph_module(&loaded.program, registrations)
+            .map_err(load::LoadFailure::into_error)?;
         // The loader reads every module call signature's specs.
         let registry = registrations.pytree_registry();
         for entry in &graph_module.module_call_graph {

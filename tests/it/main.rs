@@ -6,6 +6,7 @@ mod errors;
 mod fuzz_corpus;
 mod live;
 mod lookup_props;
+mod ops;
 mod programs;
 mod properties;
 mod pytree;

@@ -300,6 +300,32 @@ fn write_call(ty: &Ty, x: &str) -> String {
     }
 }
 
+/// A callable `Fn(&T, &mut String)` writing Python's `repr` of the value
+/// `_dict_to_dataclass` builds.
+fn repr_fn(ty: &Ty) -> String {
+    match ty {
+        Ty::Str => "repr_str".into(),
+        Ty::Int => "repr_int".into(),
+        Ty::Float => "repr_float".into(),
+        Ty::Bool => "repr_bool".into(),
+        Ty::Opt(t) => format!("|x, out| repr_opt(x, out, {})", repr_fn(t)),
+        Ty::List(t) => format!("|x, out| repr_list(x, out, {})", repr_fn(t)),
+        Ty::Dict(t) => format!("|x, out| repr_dict(x, out, {})", repr_fn(t)),
+        Ty::Named(n) => format!("{n}::py_repr"),
+    }
+}
+
+/// A statement writing `repr(x)` (`x` a reference) as `ty`.
+fn repr_call(ty: &Ty, x: &str) -> String {
+    match ty {
+        Ty::Opt(t) => format!("repr_opt({x}, out, {});", repr_fn(t)),
+        Ty::List(t) => format!("repr_list({x}, out, {});", repr_fn(t)),
+        Ty::Dict(t) => format!("repr_dict({x}, out, {});", repr_fn(t)),
+        Ty::Named(_) => format!("{x}.py_repr(out);"),
+        _ => format!("{}({x}, out);", repr_fn(ty)),
+    }
+}
+
 /// A callable `Fn(&T) -> PyJson`.
 fn py_fn(ty: &Ty) -> String {
     match ty {
@@ -453,7 +479,9 @@ fn gen_enum(o: &mut String, name: &str, values: &[(String, i64)]) {
         "    {LOAD_SIG} {{\n        let known = |i| !matches!(Self::from_value(i), Self::Other(_));\n        load_enum_value(v, path, cx, \"{name}\", known).map(Self::from_value)\n    }}\n"
     );
     o.push_str("    pub fn write_json(&self, out: &mut String) {\n        out.push_str(itoa::Buffer::new().format(self.value()));\n    }\n\n");
-    o.push_str("    pub fn to_pyjson(&self) -> PyJson {\n        PyJson::Int(PyInt::Small(self.value()))\n    }\n}\n");
+    o.push_str("    pub fn to_pyjson(&self) -> PyJson {\n        PyJson::Int(PyInt::Small(self.value()))\n    }\n\n");
+    o.push_str("    /// `repr` of the raw int `_dict_to_dataclass` keeps.\n");
+    o.push_str("    pub fn py_repr(&self, out: &mut String) {\n        out.push_str(itoa::Buffer::new().format(self.value()));\n    }\n}\n");
 }
 
 fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error> {
@@ -571,7 +599,31 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
             py_call(&f.ty, &x)
         );
     }
-    o.push_str("        ])\n    }\n}\n");
+    o.push_str("        ])\n    }\n\n");
+    let _ = writeln!(
+        o,
+        "    /// The dataclass `repr`: `{name}(field=repr(value), ...)`."
+    );
+    o.push_str("    pub fn py_repr(&self, out: &mut String) {\n");
+    for (i, f) in fields.iter().enumerate() {
+        let open = if i == 0 {
+            format!("{name}(")
+        } else {
+            ", ".to_string()
+        };
+        let _ = writeln!(o, "        out.push_str(\"{open}{}=\");", f.name);
+        let place = format!("self.{}", ident(&f.name));
+        let x = if matches!(f.ty, Ty::Named(_)) {
+            place
+        } else {
+            format!("&{place}")
+        };
+        let _ = writeln!(o, "        {}", repr_call(&f.ty, &x));
+    }
+    if fields.is_empty() {
+        let _ = writeln!(o, "        out.push_str(\"{name}(\");");
+    }
+    o.push_str("        out.push(')');\n    }\n}\n");
     Ok(())
 }
 
@@ -638,6 +690,24 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
         );
     }
     o.push_str(
-        "        };\n        PyJson::Object(vec![(self.tag().to_owned(), value)])\n    }\n}\n",
+        "        };\n        PyJson::Object(vec![(self.tag().to_owned(), value)])\n    }\n\n",
     );
+    let _ = writeln!(
+        o,
+        "    /// `_Union.__repr__`: `{name}(tag=value)`, the value by `str()` (a str unquoted)."
+    );
+    o.push_str("    pub fn py_repr(&self, out: &mut String) {\n        match self {\n");
+    for f in fields {
+        let value = match f.ty {
+            Ty::Str => "out.push_str(x);".to_string(),
+            _ => repr_call(&f.ty, "x"),
+        };
+        let _ = writeln!(
+            o,
+            "            Self::{}(x) => {{\n                out.push_str(\"{name}({}=\");\n                {value}\n            }}",
+            camel(&f.name),
+            f.name
+        );
+    }
+    o.push_str("        }\n        out.push(')');\n    }\n}\n");
 }

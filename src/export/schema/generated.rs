@@ -76,6 +76,23 @@ impl AOTInductorModelPickleData {
             ("aot_inductor_model_is_cpu".to_owned(), opt_py(&self.aot_inductor_model_is_cpu, bool_py)),
         ])
     }
+
+    /// The dataclass `repr`: `AOTInductorModelPickleData(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("AOTInductorModelPickleData(library_basename=");
+        repr_str(&self.library_basename, out);
+        out.push_str(", input_names=");
+        repr_list(&self.input_names, out, repr_str);
+        out.push_str(", output_names=");
+        repr_list(&self.output_names, out, repr_str);
+        out.push_str(", floating_point_input_dtype=");
+        repr_opt(&self.floating_point_input_dtype, out, repr_int);
+        out.push_str(", floating_point_output_dtype=");
+        repr_opt(&self.floating_point_output_dtype, out, repr_int);
+        out.push_str(", aot_inductor_model_is_cpu=");
+        repr_opt(&self.aot_inductor_model_is_cpu, out, repr_bool);
+        out.push(')');
+    }
 }
 
 /// `class Argument(_Union)`: one variant per field.
@@ -358,6 +375,137 @@ impl Argument {
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
     }
+
+    /// `_Union.__repr__`: `Argument(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsNone(x) => {
+                out.push_str("Argument(as_none=");
+                repr_bool(x, out);
+            }
+            Self::AsTensor(x) => {
+                out.push_str("Argument(as_tensor=");
+                x.py_repr(out);
+            }
+            Self::AsTensors(x) => {
+                out.push_str("Argument(as_tensors=");
+                repr_list(x, out, TensorArgument::py_repr);
+            }
+            Self::AsInt(x) => {
+                out.push_str("Argument(as_int=");
+                repr_int(x, out);
+            }
+            Self::AsInts(x) => {
+                out.push_str("Argument(as_ints=");
+                repr_list(x, out, repr_int);
+            }
+            Self::AsFloat(x) => {
+                out.push_str("Argument(as_float=");
+                repr_float(x, out);
+            }
+            Self::AsFloats(x) => {
+                out.push_str("Argument(as_floats=");
+                repr_list(x, out, repr_float);
+            }
+            Self::AsString(x) => {
+                out.push_str("Argument(as_string=");
+                out.push_str(x);
+            }
+            Self::AsStrings(x) => {
+                out.push_str("Argument(as_strings=");
+                repr_list(x, out, repr_str);
+            }
+            Self::AsSymInt(x) => {
+                out.push_str("Argument(as_sym_int=");
+                x.py_repr(out);
+            }
+            Self::AsSymInts(x) => {
+                out.push_str("Argument(as_sym_ints=");
+                repr_list(x, out, SymIntArgument::py_repr);
+            }
+            Self::AsScalarType(x) => {
+                out.push_str("Argument(as_scalar_type=");
+                x.py_repr(out);
+            }
+            Self::AsMemoryFormat(x) => {
+                out.push_str("Argument(as_memory_format=");
+                x.py_repr(out);
+            }
+            Self::AsLayout(x) => {
+                out.push_str("Argument(as_layout=");
+                x.py_repr(out);
+            }
+            Self::AsDevice(x) => {
+                out.push_str("Argument(as_device=");
+                x.py_repr(out);
+            }
+            Self::AsBool(x) => {
+                out.push_str("Argument(as_bool=");
+                repr_bool(x, out);
+            }
+            Self::AsBools(x) => {
+                out.push_str("Argument(as_bools=");
+                repr_list(x, out, repr_bool);
+            }
+            Self::AsSymBool(x) => {
+                out.push_str("Argument(as_sym_bool=");
+                x.py_repr(out);
+            }
+            Self::AsSymBools(x) => {
+                out.push_str("Argument(as_sym_bools=");
+                repr_list(x, out, SymBoolArgument::py_repr);
+            }
+            Self::AsGraph(x) => {
+                out.push_str("Argument(as_graph=");
+                x.py_repr(out);
+            }
+            Self::AsOptionalTensors(x) => {
+                out.push_str("Argument(as_optional_tensors=");
+                repr_list(x, out, OptionalTensorArgument::py_repr);
+            }
+            Self::AsCustomObj(x) => {
+                out.push_str("Argument(as_custom_obj=");
+                x.py_repr(out);
+            }
+            Self::AsOperator(x) => {
+                out.push_str("Argument(as_operator=");
+                out.push_str(x);
+            }
+            Self::AsSymFloat(x) => {
+                out.push_str("Argument(as_sym_float=");
+                x.py_repr(out);
+            }
+            Self::AsSymFloats(x) => {
+                out.push_str("Argument(as_sym_floats=");
+                repr_list(x, out, SymFloatArgument::py_repr);
+            }
+            Self::AsOptionalTensor(x) => {
+                out.push_str("Argument(as_optional_tensor=");
+                x.py_repr(out);
+            }
+            Self::AsComplex(x) => {
+                out.push_str("Argument(as_complex=");
+                x.py_repr(out);
+            }
+            Self::AsNestedTensors(x) => {
+                out.push_str("Argument(as_nested_tensors=");
+                repr_list(x, out, |x, out| repr_list(x, out, TensorArgument::py_repr));
+            }
+            Self::AsIntLists(x) => {
+                out.push_str("Argument(as_int_lists=");
+                repr_list(x, out, |x, out| repr_list(x, out, repr_int));
+            }
+            Self::AsStringToArgument(x) => {
+                out.push_str("Argument(as_string_to_argument=");
+                repr_dict(x, out, Argument::py_repr);
+            }
+            Self::AsFloatLists(x) => {
+                out.push_str("Argument(as_float_lists=");
+                repr_list(x, out, |x, out| repr_list(x, out, repr_float));
+            }
+        }
+        out.push(')');
+    }
 }
 
 /// `class ArgumentKind(IntEnum)`; `Other` keeps a value upstream does not name (Python keeps the raw int).
@@ -402,6 +550,11 @@ impl ArgumentKind {
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Int(PyInt::Small(self.value()))
     }
+
+    /// `repr` of the raw int `_dict_to_dataclass` keeps.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str(itoa::Buffer::new().format(self.value()));
+    }
 }
 
 /// `@dataclass class BufferMutationSpec`.
@@ -442,6 +595,15 @@ impl BufferMutationSpec {
             ("buffer_name".to_owned(), str_py(&self.buffer_name)),
         ])
     }
+
+    /// The dataclass `repr`: `BufferMutationSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("BufferMutationSpec(arg=");
+        self.arg.py_repr(out);
+        out.push_str(", buffer_name=");
+        repr_str(&self.buffer_name, out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class ComplexValue`.
@@ -481,6 +643,15 @@ impl ComplexValue {
             ("real".to_owned(), float_py(&self.real)),
             ("imag".to_owned(), float_py(&self.imag)),
         ])
+    }
+
+    /// The dataclass `repr`: `ComplexValue(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("ComplexValue(real=");
+        repr_float(&self.real, out);
+        out.push_str(", imag=");
+        repr_float(&self.imag, out);
+        out.push(')');
     }
 }
 
@@ -556,6 +727,33 @@ impl ConstantValue {
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
     }
+
+    /// `_Union.__repr__`: `ConstantValue(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsNone(x) => {
+                out.push_str("ConstantValue(as_none=");
+                repr_bool(x, out);
+            }
+            Self::AsInt(x) => {
+                out.push_str("ConstantValue(as_int=");
+                repr_int(x, out);
+            }
+            Self::AsFloat(x) => {
+                out.push_str("ConstantValue(as_float=");
+                repr_float(x, out);
+            }
+            Self::AsString(x) => {
+                out.push_str("ConstantValue(as_string=");
+                out.push_str(x);
+            }
+            Self::AsBool(x) => {
+                out.push_str("ConstantValue(as_bool=");
+                repr_bool(x, out);
+            }
+        }
+        out.push(')');
+    }
 }
 
 /// `@dataclass class CustomObjArgument`.
@@ -596,6 +794,15 @@ impl CustomObjArgument {
             ("class_fqn".to_owned(), str_py(&self.class_fqn)),
         ])
     }
+
+    /// The dataclass `repr`: `CustomObjArgument(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("CustomObjArgument(name=");
+        repr_str(&self.name, out);
+        out.push_str(", class_fqn=");
+        repr_str(&self.class_fqn, out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class Device`.
@@ -635,6 +842,15 @@ impl Device {
             ("type".to_owned(), str_py(&self.r#type)),
             ("index".to_owned(), opt_py(&self.index, int_py)),
         ])
+    }
+
+    /// The dataclass `repr`: `Device(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("Device(type=");
+        repr_str(&self.r#type, out);
+        out.push_str(", index=");
+        repr_opt(&self.index, out, repr_int);
+        out.push(')');
     }
 }
 
@@ -706,6 +922,25 @@ impl ExportedProgram {
             ("guards_code".to_owned(), list_py(&self.guards_code, str_py)),
         ])
     }
+
+    /// The dataclass `repr`: `ExportedProgram(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("ExportedProgram(graph_module=");
+        self.graph_module.py_repr(out);
+        out.push_str(", opset_version=");
+        repr_dict(&self.opset_version, out, repr_int);
+        out.push_str(", range_constraints=");
+        repr_dict(&self.range_constraints, out, RangeConstraint::py_repr);
+        out.push_str(", schema_version=");
+        self.schema_version.py_repr(out);
+        out.push_str(", verifiers=");
+        repr_list(&self.verifiers, out, repr_str);
+        out.push_str(", torch_version=");
+        repr_str(&self.torch_version, out);
+        out.push_str(", guards_code=");
+        repr_list(&self.guards_code, out, repr_str);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class ExternKernelNode`.
@@ -746,6 +981,15 @@ impl ExternKernelNode {
             ("node".to_owned(), self.node.to_pyjson()),
         ])
     }
+
+    /// The dataclass `repr`: `ExternKernelNode(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("ExternKernelNode(name=");
+        repr_str(&self.name, out);
+        out.push_str(", node=");
+        self.node.py_repr(out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class ExternKernelNodes`.
@@ -779,6 +1023,13 @@ impl ExternKernelNodes {
         PyJson::Object(vec![
             ("nodes".to_owned(), list_py(&self.nodes, ExternKernelNode::to_pyjson)),
         ])
+    }
+
+    /// The dataclass `repr`: `ExternKernelNodes(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("ExternKernelNodes(nodes=");
+        repr_list(&self.nodes, out, ExternKernelNode::py_repr);
+        out.push(')');
     }
 }
 
@@ -820,6 +1071,15 @@ impl GradientToParameterSpec {
             ("parameter_name".to_owned(), str_py(&self.parameter_name)),
         ])
     }
+
+    /// The dataclass `repr`: `GradientToParameterSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("GradientToParameterSpec(arg=");
+        self.arg.py_repr(out);
+        out.push_str(", parameter_name=");
+        repr_str(&self.parameter_name, out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class GradientToUserInputSpec`.
@@ -859,6 +1119,15 @@ impl GradientToUserInputSpec {
             ("arg".to_owned(), self.arg.to_pyjson()),
             ("user_input_name".to_owned(), str_py(&self.user_input_name)),
         ])
+    }
+
+    /// The dataclass `repr`: `GradientToUserInputSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("GradientToUserInputSpec(arg=");
+        self.arg.py_repr(out);
+        out.push_str(", user_input_name=");
+        repr_str(&self.user_input_name, out);
+        out.push(')');
     }
 }
 
@@ -942,6 +1211,29 @@ impl Graph {
             ("sym_float_values".to_owned(), dict_py(&self.sym_float_values, SymFloat::to_pyjson)),
         ])
     }
+
+    /// The dataclass `repr`: `Graph(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("Graph(inputs=");
+        repr_list(&self.inputs, out, Argument::py_repr);
+        out.push_str(", outputs=");
+        repr_list(&self.outputs, out, Argument::py_repr);
+        out.push_str(", nodes=");
+        repr_list(&self.nodes, out, Node::py_repr);
+        out.push_str(", tensor_values=");
+        repr_dict(&self.tensor_values, out, TensorMeta::py_repr);
+        out.push_str(", sym_int_values=");
+        repr_dict(&self.sym_int_values, out, SymInt::py_repr);
+        out.push_str(", sym_bool_values=");
+        repr_dict(&self.sym_bool_values, out, SymBool::py_repr);
+        out.push_str(", is_single_tensor_return=");
+        repr_bool(&self.is_single_tensor_return, out);
+        out.push_str(", custom_obj_values=");
+        repr_dict(&self.custom_obj_values, out, CustomObjArgument::py_repr);
+        out.push_str(", sym_float_values=");
+        repr_dict(&self.sym_float_values, out, SymFloat::py_repr);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class GraphArgument`.
@@ -981,6 +1273,15 @@ impl GraphArgument {
             ("name".to_owned(), str_py(&self.name)),
             ("graph".to_owned(), self.graph.to_pyjson()),
         ])
+    }
+
+    /// The dataclass `repr`: `GraphArgument(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("GraphArgument(name=");
+        repr_str(&self.name, out);
+        out.push_str(", graph=");
+        self.graph.py_repr(out);
+        out.push(')');
     }
 }
 
@@ -1040,6 +1341,21 @@ impl GraphModule {
             ("treespec_namedtuple_fields".to_owned(), dict_py(&self.treespec_namedtuple_fields, NamedTupleDef::to_pyjson)),
         ])
     }
+
+    /// The dataclass `repr`: `GraphModule(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("GraphModule(graph=");
+        self.graph.py_repr(out);
+        out.push_str(", signature=");
+        self.signature.py_repr(out);
+        out.push_str(", module_call_graph=");
+        repr_list(&self.module_call_graph, out, ModuleCallEntry::py_repr);
+        out.push_str(", metadata=");
+        repr_dict(&self.metadata, out, repr_str);
+        out.push_str(", treespec_namedtuple_fields=");
+        repr_dict(&self.treespec_namedtuple_fields, out, NamedTupleDef::py_repr);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class GraphSignature`.
@@ -1079,6 +1395,15 @@ impl GraphSignature {
             ("input_specs".to_owned(), list_py(&self.input_specs, InputSpec::to_pyjson)),
             ("output_specs".to_owned(), list_py(&self.output_specs, OutputSpec::to_pyjson)),
         ])
+    }
+
+    /// The dataclass `repr`: `GraphSignature(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("GraphSignature(input_specs=");
+        repr_list(&self.input_specs, out, InputSpec::py_repr);
+        out.push_str(", output_specs=");
+        repr_list(&self.output_specs, out, OutputSpec::py_repr);
+        out.push(')');
     }
 }
 
@@ -1170,6 +1495,41 @@ impl InputSpec {
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
     }
+
+    /// `_Union.__repr__`: `InputSpec(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::UserInput(x) => {
+                out.push_str("InputSpec(user_input=");
+                x.py_repr(out);
+            }
+            Self::Parameter(x) => {
+                out.push_str("InputSpec(parameter=");
+                x.py_repr(out);
+            }
+            Self::Buffer(x) => {
+                out.push_str("InputSpec(buffer=");
+                x.py_repr(out);
+            }
+            Self::TensorConstant(x) => {
+                out.push_str("InputSpec(tensor_constant=");
+                x.py_repr(out);
+            }
+            Self::CustomObj(x) => {
+                out.push_str("InputSpec(custom_obj=");
+                x.py_repr(out);
+            }
+            Self::Token(x) => {
+                out.push_str("InputSpec(token=");
+                x.py_repr(out);
+            }
+            Self::ConstantInput(x) => {
+                out.push_str("InputSpec(constant_input=");
+                x.py_repr(out);
+            }
+        }
+        out.push(')');
+    }
 }
 
 /// `@dataclass class InputToBufferSpec`.
@@ -1216,6 +1576,17 @@ impl InputToBufferSpec {
             ("persistent".to_owned(), bool_py(&self.persistent)),
         ])
     }
+
+    /// The dataclass `repr`: `InputToBufferSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("InputToBufferSpec(arg=");
+        self.arg.py_repr(out);
+        out.push_str(", buffer_name=");
+        repr_str(&self.buffer_name, out);
+        out.push_str(", persistent=");
+        repr_bool(&self.persistent, out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class InputToConstantInputSpec`.
@@ -1255,6 +1626,15 @@ impl InputToConstantInputSpec {
             ("name".to_owned(), str_py(&self.name)),
             ("value".to_owned(), self.value.to_pyjson()),
         ])
+    }
+
+    /// The dataclass `repr`: `InputToConstantInputSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("InputToConstantInputSpec(name=");
+        repr_str(&self.name, out);
+        out.push_str(", value=");
+        self.value.py_repr(out);
+        out.push(')');
     }
 }
 
@@ -1296,6 +1676,15 @@ impl InputToCustomObjSpec {
             ("custom_obj_name".to_owned(), str_py(&self.custom_obj_name)),
         ])
     }
+
+    /// The dataclass `repr`: `InputToCustomObjSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("InputToCustomObjSpec(arg=");
+        self.arg.py_repr(out);
+        out.push_str(", custom_obj_name=");
+        repr_str(&self.custom_obj_name, out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class InputToParameterSpec`.
@@ -1335,6 +1724,15 @@ impl InputToParameterSpec {
             ("arg".to_owned(), self.arg.to_pyjson()),
             ("parameter_name".to_owned(), str_py(&self.parameter_name)),
         ])
+    }
+
+    /// The dataclass `repr`: `InputToParameterSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("InputToParameterSpec(arg=");
+        self.arg.py_repr(out);
+        out.push_str(", parameter_name=");
+        repr_str(&self.parameter_name, out);
+        out.push(')');
     }
 }
 
@@ -1376,6 +1774,15 @@ impl InputToTensorConstantSpec {
             ("tensor_constant_name".to_owned(), str_py(&self.tensor_constant_name)),
         ])
     }
+
+    /// The dataclass `repr`: `InputToTensorConstantSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("InputToTensorConstantSpec(arg=");
+        self.arg.py_repr(out);
+        out.push_str(", tensor_constant_name=");
+        repr_str(&self.tensor_constant_name, out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class InputTokenSpec`.
@@ -1409,6 +1816,13 @@ impl InputTokenSpec {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
         ])
+    }
+
+    /// The dataclass `repr`: `InputTokenSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("InputTokenSpec(arg=");
+        self.arg.py_repr(out);
+        out.push(')');
     }
 }
 
@@ -1469,6 +1883,11 @@ impl Layout {
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Int(PyInt::Small(self.value()))
     }
+
+    /// `repr` of the raw int `_dict_to_dataclass` keeps.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str(itoa::Buffer::new().format(self.value()));
+    }
 }
 
 /// `@dataclass class LossOutputSpec`.
@@ -1502,6 +1921,13 @@ impl LossOutputSpec {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
         ])
+    }
+
+    /// The dataclass `repr`: `LossOutputSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("LossOutputSpec(arg=");
+        self.arg.py_repr(out);
+        out.push(')');
     }
 }
 
@@ -1553,6 +1979,11 @@ impl MemoryFormat {
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Int(PyInt::Small(self.value()))
     }
+
+    /// `repr` of the raw int `_dict_to_dataclass` keeps.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str(itoa::Buffer::new().format(self.value()));
+    }
 }
 
 /// `@dataclass class ModuleCallEntry`.
@@ -1592,6 +2023,15 @@ impl ModuleCallEntry {
             ("fqn".to_owned(), str_py(&self.fqn)),
             ("signature".to_owned(), opt_py(&self.signature, ModuleCallSignature::to_pyjson)),
         ])
+    }
+
+    /// The dataclass `repr`: `ModuleCallEntry(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("ModuleCallEntry(fqn=");
+        repr_str(&self.fqn, out);
+        out.push_str(", signature=");
+        repr_opt(&self.signature, out, ModuleCallSignature::py_repr);
+        out.push(')');
     }
 }
 
@@ -1651,6 +2091,21 @@ impl ModuleCallSignature {
             ("forward_arg_names".to_owned(), opt_py(&self.forward_arg_names, |x| list_py(x, str_py))),
         ])
     }
+
+    /// The dataclass `repr`: `ModuleCallSignature(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("ModuleCallSignature(inputs=");
+        repr_list(&self.inputs, out, Argument::py_repr);
+        out.push_str(", outputs=");
+        repr_list(&self.outputs, out, Argument::py_repr);
+        out.push_str(", in_spec=");
+        repr_str(&self.in_spec, out);
+        out.push_str(", out_spec=");
+        repr_str(&self.out_spec, out);
+        out.push_str(", forward_arg_names=");
+        repr_opt(&self.forward_arg_names, out, |x, out| repr_list(x, out, repr_str));
+        out.push(')');
+    }
 }
 
 /// `@dataclass class NamedArgument`.
@@ -1697,6 +2152,17 @@ impl NamedArgument {
             ("kind".to_owned(), opt_py(&self.kind, ArgumentKind::to_pyjson)),
         ])
     }
+
+    /// The dataclass `repr`: `NamedArgument(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("NamedArgument(name=");
+        repr_str(&self.name, out);
+        out.push_str(", arg=");
+        self.arg.py_repr(out);
+        out.push_str(", kind=");
+        repr_opt(&self.kind, out, ArgumentKind::py_repr);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class NamedTupleDef`.
@@ -1730,6 +2196,13 @@ impl NamedTupleDef {
         PyJson::Object(vec![
             ("field_names".to_owned(), list_py(&self.field_names, str_py)),
         ])
+    }
+
+    /// The dataclass `repr`: `NamedTupleDef(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("NamedTupleDef(field_names=");
+        repr_list(&self.field_names, out, repr_str);
+        out.push(')');
     }
 }
 
@@ -1795,6 +2268,23 @@ impl Node {
             ("name".to_owned(), opt_py(&self.name, str_py)),
         ])
     }
+
+    /// The dataclass `repr`: `Node(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("Node(target=");
+        repr_str(&self.target, out);
+        out.push_str(", inputs=");
+        repr_list(&self.inputs, out, NamedArgument::py_repr);
+        out.push_str(", outputs=");
+        repr_list(&self.outputs, out, Argument::py_repr);
+        out.push_str(", metadata=");
+        repr_dict(&self.metadata, out, repr_str);
+        out.push_str(", is_hop_single_tensor_return=");
+        repr_opt(&self.is_hop_single_tensor_return, out, repr_bool);
+        out.push_str(", name=");
+        repr_opt(&self.name, out, repr_str);
+        out.push(')');
+    }
 }
 
 /// `class OptionalTensorArgument(_Union)`: one variant per field.
@@ -1844,6 +2334,21 @@ impl OptionalTensorArgument {
             Self::AsNone(x) => bool_py(x),
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
+    }
+
+    /// `_Union.__repr__`: `OptionalTensorArgument(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsTensor(x) => {
+                out.push_str("OptionalTensorArgument(as_tensor=");
+                x.py_repr(out);
+            }
+            Self::AsNone(x) => {
+                out.push_str("OptionalTensorArgument(as_none=");
+                repr_bool(x, out);
+            }
+        }
+        out.push(')');
     }
 }
 
@@ -1943,6 +2448,45 @@ impl OutputSpec {
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
     }
+
+    /// `_Union.__repr__`: `OutputSpec(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::UserOutput(x) => {
+                out.push_str("OutputSpec(user_output=");
+                x.py_repr(out);
+            }
+            Self::LossOutput(x) => {
+                out.push_str("OutputSpec(loss_output=");
+                x.py_repr(out);
+            }
+            Self::BufferMutation(x) => {
+                out.push_str("OutputSpec(buffer_mutation=");
+                x.py_repr(out);
+            }
+            Self::GradientToParameter(x) => {
+                out.push_str("OutputSpec(gradient_to_parameter=");
+                x.py_repr(out);
+            }
+            Self::GradientToUserInput(x) => {
+                out.push_str("OutputSpec(gradient_to_user_input=");
+                x.py_repr(out);
+            }
+            Self::UserInputMutation(x) => {
+                out.push_str("OutputSpec(user_input_mutation=");
+                x.py_repr(out);
+            }
+            Self::Token(x) => {
+                out.push_str("OutputSpec(token=");
+                x.py_repr(out);
+            }
+            Self::ParameterMutation(x) => {
+                out.push_str("OutputSpec(parameter_mutation=");
+                x.py_repr(out);
+            }
+        }
+        out.push(')');
+    }
 }
 
 /// `@dataclass class OutputTokenSpec`.
@@ -1976,6 +2520,13 @@ impl OutputTokenSpec {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
         ])
+    }
+
+    /// The dataclass `repr`: `OutputTokenSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("OutputTokenSpec(arg=");
+        self.arg.py_repr(out);
+        out.push(')');
     }
 }
 
@@ -2017,6 +2568,15 @@ impl ParameterMutationSpec {
             ("parameter_name".to_owned(), str_py(&self.parameter_name)),
         ])
     }
+
+    /// The dataclass `repr`: `ParameterMutationSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("ParameterMutationSpec(arg=");
+        self.arg.py_repr(out);
+        out.push_str(", parameter_name=");
+        repr_str(&self.parameter_name, out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class PayloadConfig`.
@@ -2050,6 +2610,13 @@ impl PayloadConfig {
         PyJson::Object(vec![
             ("config".to_owned(), dict_py(&self.config, PayloadMeta::to_pyjson)),
         ])
+    }
+
+    /// The dataclass `repr`: `PayloadConfig(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("PayloadConfig(config=");
+        repr_dict(&self.config, out, PayloadMeta::py_repr);
+        out.push(')');
     }
 }
 
@@ -2103,6 +2670,19 @@ impl PayloadMeta {
             ("tensor_meta".to_owned(), opt_py(&self.tensor_meta, TensorMeta::to_pyjson)),
         ])
     }
+
+    /// The dataclass `repr`: `PayloadMeta(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("PayloadMeta(path_name=");
+        repr_str(&self.path_name, out);
+        out.push_str(", is_param=");
+        repr_bool(&self.is_param, out);
+        out.push_str(", use_pickle=");
+        repr_bool(&self.use_pickle, out);
+        out.push_str(", tensor_meta=");
+        repr_opt(&self.tensor_meta, out, TensorMeta::py_repr);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class RangeConstraint`.
@@ -2142,6 +2722,15 @@ impl RangeConstraint {
             ("min_val".to_owned(), opt_py(&self.min_val, int_py)),
             ("max_val".to_owned(), opt_py(&self.max_val, int_py)),
         ])
+    }
+
+    /// The dataclass `repr`: `RangeConstraint(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("RangeConstraint(min_val=");
+        repr_opt(&self.min_val, out, repr_int);
+        out.push_str(", max_val=");
+        repr_opt(&self.max_val, out, repr_int);
+        out.push(')');
     }
 }
 
@@ -2244,6 +2833,11 @@ impl ScalarType {
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Int(PyInt::Small(self.value()))
     }
+
+    /// `repr` of the raw int `_dict_to_dataclass` keeps.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str(itoa::Buffer::new().format(self.value()));
+    }
 }
 
 /// `@dataclass class SchemaVersion`.
@@ -2283,6 +2877,15 @@ impl SchemaVersion {
             ("major".to_owned(), int_py(&self.major)),
             ("minor".to_owned(), int_py(&self.minor)),
         ])
+    }
+
+    /// The dataclass `repr`: `SchemaVersion(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("SchemaVersion(major=");
+        repr_int(&self.major, out);
+        out.push_str(", minor=");
+        repr_int(&self.minor, out);
+        out.push(')');
     }
 }
 
@@ -2334,6 +2937,21 @@ impl SymBool {
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
     }
+
+    /// `_Union.__repr__`: `SymBool(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsExpr(x) => {
+                out.push_str("SymBool(as_expr=");
+                x.py_repr(out);
+            }
+            Self::AsBool(x) => {
+                out.push_str("SymBool(as_bool=");
+                repr_bool(x, out);
+            }
+        }
+        out.push(')');
+    }
 }
 
 /// `class SymBoolArgument(_Union)`: one variant per field.
@@ -2384,6 +3002,21 @@ impl SymBoolArgument {
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
     }
+
+    /// `_Union.__repr__`: `SymBoolArgument(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsName(x) => {
+                out.push_str("SymBoolArgument(as_name=");
+                out.push_str(x);
+            }
+            Self::AsBool(x) => {
+                out.push_str("SymBoolArgument(as_bool=");
+                repr_bool(x, out);
+            }
+        }
+        out.push(')');
+    }
 }
 
 /// `@dataclass class SymExpr`.
@@ -2423,6 +3056,15 @@ impl SymExpr {
             ("expr_str".to_owned(), str_py(&self.expr_str)),
             ("hint".to_owned(), opt_py(&self.hint, SymExprHint::to_pyjson)),
         ])
+    }
+
+    /// The dataclass `repr`: `SymExpr(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("SymExpr(expr_str=");
+        repr_str(&self.expr_str, out);
+        out.push_str(", hint=");
+        repr_opt(&self.hint, out, SymExprHint::py_repr);
+        out.push(')');
     }
 }
 
@@ -2482,6 +3124,25 @@ impl SymExprHint {
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
     }
+
+    /// `_Union.__repr__`: `SymExprHint(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsInt(x) => {
+                out.push_str("SymExprHint(as_int=");
+                repr_int(x, out);
+            }
+            Self::AsBool(x) => {
+                out.push_str("SymExprHint(as_bool=");
+                repr_bool(x, out);
+            }
+            Self::AsFloat(x) => {
+                out.push_str("SymExprHint(as_float=");
+                repr_float(x, out);
+            }
+        }
+        out.push(')');
+    }
 }
 
 /// `class SymFloat(_Union)`: one variant per field.
@@ -2531,6 +3192,21 @@ impl SymFloat {
             Self::AsFloat(x) => float_py(x),
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
+    }
+
+    /// `_Union.__repr__`: `SymFloat(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsExpr(x) => {
+                out.push_str("SymFloat(as_expr=");
+                x.py_repr(out);
+            }
+            Self::AsFloat(x) => {
+                out.push_str("SymFloat(as_float=");
+                repr_float(x, out);
+            }
+        }
+        out.push(')');
     }
 }
 
@@ -2582,6 +3258,21 @@ impl SymFloatArgument {
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
     }
+
+    /// `_Union.__repr__`: `SymFloatArgument(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsName(x) => {
+                out.push_str("SymFloatArgument(as_name=");
+                out.push_str(x);
+            }
+            Self::AsFloat(x) => {
+                out.push_str("SymFloatArgument(as_float=");
+                repr_float(x, out);
+            }
+        }
+        out.push(')');
+    }
 }
 
 /// `class SymInt(_Union)`: one variant per field.
@@ -2631,6 +3322,21 @@ impl SymInt {
             Self::AsInt(x) => int_py(x),
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
+    }
+
+    /// `_Union.__repr__`: `SymInt(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsExpr(x) => {
+                out.push_str("SymInt(as_expr=");
+                x.py_repr(out);
+            }
+            Self::AsInt(x) => {
+                out.push_str("SymInt(as_int=");
+                repr_int(x, out);
+            }
+        }
+        out.push(')');
     }
 }
 
@@ -2682,6 +3388,21 @@ impl SymIntArgument {
         };
         PyJson::Object(vec![(self.tag().to_owned(), value)])
     }
+
+    /// `_Union.__repr__`: `SymIntArgument(tag=value)`, the value by `str()` (a str unquoted).
+    pub fn py_repr(&self, out: &mut String) {
+        match self {
+            Self::AsName(x) => {
+                out.push_str("SymIntArgument(as_name=");
+                out.push_str(x);
+            }
+            Self::AsInt(x) => {
+                out.push_str("SymIntArgument(as_int=");
+                repr_int(x, out);
+            }
+        }
+        out.push(')');
+    }
 }
 
 /// `@dataclass class TensorArgument`.
@@ -2715,6 +3436,13 @@ impl TensorArgument {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
         ])
+    }
+
+    /// The dataclass `repr`: `TensorArgument(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("TensorArgument(name=");
+        repr_str(&self.name, out);
+        out.push(')');
     }
 }
 
@@ -2786,6 +3514,25 @@ impl TensorMeta {
             ("layout".to_owned(), self.layout.to_pyjson()),
         ])
     }
+
+    /// The dataclass `repr`: `TensorMeta(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("TensorMeta(dtype=");
+        self.dtype.py_repr(out);
+        out.push_str(", sizes=");
+        repr_list(&self.sizes, out, SymInt::py_repr);
+        out.push_str(", requires_grad=");
+        repr_bool(&self.requires_grad, out);
+        out.push_str(", device=");
+        self.device.py_repr(out);
+        out.push_str(", strides=");
+        repr_list(&self.strides, out, SymInt::py_repr);
+        out.push_str(", storage_offset=");
+        self.storage_offset.py_repr(out);
+        out.push_str(", layout=");
+        self.layout.py_repr(out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class TokenArgument`.
@@ -2819,6 +3566,13 @@ impl TokenArgument {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
         ])
+    }
+
+    /// The dataclass `repr`: `TokenArgument(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("TokenArgument(name=");
+        repr_str(&self.name, out);
+        out.push(')');
     }
 }
 
@@ -2860,6 +3614,15 @@ impl UserInputMutationSpec {
             ("user_input_name".to_owned(), str_py(&self.user_input_name)),
         ])
     }
+
+    /// The dataclass `repr`: `UserInputMutationSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("UserInputMutationSpec(arg=");
+        self.arg.py_repr(out);
+        out.push_str(", user_input_name=");
+        repr_str(&self.user_input_name, out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class UserInputSpec`.
@@ -2894,6 +3657,13 @@ impl UserInputSpec {
             ("arg".to_owned(), self.arg.to_pyjson()),
         ])
     }
+
+    /// The dataclass `repr`: `UserInputSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("UserInputSpec(arg=");
+        self.arg.py_repr(out);
+        out.push(')');
+    }
 }
 
 /// `@dataclass class UserOutputSpec`.
@@ -2927,5 +3697,12 @@ impl UserOutputSpec {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
         ])
+    }
+
+    /// The dataclass `repr`: `UserOutputSpec(field=repr(value), ...)`.
+    pub fn py_repr(&self, out: &mut String) {
+        out.push_str("UserOutputSpec(arg=");
+        self.arg.py_repr(out);
+        out.push(')');
     }
 }

@@ -560,3 +560,54 @@ pub fn list_py<T>(x: &[T], f: impl Fn(&T) -> PyJson) -> PyJson {
 pub fn dict_py<T>(x: &[(String, T)], f: impl Fn(&T) -> PyJson) -> PyJson {
     PyJson::Object(x.iter().map(|(k, v)| (k.clone(), f(v))).collect())
 }
+
+// Python's `repr` of the dataclass values `_dict_to_dataclass` builds (the
+// text a `SerializeError` shows for a node it cannot deserialize).
+
+#[allow(clippy::ptr_arg)] // used as `Fn(&String, ..)`
+pub fn repr_str(x: &String, out: &mut String) {
+    out.push_str(&str_repr(x));
+}
+
+pub fn repr_int(x: &PyInt, out: &mut String) {
+    let _ = write!(out, "{x}");
+}
+
+pub fn repr_bool(x: &bool, out: &mut String) {
+    out.push_str(if *x { "True" } else { "False" });
+}
+
+pub fn repr_float(x: &f64, out: &mut String) {
+    out.push_str(&float_repr(*x));
+}
+
+pub fn repr_opt<T>(x: &Option<T>, out: &mut String, f: impl Fn(&T, &mut String)) {
+    match x {
+        Some(x) => f(x, out),
+        None => out.push_str("None"),
+    }
+}
+
+pub fn repr_list<T>(x: &[T], out: &mut String, f: impl Fn(&T, &mut String)) {
+    out.push('[');
+    for (i, item) in x.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        f(item, out);
+    }
+    out.push(']');
+}
+
+pub fn repr_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut String)) {
+    out.push('{');
+    for (i, (k, item)) in x.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&str_repr(k));
+        out.push_str(": ");
+        f(item, out);
+    }
+    out.push('}');
+}
