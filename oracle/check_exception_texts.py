@@ -23,9 +23,12 @@ a hard-coded text (`--dynamic` lists those sites). `#[cfg(test)]` items and
 `tests.rs` files are skipped.
 
 Each template is split at its `{...}` placeholders (`{{`/`}}` are literal
-braces) and at newlines, quotes and backslashes (where Python's source may
-escape, or a `!r` / `'%s'` may stand); every piece of at least 8 characters
-must occur in one of (in this order, the later ones read only when needed):
+braces), at newlines, quotes and backslashes (where Python's source may
+escape, or a `!r` / `'%s'` may stand), and where the Rust spells out a value
+Python renders (a type's `<class '...'>`, a dataclass repr's `Name(field=`);
+each piece is trimmed of the spaces and `:;,.()[]{}` a placeholder's rendering
+may bring, and every piece of at least 8 characters must occur in one of (in
+this order, the later ones read only when needed):
   1. the torch-2.15.0 goldens under corpus/goldens/torch-2.15.0/ (PyTorch's
      actual outputs; every string value of every line);
   2. the .py sources of torch and of the libraries its messages come from
@@ -39,8 +42,10 @@ must occur in one of (in this order, the later ones read only when needed):
      texts live;
   5. CPython's C sources, if --cpython-src DIR is given (a checkout of
      python/cpython at v3.11.x).
-A template with no piece that long and no placeholder (`"TODO"`) must occur as
-a whole Python string literal or as a whole golden string.
+A literal message with no piece that long (`"TODO"`) must occur as a whole
+golden string, Python string literal or C string; a shorter `format!`
+template, or a wrapper's argument that is only part of a message, is counted
+as too short to check (`--list` shows them).
 
 Every text not found is printed with its file:line; the exit status is 1 if
 any. ALLOWED below lists the texts that are provably real but that no corpus
