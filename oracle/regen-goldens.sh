@@ -28,6 +28,11 @@
 # `pip install torch==X`, about 5 GB). Paths are relative to the repo root.
 # Output has no timestamps: re-running on unchanged cases reproduces every file
 # byte for byte.
+#
+# At the end (write and --check, torch 2.15.0 only) it runs
+# oracle/check_exception_texts.py: every Python exception text hard-coded in
+# src/ must occur in torch's or CPython's sources or in the 2.15.0 goldens;
+# a text not found makes the command exit 1 (the goldens are written anyway).
 set -euo pipefail
 
 DEFAULT_TORCH=2.15.0
@@ -94,6 +99,14 @@ fi
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+
+# No invented exception texts in src/ (their corpus is torch 2.15.0's sources
+# and goldens, so only with that torch).
+check_texts() {
+  [[ $TORCH_VERSION == "$DEFAULT_TORCH" ]] || return 0
+  echo "check oracle/check_exception_texts.py" >&2
+  "$PY" oracle/check_exception_texts.py >&2
+}
 
 shopt -s nullglob
 case_files=()
@@ -232,12 +245,15 @@ if [[ $programs_only == 1 ]]; then
 fi
 
 if [[ $mode == check ]]; then
+  status=0
   if diff -r -u "$GOLDENS_DIR" "$tmp" >&2; then
     echo "goldens reproducible: ${#case_files[@]} case file(s) and ${#program_files[@]} program(s) match $GOLDENS_DIR" >&2
-    exit 0
+  else
+    echo "regen-goldens --check: goldens differ from a fresh capture (run oracle/regen-goldens.sh)" >&2
+    status=1
   fi
-  echo "regen-goldens --check: goldens differ from a fresh capture (run oracle/regen-goldens.sh)" >&2
-  exit 1
+  check_texts || status=1
+  exit $status
 fi
 
 mkdir -p "$GOLDENS_DIR/programs"
@@ -263,3 +279,4 @@ cp "$tmp"/pytree/* "$GOLDENS_DIR"/pytree/
 captured=("$tmp"/programs/*)
 if [[ ${#captured[@]} -gt 0 ]]; then cp "${captured[@]}" "$GOLDENS_DIR"/programs/; fi
 echo "wrote ${#case_files[@]} case golden(s), ${#program_files[@]} program golden(s) and METADATA.json to $GOLDENS_DIR" >&2
+check_texts || exit 1

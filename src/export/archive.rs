@@ -197,12 +197,7 @@ pub fn read_legacy_program(bytes: &[u8]) -> Result<Vec<u8>> {
         ));
     };
     // `zipf.read("version").decode().split(".")`.
-    let text = String::from_utf8(version).map_err(|_| {
-        Error::python(
-            "UnicodeDecodeError",
-            "'utf-8' codec can't decode the `version` entry",
-        )
-    })?;
+    let text = crate::export::schema::decode_utf8(&version)?;
     let parts: Vec<&str> = text.split('.').collect();
     let (major, minor) = crate::export::schema::SCHEMA_VERSION;
     if parts.len() != 2 {

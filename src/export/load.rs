@@ -662,26 +662,25 @@ impl<'w> Deserializer<'w> {
 
     fn deserialize_input(&mut self, a: &'w wire::Argument) -> R<Arg> {
         use wire::Argument as A;
+        // An unknown enum value stays the raw int `_dict_to_dataclass` read,
+        // so `_SERIALIZE_TO_TORCH_DTYPE[inp.as_scalar_type]` (and the memory
+        // format / layout maps) raise `KeyError(99)`: the message is `99`.
         Ok(match a {
             A::AsNone(_) => Arg::None,
             A::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
             A::AsScalarType(s) => Arg::Torch(
                 dtype_name(s.value())
-                    .ok_or_else(|| {
-                        LoadFailure::py("KeyError", format!("<ScalarType: {}>", s.value()))
-                    })?
+                    .ok_or_else(|| LoadFailure::py("KeyError", s.value().to_string()))?
                     .into(),
             ),
             A::AsMemoryFormat(m) => Arg::Torch(
                 memory_format_name(m.value())
-                    .ok_or_else(|| {
-                        LoadFailure::py("KeyError", format!("<MemoryFormat: {}>", m.value()))
-                    })?
+                    .ok_or_else(|| LoadFailure::py("KeyError", m.value().to_string()))?
                     .into(),
             ),
             A::AsLayout(l) => Arg::Torch(
                 layout_name(l.value())
-                    .ok_or_else(|| LoadFailure::py("KeyError", format!("<Layout: {}>", l.value())))?
+                    .ok_or_else(|| LoadFailure::py("KeyError", l.value().to_string()))?
                     .into(),
             ),
             A::AsGraph(g) => {

@@ -136,11 +136,13 @@ pub fn program_report(ep: &ExportedProgram) -> Json {
                 treespec_dumps(&spec).map_or_else(|e| raise_json(&e), Json::String),
                 spec.to_str().map_or_else(|e| raise_json(&e), Json::String),
             ),
-            // treespec_dumps(None) and str(None).
+            // treespec_dumps(None) (its `_ensure_python_treespec_instance`,
+            // torch/utils/_pytree.py) and str(None).
             Ok(None) => (
                 error_json(
                     "TypeError",
-                    "treespec_dumps(treespec) expects a TreeSpec but got <class 'NoneType'>",
+                    "Expected `treespec` to be an instance of PyTreeSpec but got item of type \
+                     <class 'NoneType'>.",
                 ),
                 Json::String("None".into()),
             ),
