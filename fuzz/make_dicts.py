@@ -4,7 +4,7 @@
 case_line: the JSON keys and the short strings of corpus/cases/*.jsonl (the
 case format's vocabulary: kinds, spec and source class names, field names,
 operators) plus JSON tokens Python's json reads specially. program: the
-field names of the schema (src/export/schema/schema.yaml) plus the same
+field names of the schema (crates/export/src/schema/schema.yaml) plus the same
 JSON tokens. Deterministic: sorted, no timestamps.
 
     python3 fuzz/make_dicts.py        # from the repository root
@@ -64,7 +64,7 @@ def case_tokens():
 
 def program_tokens():
     names = set()
-    with open("src/export/schema/schema.yaml", encoding="utf-8") as fh:
+    with open("crates/export/src/schema/schema.yaml", encoding="utf-8") as fh:
         for line in fh:
             m = re.match(r"^    ([a-z_][a-z0-9_]*):\s*$", line)
             if m:

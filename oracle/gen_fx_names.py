@@ -1,8 +1,8 @@
-"""Write src/export/fx/illegal_names.rs: the names torch.fx's _Namespace refuses
+"""Write crates/export/src/fx/illegal_names.rs: the names torch.fx's _Namespace refuses
 to hand out as-is (keywords, builtins as a process with `site` has them, and
 FX's custom builtins), read from the running CPython and torch.
 
-Usage: .oracle/bin/python oracle/gen_fx_names.py > src/export/fx/illegal_names.rs
+Usage: .oracle/bin/python oracle/gen_fx_names.py > crates/export/src/fx/illegal_names.rs
 """
 import sys
 

@@ -1,4 +1,4 @@
-"""Write src/export/ops/table.rs: every operator overload the loading process
+"""Write crates/export/src/ops/table.rs: every operator overload the loading process
 of PyTorch 2.15.0 resolves (`torch._C._dispatch_get_all_op_names()` plus the
 TorchScript-only operators of `torch._C._jit_get_all_schemas()`, each kept
 only if `torch.ops.NS.OP.OVERLOAD` resolves) with its schema `str(op._schema)`,
@@ -13,7 +13,7 @@ The registry is read as `torch.export.load` sees it: after `import torch`
 and the imports `torch.export.load` does (`torch.export.pt2_archive._package`,
 `torch._export.serde.serialize`).
 
-Usage: .oracle/bin/python oracle/gen_op_schemas.py > src/export/ops/table.rs
+Usage: .oracle/bin/python oracle/gen_op_schemas.py > crates/export/src/ops/table.rs
 """
 import math
 import operator

@@ -1,10 +1,10 @@
-"""Write src/export/passes/impure_ops.rs: the operator overloads that
+"""Write crates/export/src/passes/impure_ops.rs: the operator overloads that
 torch.fx's `Node.is_impure` (torch._library.utils.is_impure) treats as
 impure in PyTorch 2.15.0 — mutable schemas, RNG-seeded ops, effectful ops,
 and `_side_effectful_functions` — read from the live operator registry, and
 the operator namespaces a plain `import torch` registers.
 
-Usage: .oracle/bin/python oracle/gen_op_table.py > src/export/passes/impure_ops.rs
+Usage: .oracle/bin/python oracle/gen_op_table.py > crates/export/src/passes/impure_ops.rs
 """
 import sys
 

@@ -1,6 +1,6 @@
-"""Writes src/pytree/tables.rs from real PyTorch 2.15.0 / CPython 3.11.
+"""Writes crates/export/src/pytree/tables.rs from real PyTorch 2.15.0 / CPython 3.11.
 
-Run: .oracle/bin/python oracle/gen_pytree_tables.py > src/pytree/tables.rs
+Run: .oracle/bin/python oracle/gen_pytree_tables.py > crates/export/src/pytree/tables.rs
 
 The tables are what `treespec_loads` can reach without user code: the
 `torch.return_types` structseqs registered at `import torch` (with their

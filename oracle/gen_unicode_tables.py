@@ -1,9 +1,9 @@
 """Writes the Unicode tables the reference needs, from the CPython the
 oracle targets (3.11, Unicode 14.0; Rust's own tables follow newer Unicode):
 
-  src/pyval/printable_table.rs   code points `str.isprintable()` rejects
+  crates/pyval/src/printable_table.rs   code points `str.isprintable()` rejects
                                  (`str.__repr__` escapes them)
-  src/source/identifier_table.rs code points that start / continue an
+  crates/spec/src/source/identifier_table.rs code points that start / continue an
                                  identifier (`str.isidentifier()`, which
                                  AttrSource.name consults)
 
@@ -37,11 +37,11 @@ def header(what):
             f"(Unicode {unicodedata.unidata_version}); do not edit.\n//! {what}\n\n")
 
 
-with open("src/pyval/printable_table.rs", "w") as f:
+with open("crates/pyval/src/printable_table.rs", "w") as f:
     f.write(header("Inclusive ranges of code points for which `str.isprintable()` is false."))
     f.write(table("NON_PRINTABLE", ranges(lambda c: not c.isprintable())))
 
-with open("src/source/identifier_table.rs", "w") as f:
+with open("crates/spec/src/source/identifier_table.rs", "w") as f:
     f.write(header("Inclusive ranges: `c.isidentifier()` (START) and `('a' + c).isidentifier()` (CONTINUE)."))
     f.write(table("START", ranges(lambda c: c.isidentifier())))
     f.write("\n")

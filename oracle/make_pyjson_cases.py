@@ -1,6 +1,6 @@
 """Writes tests/data/pyjson/cases.jsonl: for each input text, what CPython's
 `json.loads` returns (then `json.dumps(v, allow_nan=False)` of it) or
-raises. Replayed by `src/pyjson/tests.rs`. Run from the repository root:
+raises. Replayed by `crates/pyval/src/pyjson/tests.rs`. Run from the repository root:
 
     .oracle/bin/python oracle/make_pyjson_cases.py
 """

@@ -1,20 +1,23 @@
-//! torchspec: a reference implementation of PyTorch 2.15.0's dynamic-shape
-//! specs (`torch.fx.experimental.dynamic_spec`), checked case by case
-//! against goldens captured from real PyTorch. See ARCHITECTURE.md.
+//! torchspec: the conformance harness of a reference implementation of
+//! PyTorch 2.15.0's dynamic-shape specs (`torchspec-spec`) and exported
+//! programs (`torchspec-export`), checked case by case against goldens
+//! captured from real PyTorch. See ARCHITECTURE.md.
+//!
+//! The library crates are re-exported under their module names, so
+//! `torchspec::export`, `torchspec::spec`, `torchspec::pyval` name them.
+
+pub use torchspec_export as export;
+pub use torchspec_export::pytree;
+pub use torchspec_pyval as pyval;
+pub use torchspec_pyval::{error, pyjson, Error, Result};
+pub use torchspec_spec as spec;
+pub use torchspec_spec::source;
 
 pub mod case;
+pub mod codegen;
 pub mod conformance;
 pub mod diff;
 pub mod drift;
-pub mod error;
-pub mod export;
 pub mod live;
-pub mod pyjson;
-pub mod pytree;
-pub mod pyval;
 pub mod repro;
-pub mod source;
-pub mod spec;
 pub mod testing;
-
-pub use error::{Error, Result};

@@ -181,7 +181,7 @@ enum Command {
         source: bool,
     },
     /// Print the Rust wire types generated from torch's export schema.yaml
-    /// (`> src/export/schema/generated.rs`).
+    /// (`> crates/export/src/schema/generated.rs`).
     SchemaGen {
         /// The schema (default: the committed copy of upstream's).
         #[arg(long)]
@@ -261,13 +261,9 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
         Command::SchemaGen { schema } => {
             let yaml = match schema {
                 Some(p) => std::fs::read_to_string(&p).map_err(|e| torchspec::Error::io(&p, e))?,
-                None => torchspec::export::schema::codegen::SCHEMA_YAML.to_string(),
+                None => torchspec::codegen::SCHEMA_YAML.to_string(),
             };
-            let _ = write!(
-                out,
-                "{}",
-                torchspec::export::schema::codegen::generate(&yaml)?
-            );
+            let _ = write!(out, "{}", torchspec::codegen::generate(&yaml)?);
         }
         Command::Program {
             path,

@@ -9,6 +9,7 @@ mod lookup_props;
 mod ops;
 mod programs;
 mod properties;
+mod pyjson;
 mod pytree;
 mod schema;
 mod serialize;

@@ -3,17 +3,17 @@
 
 use std::path::Path;
 
-use torchspec::export::schema::codegen::{generate, sha256_hex, SCHEMA_YAML};
+use torchspec::codegen::{generate, sha256_hex, SCHEMA_YAML};
 use torchspec::export::schema::{dump_program, load_program, Mode};
 
-const GENERATED: &str = include_str!("../../src/export/schema/generated.rs");
+const GENERATED: &str = include_str!("../../crates/export/src/schema/generated.rs");
 
 #[test]
 fn generated_code_is_up_to_date() {
     let fresh = generate(SCHEMA_YAML).expect("schema.yaml generates");
     assert!(
         fresh == GENERATED,
-        "src/export/schema/generated.rs is stale: run `cargo run -- schema-gen > src/export/schema/generated.rs`"
+        "crates/export/src/schema/generated.rs is stale: run `cargo run -- schema-gen > crates/export/src/schema/generated.rs`"
     );
 }
 
@@ -74,7 +74,7 @@ fn programs_round_trip_byte_for_byte() {
 const CASES: &str = include_str!("../data/schema/cases.jsonl");
 
 /// Our refusals where PyTorch reads on with a wrongly typed value (policy in
-/// `src/export/schema/mod.rs`).
+/// `crates/export/src/schema/mod.rs`).
 const OURS: &[(&str, &str)] = &[
     ("wrong_type_target", "expected `str`, found `int`"),
     ("wrong_type_bool_for_int", "expected `int`, found `bool`"),

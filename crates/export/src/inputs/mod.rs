@@ -1,0 +1,549 @@
+//! Mirrors what `ep.module()(*args, **kwargs)` decides before its graph's
+//! first kernel (`torch/export/_unlift.py`): `reorder_kwargs` and
+//! `_check_inputs_match` (the pytree structure against the in_spec), then
+//! the `_guards_fn` built by `_get_input_guards_for_graph` (static dims,
+//! ranges, equal dims) followed by the program's `guards_code`.
+
+pub mod probe;
+pub mod pyexpr;
+
+use std::rc::Rc;
+
+use num_bigint::BigInt;
+use serde_json::json;
+
+use crate::pytree::{tree_flatten, treespec_loads, value_eq, NodeKind, PyType, Registry, TreeSpec};
+use crate::ranges::Bound;
+use crate::schema::{Argument, InputSpec, SymInt, SymIntArgument};
+use crate::srepr::subexpression_strs;
+use crate::ExportedProgram;
+use probe::{Probe, ProbeLine, Tensor};
+use pyexpr::{EvalStop, Expr, GVal};
+use torchspec_pyval::{PyException, Raise, Value};
+
+/// What the reference says about one probe.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The input checks pass: the graph body runs (what its kernels do is
+    /// out of scope).
+    Runs,
+    /// PyTorch raises before any kernel.
+    Error(PyException),
+    /// Not modelled (never a guess).
+    Unsupported(String),
+}
+
+impl Outcome {
+    /// The result line of probe-format v1: `{"id", "ok": true, "note":
+    /// "runs"}`, `{"id", "error": {"type", "message"}}` or `{"id",
+    /// "unsupported": {"reason"}}`.
+    pub fn to_json(&self, id: &str) -> serde_json::Value {
+        match self {
+            Outcome::Runs => json!({"id": id, "ok": true, "note": "runs"}),
+            Outcome::Error(e) => {
+                json!({"id": id, "error": {"type": e.type_name, "message": e.message}})
+            }
+            Outcome::Unsupported(w) => json!({"id": id, "unsupported": {"reason": w}}),
+        }
+    }
+}
+
+struct Guard {
+    actual: Expr,
+    message: String,
+}
+
+/// The checks of one program, built once (as `ep.module()` builds them).
+pub struct InputChecker {
+    in_spec: TreeSpec,
+    /// The guard function, or what building it raises (every call of
+    /// `ep.module()` raises it) or leaves unsupported.
+    guards: Result<Vec<Guard>, EvalStop>,
+    /// The pytree registry `tree_flatten` consults, built once.
+    registry: Registry,
+}
+
+fn raise_str(r: Raise) -> String {
+    match r {
+        Raise::Exception(e) => format!("{}: {}", e.type_name, e.message),
+        Raise::Unsupported(w) => w,
+    }
+}
+
+/// One step of a pytree key path, as `pytree.keystr` prints it.
+fn key_str(k: &Value, out: &mut String) -> Result<(), String> {
+    out.push('[');
+    k.write_repr(out).map_err(raise_str)?;
+    out.push(']');
+    Ok(())
+}
+
+/// The key-path suffixes of every leaf under `spec`.
+fn leaf_paths(spec: &TreeSpec, prefix: String, out: &mut Vec<String>) -> Result<(), String> {
+    let Some(ty) = spec.node_type() else {
+        out.push(prefix);
+        return Ok(());
+    };
+    // The key entries of each type's `flatten_with_keys_fn`: SequenceKey
+    // `[i]`, MappingKey `[k!r]`, GetAttrKey `.name`.
+    match &ty.kind {
+        NodeKind::Tuple | NodeKind::List => {
+            for (i, c) in spec.children().iter().enumerate() {
+                leaf_paths(c, format!("{prefix}[{i}]"), out)?;
+            }
+        }
+        NodeKind::Dict | NodeKind::OrderedDict => {
+            let Value::List(keys) = spec.context() else {
+                return Err("a dict spec without a key list".into());
+            };
+            for (k, c) in keys.iter().zip(spec.children()) {
+                let mut p = prefix.clone();
+                key_str(k, &mut p)?;
+                leaf_paths(c, p, out)?;
+            }
+        }
+        // `_namedtuple_flatten_with_keys`: the context is the class.
+        NodeKind::NamedTupleFn => {
+            let fields = spec
+                .context()
+                .downcast::<PyType>()
+                .and_then(|t| t.fields().map(<[String]>::to_vec))
+                .ok_or("a namedtuple spec whose context is not a namedtuple class")?;
+            for (f, c) in fields.iter().zip(spec.children()) {
+                leaf_paths(c, format!("{prefix}.{f}"), out)?;
+            }
+        }
+        // `register_dataclass`'s `_flatten_fn_with_keys`: GetAttrKey of
+        // each non-None field (the context's `flat_names`).
+        NodeKind::Dataclass { .. } => {
+            let flat = match spec.context() {
+                Value::List(parts) if parts.len() == 2 => parts[0].iterate().map_err(raise_str)?,
+                _ => return Err("a dataclass spec whose context is not [flat, none]".into()),
+            };
+            for (f, c) in flat.iter().zip(spec.children()) {
+                let Value::Str(f) = f else {
+                    return Err("a non-string dataclass field name".into());
+                };
+                leaf_paths(c, format!("{prefix}.{f}"), out)?;
+            }
+        }
+        _ => return Err(format!("key paths under a `{}` node", ty.name())),
+    }
+    Ok(())
+}
+
+/// `_convert_range_to_int`: (min, max), `None` for an infinite end.
+fn range_ints(lower: &Bound, upper: &Bound) -> (Option<BigInt>, Option<BigInt>) {
+    let f = |b: &Bound| match b {
+        Bound::Int(i) => Some(i.clone()),
+        _ => None,
+    };
+    (f(lower), f(upper))
+}
+
+impl InputChecker {
+    pub fn new(ep: &ExportedProgram) -> Result<InputChecker, String> {
+        let entry = ep
+            .graph_module
+            .module_call_graph
+            .iter()
+            .find(|e| e.fqn.is_empty())
+            .and_then(|e| e.signature.as_ref())
+            .ok_or("no root module call signature")?;
+        let registry = ep.registrations.pytree_registry();
+        let in_spec = treespec_loads(&entry.in_spec, &registry).map_err(raise_str)?;
+        let guards = build_guards(ep, &in_spec, entry.forward_arg_names.as_deref());
+        Ok(InputChecker {
+            in_spec,
+            guards,
+            registry,
+        })
+    }
+
+    /// `ep.module()(*args, **kwargs)` up to the first kernel.
+    pub fn check(&self, probe: &Probe) -> Outcome {
+        if let (Some(w), Ok(_) | Err(EvalStop::Unsupported(_))) = (&probe.unsupported, &self.guards)
+        {
+            return Outcome::Unsupported(w.clone());
+        }
+        match self.check_inner(probe) {
+            Ok(()) => Outcome::Runs,
+            Err(EvalStop::Raise(ty, message)) => Outcome::Error(PyException {
+                type_name: ty.to_string(),
+                message,
+            }),
+            Err(EvalStop::Unsupported(w)) => Outcome::Unsupported(w),
+        }
+    }
+
+    fn check_inner(&self, probe: &Probe) -> Result<(), EvalStop> {
+        // `ep.module()` itself: generated guard code that does not compile.
+        if let Err(e @ EvalStop::Raise(..)) = &self.guards {
+            return Err(e.clone());
+        }
+        let unsupported = |r: Raise| EvalStop::Unsupported(raise_str(r));
+        // reorder_kwargs
+        let kw_spec = self
+            .in_spec
+            .child(1)
+            .filter(|_| self.in_spec.num_children() == 2)
+            .ok_or_else(|| EvalStop::Unsupported("an in_spec not shaped (args, kwargs)".into()))?;
+        let Value::List(expected) = kw_spec.context() else {
+            return Err(EvalStop::Unsupported(
+                "a kwargs spec that is not a dict".into(),
+            ));
+        };
+        let same_set = probe.kwargs.len() == dedup_len(expected)
+            && expected
+                .iter()
+                .all(|k| probe.kwargs.contains(k).unwrap_or(false));
+        if !same_set {
+            let got = Value::List(Rc::new(probe.kwargs.keys().cloned().collect()));
+            let mut message =
+                "Ran into a kwarg keyword mismatch: Got the following keywords ".to_string();
+            got.write_repr(&mut message).map_err(unsupported)?;
+            message.push_str(" but expected ");
+            kw_spec
+                .context()
+                .write_repr(&mut message)
+                .map_err(unsupported)?;
+            return Err(EvalStop::Raise("ValueError", message));
+        }
+        let mut reordered = torchspec_pyval::Dict::new();
+        for k in expected.iter() {
+            let v = probe.kwargs.get(k).cloned().unwrap_or(Value::None);
+            reordered.insert(k.clone(), v).map_err(unsupported)?;
+        }
+        // _check_inputs_match
+        let tree = Value::Tuple(Rc::new(vec![
+            Value::Tuple(Rc::new(probe.args.clone())),
+            Value::Dict(Rc::new(reordered)),
+        ]));
+        let (leaves, received) = tree_flatten(&tree, &self.registry);
+        if !eq_spec(&received, &self.in_spec) {
+            let message = format!(
+                "Trying to flatten user inputs with exported input tree spec: \n{}\n\
+                 but actually got inputs with tree spec of: \n{}.\n\
+                 Please check that the inputs have the same number and type of args and \
+                 kwargs as the ones you used when tracing.",
+                self.in_spec.to_str().map_err(unsupported)?,
+                received.to_str().map_err(unsupported)?
+            );
+            return Err(EvalStop::Raise("ValueError", message));
+        }
+        // _guards_fn
+        let guards = self.guards.as_ref().map_err(Clone::clone)?;
+        if guards.is_empty() {
+            return Ok(());
+        }
+        let args: Vec<GVal> = leaves.iter().map(gval).collect();
+        for g in guards {
+            let v = pyexpr::eval(&g.actual, &args)?;
+            if !pyexpr::truth(&v)? {
+                return Err(EvalStop::Raise("AssertionError", g.message.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn dedup_len(keys: &[Value]) -> usize {
+    let mut seen: Vec<&Value> = Vec::new();
+    for k in keys {
+        if !seen.iter().any(|s| value_eq(s, k)) {
+            seen.push(k);
+        }
+    }
+    seen.len()
+}
+
+fn gval(v: &Value) -> GVal {
+    match v {
+        Value::Bool(b) => GVal::Bool(*b),
+        Value::Int(i) => GVal::Int(i.to_big()),
+        Value::Float(f) => GVal::Float(*f),
+        Value::Str(s) => GVal::Str(s.to_string()),
+        Value::Object(_) => match v.downcast::<Tensor>() {
+            Some(t) => GVal::Tensor(t.shape.clone()),
+            None => GVal::Other,
+        },
+        _ => GVal::Other,
+    }
+}
+
+/// `eq_spec` of `_unlift.py`: dict keys in any order.
+fn eq_spec(a: &TreeSpec, b: &TreeSpec) -> bool {
+    match (a.node_type(), b.node_type()) {
+        (None, None) => true,
+        (Some(ta), Some(tb)) => {
+            if ta.name() != tb.name() {
+                return false;
+            }
+            if ta.name() == "dict" {
+                let (Value::List(ka), Value::List(kb)) = (a.context(), b.context()) else {
+                    return false;
+                };
+                let sub =
+                    |x: &[Value], y: &[Value]| x.iter().all(|k| y.iter().any(|j| value_eq(k, j)));
+                if !(sub(ka, kb) && sub(kb, ka)) {
+                    return false;
+                }
+            } else if !value_eq(a.context(), b.context()) {
+                return false;
+            }
+            a.num_children() == b.num_children()
+                && a.children()
+                    .iter()
+                    .zip(b.children())
+                    .all(|(x, y)| eq_spec(x, y))
+        }
+        _ => false,
+    }
+}
+
+/// `_get_input_guards_for_graph` + `guards_code`, as `_convert_guards_code_to_fn`
+/// turns them into (actual expression, message) pairs.
+fn build_guards(
+    ep: &ExportedProgram,
+    in_spec: &TreeSpec,
+    forward_arg_names: Option<&[String]>,
+) -> Result<Vec<Guard>, EvalStop> {
+    // The placeholders' paths: `signature.bind(*example_args, **kwargs)`
+    // names each positional argument by the forward's parameter names.
+    let (Some(args_spec), Some(kw_spec)) = (in_spec.child(0), in_spec.child(1)) else {
+        return Err("an in_spec not shaped (args, kwargs)".into());
+    };
+    let names = forward_arg_names.ok_or("no forward_arg_names")?;
+    let mut paths: Vec<(String, String)> = Vec::new(); // (first key, rest)
+    if names.len() < args_spec.num_children() {
+        return Err("fewer forward_arg_names than positional inputs (varargs)".into());
+    }
+    for (name, c) in names.iter().zip(args_spec.children()) {
+        let mut rest = Vec::new();
+        leaf_paths(c, String::new(), &mut rest)?;
+        paths.extend(rest.into_iter().map(|r| (name.clone(), r)));
+    }
+    if let Value::List(keys) = kw_spec.context() {
+        for (k, c) in keys.iter().zip(kw_spec.children()) {
+            let Value::Str(k) = k else {
+                return Err("a non-string kwarg name".into());
+            };
+            let mut rest = Vec::new();
+            leaf_paths(c, String::new(), &mut rest)?;
+            paths.extend(rest.into_iter().map(|r| (k.to_string(), r)));
+        }
+    }
+    let keystr = |(first, rest): &(String, String)| -> String {
+        format!("[{}]{rest}", torchspec_pyval::repr::str_repr(first))
+    };
+
+    // Placeholders of the unlifted module: the inputs that stay inputs.
+    let program = &ep.serialized;
+    let graph = &program.graph_module.graph;
+    let specs = &program.graph_module.signature.input_specs;
+    let mut metas: Vec<&Argument> = Vec::new();
+    for (arg, spec) in graph.inputs.iter().zip(specs) {
+        match spec {
+            InputSpec::UserInput(_) | InputSpec::ConstantInput(_) => metas.push(arg),
+            InputSpec::Token(_) => return Err("an effect token input".into()),
+            _ => {}
+        }
+    }
+    if metas.len() != paths.len() {
+        let counts = (metas.len(), paths.len());
+        return Err(format!("{} placeholders but {} input paths", counts.0, counts.1).into());
+    }
+    let ranges = &ep.graph_module.range_constraints;
+    let mut code: Vec<String> = Vec::new();
+    let mut sources: Vec<(String, String)> = Vec::new(); // expr str -> src
+    let mut deferred: Vec<(String, Vec<String>)> = Vec::new(); // (expr, free symbols)
+    let mut handle_symint = |expr_srepr: &str, src: String, code: &mut Vec<String>| {
+        let subs = subexpression_strs(expr_srepr);
+        let Some(expr) = subs.last().cloned() else {
+            return Err(format!("an unreadable size expression `{expr_srepr}`"));
+        };
+        let Some(range) = ranges.get(&expr) else {
+            return Ok(());
+        };
+        let free: Vec<String> = subs
+            .iter()
+            .filter(|s| {
+                s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                    && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+            .cloned()
+            .collect();
+        let mut free_set = free.clone();
+        free_set.sort();
+        free_set.dedup();
+        if free_set.len() == 1 {
+            deferred.push((expr.clone(), free_set));
+        }
+        if let Some((_, orig)) = sources.iter().find(|(e, _)| *e == expr) {
+            code.push(format!("{src} == {orig}"));
+        } else {
+            sources.push((expr.clone(), src.clone()));
+            let (min, max) = range_ints(&range.lower, &range.upper);
+            if let Some(min) = min.filter(|m| *m > BigInt::from(2)) {
+                code.push(format!("{src} >= {min}"));
+            }
+            if let Some(max) = max {
+                code.push(format!("{src} <= {max}"));
+            }
+        }
+        Ok(())
+    };
+    for (arg, path) in metas.iter().zip(&paths) {
+        let src = format!("L{}", keystr(path));
+        match arg {
+            Argument::AsInt(i) => code.push(format!("{src} == {}", i.to_bigint())),
+            Argument::AsBool(b) => {
+                code.push(format!("{src} == {}", if *b { "True" } else { "False" }))
+            }
+            Argument::AsNone(_) => {}
+            // `f"{src} == {meta}"`: str() of a float is its repr.
+            Argument::AsFloat(f) if f.is_nan() => code.push(format!("math.isnan({src})")),
+            Argument::AsFloat(f) if f.is_infinite() => code.push(format!(
+                "{src} == {}math.inf",
+                if *f < 0.0 { "-" } else { "" }
+            )),
+            Argument::AsFloat(f) => code.push(format!(
+                "{src} == {}",
+                torchspec_pyval::repr::float_repr(*f)
+            )),
+            // `f"{src} == '{meta}'"`, with no escaping.
+            Argument::AsString(s) => code.push(format!("{src} == '{s}'")),
+            Argument::AsSymInt(SymIntArgument::AsInt(i)) => {
+                code.push(format!("{src} == {}", i.to_bigint()))
+            }
+            Argument::AsSymInt(SymIntArgument::AsName(n)) => {
+                match graph.sym_int_values.iter().find(|(k, _)| k == n) {
+                    Some((_, SymInt::AsExpr(e))) => handle_symint(&e.expr_str, src, &mut code)?,
+                    Some((_, SymInt::AsInt(i))) => code.push(format!("{src} == {}", i.to_bigint())),
+                    None => return Err(format!("no sym_int_values entry `{n}`").into()),
+                }
+            }
+            Argument::AsTensor(t) => {
+                let Some((_, meta)) = graph.tensor_values.iter().find(|(k, _)| *k == t.name) else {
+                    return Err(format!("no tensor_values entry `{}`", t.name).into());
+                };
+                for (i, dim) in meta.sizes.iter().enumerate() {
+                    let src = format!("{src}.size()[{i}]");
+                    match dim {
+                        SymInt::AsInt(n) => code.push(format!("{src} == {}", n.to_bigint())),
+                        SymInt::AsExpr(e) => handle_symint(&e.expr_str, src, &mut code)?,
+                    }
+                }
+            }
+            other => return Err(format!("a placeholder of kind `{}`", other.tag()).into()),
+        }
+    }
+    // Derived dims whose root has no input of its own: the first solves the
+    // root (`try_solve`, no guard); a later one emits the substituted
+    // equation printed by `PythonPrinter`, which the reference does not print.
+    let mut solved: Vec<&String> = Vec::new();
+    for (expr, free) in &deferred {
+        let symbol = &free[0];
+        if sources.iter().any(|(e, _)| e == symbol) {
+            continue;
+        }
+        if solved.contains(&symbol) {
+            return Err(format!(
+                "a second derived dim `{expr}` of the hidden root `{symbol}` (the guard is \
+                 `PythonPrinter().doprint(Eq(expr.subs(unification_map), Symbol(src)))`)"
+            )
+            .into());
+        }
+        solved.push(symbol);
+    }
+    // _force_ep_signature_match, then _force_gm_signature_match.
+    for g in &ep.guards_code {
+        let mut g = g.clone();
+        for (idx, p) in paths.iter().enumerate() {
+            g = g.replace(
+                &format!("L['flat_args'][{idx}]"),
+                &format!("L{}", keystr(p)),
+            );
+        }
+        if g.contains("'][") && names.iter().any(|n| split_numbered(n).is_some()) {
+            for n in names {
+                if let Some((base, idx)) = split_numbered(n) {
+                    g = g.replace(&format!("L['{base}'][{idx}]"), &format!("L['{n}']"));
+                }
+            }
+        }
+        code.push(g);
+    }
+    convert_guards_code_to_fn(code, &paths, &keystr)
+}
+
+/// `_convert_guards_code_to_fn`: each guard's shadow text (the user's paths)
+/// through `ast.parse` / `ast.unparse` for its message, then `exec` of the
+/// generated function, one `torch._assert(actual, "Guard failed: ...")`
+/// line per guard. Either's `SyntaxError` is what `ep.module()` raises.
+fn convert_guards_code_to_fn(
+    code: Vec<String>,
+    paths: &[(String, String)],
+    keystr: &dyn Fn(&(String, String)) -> String,
+) -> Result<Vec<Guard>, EvalStop> {
+    let mut lines = Vec::new();
+    for c in code {
+        let (mut actual, mut shadow) = (c.clone(), c);
+        for (idx, p) in paths.iter().enumerate() {
+            let from = format!("L{}", keystr(p));
+            actual = actual.replace(&from, &format!("args[{idx}]"));
+            shadow = shadow.replace(&from, &format!("{}{}", p.0, p.1));
+        }
+        let shadow = shadow.replace('\n', "");
+        let shadow_expr = pyexpr::parse(&shadow).map_err(|e| e.into_stop("<unknown>", 1))?;
+        lines.push((
+            actual,
+            format!("Guard failed: {}", pyexpr::unparse(&shadow_expr)),
+        ));
+    }
+    // code_str: line 1 is empty, line 2 `def _(*args):`, then the guards.
+    let mut line = 3;
+    let mut out = Vec::new();
+    for (actual, message) in lines {
+        pyexpr::check_assert_line(&actual, &message).map_err(|e| e.into_stop("<string>", line))?;
+        let expr = pyexpr::parse(&actual).map_err(|e| e.into_stop("<string>", line))?;
+        line += 1 + actual.matches('\n').count();
+        out.push(Guard {
+            actual: expr,
+            message,
+        });
+    }
+    Ok(out)
+}
+
+/// `re.findall(r"(.+)_([0-9]+)", name)` for a name that is all `base_digits`.
+fn split_numbered(name: &str) -> Option<(&str, &str)> {
+    let (base, idx) = name.rsplit_once('_')?;
+    (!base.is_empty() && !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()))
+        .then_some((base, idx))
+}
+
+/// The result line of every line of a probe file, in order: a probe's
+/// outcome, or the `bad_probe` result of a line that could not be read.
+pub fn check_probe_lines(ep: &ExportedProgram, lines: &[ProbeLine]) -> Vec<serde_json::Value> {
+    let checker = InputChecker::new(ep);
+    lines
+        .iter()
+        .map(|line| match (line, &checker) {
+            (Ok(p), Ok(c)) => c.check(p).to_json(&p.id),
+            (Ok(p), Err(w)) => Outcome::Unsupported(w.clone()).to_json(&p.id),
+            (Err(bad), _) => bad.to_json(),
+        })
+        .collect()
+}
+
+/// Runs every probe of a file against a program.
+pub fn check_probes(ep: &ExportedProgram, probes: &[Probe]) -> Vec<Outcome> {
+    match InputChecker::new(ep) {
+        Ok(c) => probes.iter().map(|p| c.check(p)).collect(),
+        Err(w) => probes
+            .iter()
+            .map(|_| Outcome::Unsupported(w.clone()))
+            .collect(),
+    }
+}

@@ -1,0 +1,1176 @@
+//! Mirrors the Python that `torch/export/_unlift.py::_convert_guards_code_to_fn`
+//! generates: the guard expressions (parsed as `ast.parse(mode="eval")`
+//! would), `ast.unparse` of the shadow text for the message, and evaluation
+//! of the actual text on the flat inputs.
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{Signed, Zero};
+
+/// A guard expression node (the subset of Python the tracer prints).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Int(BigInt),
+    Float(f64),
+    Str(String),
+    Name(String),
+    Attr(Box<Expr>, String),
+    Subscript(Box<Expr>, Box<Expr>),
+    Call(Box<Expr>, Vec<Expr>),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Bin(Box<Expr>, BinOp, Box<Expr>),
+    Cmp(Box<Expr>, CmpOp, Box<Expr>),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+    Mod,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Int(BigInt),
+    Float(f64),
+    Str(String),
+    Name(String),
+    Op(&'static str),
+}
+
+const OPS: &[&str] = &[
+    "//", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "%", "(", ")", "[", "]", ".", ",",
+];
+
+/// CPython's tokenizer `MAXLEVEL`: opening a 201st nested bracket is
+/// `SyntaxError: too many nested parentheses`.
+const MAX_BRACKET_LEVEL: usize = 200;
+
+/// The deepest guard expression tree the reference evaluates. Past it
+/// CPython's recursion limits start to decide (`ast.parse` / `ast.unparse`
+/// raise `RecursionError` somewhere between 300 and 1000 levels, which
+/// `_convert_guards_code_to_fn` catches for the message only), so a deeper
+/// tree is `Unsupported`. The bound also keeps `eval`, `unparse` and
+/// `Drop` of a tree from file input far from the stack limit.
+pub const MAX_EXPR_DEPTH: u32 = 100;
+
+/// Why a guard text was not turned into an [`Expr`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParseStop {
+    /// CPython's `SyntaxError` message, before its `(filename, line N)`
+    /// suffix; `line` is the 0-based line of the text it was found on;
+    /// `detected` adds CPython's `(detected at line N)`.
+    Syntax {
+        message: String,
+        line: usize,
+        detected: bool,
+    },
+    /// A form the reference does not read (never a guess).
+    Unsupported(String),
+}
+
+impl ParseStop {
+    /// The `SyntaxError` as `str(e)` prints it for `filename`, the text
+    /// starting on line `first_line` (1-based); an unsupported form as is.
+    pub fn into_stop(self, filename: &str, first_line: usize) -> EvalStop {
+        match self {
+            ParseStop::Syntax {
+                message,
+                line,
+                detected,
+            } => {
+                let n = first_line + line;
+                let at = if detected {
+                    format!(" (detected at line {n})")
+                } else {
+                    String::new()
+                };
+                EvalStop::Raise(
+                    "SyntaxError",
+                    format!("{message}{at} ({filename}, line {n})"),
+                )
+            }
+            ParseStop::Unsupported(w) => EvalStop::Unsupported(w),
+        }
+    }
+}
+
+impl From<String> for ParseStop {
+    fn from(w: String) -> ParseStop {
+        ParseStop::Unsupported(w)
+    }
+}
+
+impl From<&str> for ParseStop {
+    fn from(w: &str) -> ParseStop {
+        ParseStop::Unsupported(w.to_string())
+    }
+}
+
+struct Tokens<'s> {
+    s: &'s str,
+    b: &'s [u8],
+    i: usize,
+    out: Vec<Tok>,
+    /// Open brackets with the 0-based line each opened on.
+    open: Vec<(u8, usize)>,
+    /// The 0-based line of `i` (newlines are whitespace inside brackets).
+    line: usize,
+}
+
+impl Tokens<'_> {
+    fn line(&self) -> usize {
+        self.line
+    }
+
+    fn syntax(&self, message: String) -> ParseStop {
+        ParseStop::Syntax {
+            message,
+            line: self.line(),
+            detected: false,
+        }
+    }
+
+    fn number(&mut self) -> Result<(), ParseStop> {
+        let (b, st) = (self.b, self.i);
+        let digits = |i: &mut usize| {
+            while *i < b.len() && b[*i].is_ascii_digit() {
+                *i += 1;
+            }
+        };
+        digits(&mut self.i);
+        let mut float = false;
+        if self.i < b.len() && b[self.i] == b'.' {
+            float = true;
+            self.i += 1;
+            digits(&mut self.i);
+        }
+        if self.i < b.len() && (b[self.i] == b'e' || b[self.i] == b'E') {
+            float = true;
+            self.i += 1;
+            if self.i < b.len() && (b[self.i] == b'+' || b[self.i] == b'-') {
+                self.i += 1;
+            }
+            digits(&mut self.i);
+        }
+        if self.i < b.len()
+            && (b[self.i].is_ascii_alphabetic() || b[self.i] == b'_' || b[self.i] == b'.')
+        {
+            return Err(
+                format!("a number form the reference does not read in `{}`", self.s).into(),
+            );
+        }
+        let text = &self.s[st..self.i];
+        self.out.push(if float {
+            Tok::Float(text.parse().map_err(|_| "bad float".to_string())?)
+        } else {
+            Tok::Int(text.parse().map_err(|_| "bad int".to_string())?)
+        });
+        Ok(())
+    }
+
+    /// A `'...'` or `"..."` literal without escapes on one line.
+    fn string(&mut self, quote: u8) -> Result<(), ParseStop> {
+        let st = self.i + 1;
+        let mut j = st;
+        while j < self.b.len() && self.b[j] != quote && self.b[j] != b'\n' {
+            if self.b[j] == b'\\' {
+                return Err(format!("an escaped string in `{}`", self.s).into());
+            }
+            j += 1;
+        }
+        if j >= self.b.len() || self.b[j] == b'\n' {
+            return Err(ParseStop::Syntax {
+                message: "unterminated string literal".into(),
+                line: self.line(),
+                detected: true,
+            });
+        }
+        self.out.push(Tok::Str(self.s[st..j].to_string()));
+        self.i = j + 1;
+        Ok(())
+    }
+
+    /// Brackets as the tokenizer tracks them (`tok->level`).
+    fn bracket(&mut self, c: u8) -> Result<(), ParseStop> {
+        if c == b'(' || c == b'[' {
+            if self.open.len() >= MAX_BRACKET_LEVEL {
+                return Err(self.syntax("too many nested parentheses".into()));
+            }
+            self.open.push((c, self.line()));
+            return Ok(());
+        }
+        let want = if c == b')' { b'(' } else { b'[' };
+        match self.open.pop() {
+            None => Err(self.syntax(format!("unmatched '{}'", c as char))),
+            Some((o, _)) if o != want => Err(self.syntax(format!(
+                "closing parenthesis '{}' does not match opening parenthesis '{}'",
+                c as char, o as char
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn run(mut self) -> Result<Vec<Tok>, ParseStop> {
+        while self.i < self.b.len() {
+            let c = self.b[self.i];
+            if c.is_ascii_whitespace() {
+                self.line += usize::from(c == b'\n');
+                self.i += 1;
+            } else if c.is_ascii_digit() {
+                self.number()?;
+            } else if c.is_ascii_alphabetic() || c == b'_' {
+                let st = self.i;
+                while self.i < self.b.len()
+                    && (self.b[self.i].is_ascii_alphanumeric() || self.b[self.i] == b'_')
+                {
+                    self.i += 1;
+                }
+                self.out.push(Tok::Name(self.s[st..self.i].to_string()));
+            } else if c == b'\'' || c == b'"' {
+                self.string(c)?;
+            } else if let Some(op) = OPS.iter().find(|op| self.s[self.i..].starts_with(**op)) {
+                if matches!(c, b'(' | b'[' | b')' | b']') {
+                    self.bracket(c)?;
+                }
+                self.out.push(Tok::Op(op));
+                self.i += op.len();
+            } else {
+                return Err(format!("the character {:?} in `{}`", c as char, self.s).into());
+            }
+        }
+        if let Some(&(o, line)) = self.open.first() {
+            let message = format!("'{}' was never closed", o as char);
+            return Err(ParseStop::Syntax {
+                message,
+                line,
+                detected: false,
+            });
+        }
+        Ok(self.out)
+    }
+}
+
+fn tokenize(s: &str) -> Result<Vec<Tok>, ParseStop> {
+    Tokens {
+        s,
+        b: s.as_bytes(),
+        i: 0,
+        out: Vec::new(),
+        open: Vec::new(),
+        line: 0,
+    }
+    .run()
+}
+
+/// Parses one guard expression as `ast.parse(s, mode="eval")` does:
+/// CPython's tokenizer errors are [`ParseStop::Syntax`], a form the
+/// reference does not read (or a tree deeper than [`MAX_EXPR_DEPTH`]) is
+/// [`ParseStop::Unsupported`].
+pub fn parse(s: &str) -> Result<Expr, ParseStop> {
+    let toks = tokenize(s)?;
+    let mut p = P {
+        t: &toks,
+        i: 0,
+        unary: 0,
+    };
+    let (e, _) = p.or()?;
+    if p.i != toks.len() {
+        return Err(format!("trailing text in `{s}`").into());
+    }
+    Ok(e)
+}
+
+/// The generated line `torch._assert({actual}, "Guard failed: {message}")`
+/// of `_convert_guards_code_to_fn` tokenizes as that call (a tokenizer
+/// error in it is the `SyntaxError` `exec` raises); a message whose quotes
+/// make it some other code is `Unsupported`.
+pub fn check_assert_line(actual: &str, message: &str) -> Result<(), ParseStop> {
+    let line = format!("torch._assert({actual}, \"{message}\")");
+    let toks = tokenize(&line)?;
+    let inner = tokenize(actual)?;
+    let n = inner.len();
+    let shaped = toks.len() == n + 7
+        && toks[..4]
+            == [
+                Tok::Name("torch".into()),
+                Tok::Op("."),
+                Tok::Name("_assert".into()),
+                Tok::Op("("),
+            ]
+        && toks[4..4 + n] == inner[..]
+        && toks[4 + n..] == [Tok::Op(","), Tok::Str(message.into()), Tok::Op(")")];
+    if shaped {
+        Ok(())
+    } else {
+        Err(format!("a guard message that changes the generated code: {line}").into())
+    }
+}
+
+type Parsed = Result<(Expr, u32), ParseStop>;
+
+/// A node over children of depth `d`, refused past [`MAX_EXPR_DEPTH`].
+fn node(e: Expr, d: u32) -> Parsed {
+    if d + 1 > MAX_EXPR_DEPTH {
+        return Err(
+            format!("a guard expression nested deeper than {MAX_EXPR_DEPTH} levels").into(),
+        );
+    }
+    Ok((e, d + 1))
+}
+
+struct P<'a> {
+    t: &'a [Tok],
+    i: usize,
+    /// Unary operators being parsed (`not`, `-`): the parser's recursion
+    /// is bounded by them and by the tokenizer's bracket levels.
+    unary: u32,
+}
+
+impl P<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.t.get(self.i)
+    }
+    fn eat_op(&mut self, op: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Op(o)) if *o == op) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn eat_kw(&mut self, kw: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Name(n)) if n == kw) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    /// `a or b or ...` / `a and b and ...`: one n-ary node.
+    fn bool_op(
+        &mut self,
+        kw: &str,
+        next: fn(&mut Self) -> Parsed,
+        make: fn(Vec<Expr>) -> Expr,
+    ) -> Parsed {
+        let (first, mut d) = next(self)?;
+        let mut v = vec![first];
+        while self.eat_kw(kw) {
+            let (e, de) = next(self)?;
+            d = d.max(de);
+            v.push(e);
+        }
+        if v.len() == 1 {
+            return Ok((v.pop().expect("one operand"), d));
+        }
+        node(make(v), d)
+    }
+    /// A full expression: where brackets nest (at most 200 levels, some
+    /// dozen frames each), so the stack grows on the heap when it runs low.
+    fn or(&mut self) -> Parsed {
+        stacker::maybe_grow(64 * 1024, 1 << 20, || {
+            self.bool_op("or", Self::and, Expr::Or)
+        })
+    }
+    fn and(&mut self) -> Parsed {
+        self.bool_op("and", Self::not, Expr::And)
+    }
+    fn not(&mut self) -> Parsed {
+        if self.eat_kw("not") {
+            let (e, d) = self.unary(Self::not)?;
+            return node(Expr::Not(Box::new(e)), d);
+        }
+        self.cmp()
+    }
+    /// The operand of a unary operator: the descent itself is bounded (a
+    /// chain of them nests the tree one level each).
+    fn unary(&mut self, operand: fn(&mut Self) -> Parsed) -> Parsed {
+        if self.unary >= MAX_EXPR_DEPTH {
+            return Err(
+                format!("a guard expression nested deeper than {MAX_EXPR_DEPTH} levels").into(),
+            );
+        }
+        self.unary += 1;
+        let e = operand(self);
+        self.unary -= 1;
+        e
+    }
+    fn cmp(&mut self) -> Parsed {
+        let (l, dl) = self.arith()?;
+        let op = match self.peek() {
+            Some(Tok::Op("==")) => CmpOp::Eq,
+            Some(Tok::Op("!=")) => CmpOp::Ne,
+            Some(Tok::Op("<")) => CmpOp::Lt,
+            Some(Tok::Op("<=")) => CmpOp::Le,
+            Some(Tok::Op(">")) => CmpOp::Gt,
+            Some(Tok::Op(">=")) => CmpOp::Ge,
+            _ => return Ok((l, dl)),
+        };
+        self.i += 1;
+        let (r, dr) = self.arith()?;
+        if matches!(
+            self.peek(),
+            Some(Tok::Op("==" | "!=" | "<" | "<=" | ">" | ">="))
+        ) {
+            return Err("a chained comparison".into());
+        }
+        node(Expr::Cmp(Box::new(l), op, Box::new(r)), dl.max(dr))
+    }
+    /// A left-associative chain of binary operators.
+    fn chain(
+        &mut self,
+        next: fn(&mut Self) -> Parsed,
+        op: fn(&mut Self) -> Option<BinOp>,
+    ) -> Parsed {
+        let (mut l, mut d) = next(self)?;
+        while let Some(o) = op(self) {
+            let (r, dr) = next(self)?;
+            (l, d) = node(Expr::Bin(Box::new(l), o, Box::new(r)), d.max(dr))?;
+        }
+        Ok((l, d))
+    }
+    fn arith(&mut self) -> Parsed {
+        self.chain(Self::term, |p| {
+            if p.eat_op("+") {
+                Some(BinOp::Add)
+            } else if p.eat_op("-") {
+                Some(BinOp::Sub)
+            } else {
+                None
+            }
+        })
+    }
+    fn term(&mut self) -> Parsed {
+        self.chain(Self::factor, |p| {
+            if p.eat_op("*") {
+                Some(BinOp::Mul)
+            } else if p.eat_op("//") {
+                Some(BinOp::FloorDiv)
+            } else if p.eat_op("%") {
+                Some(BinOp::Mod)
+            } else {
+                None
+            }
+        })
+    }
+    fn factor(&mut self) -> Parsed {
+        if self.eat_op("-") {
+            let (e, d) = self.unary(Self::factor)?;
+            return node(Expr::Neg(Box::new(e)), d);
+        }
+        self.postfix()
+    }
+    fn atom(&mut self) -> Parsed {
+        let e = match self.t.get(self.i).cloned() {
+            Some(Tok::Int(i)) => Expr::Int(i),
+            Some(Tok::Float(f)) => Expr::Float(f),
+            Some(Tok::Str(s)) => Expr::Str(s),
+            Some(Tok::Name(n)) if !["and", "or", "not"].contains(&n.as_str()) => Expr::Name(n),
+            Some(Tok::Op("(")) => {
+                self.i += 1;
+                let e = self.or()?;
+                if !self.eat_op(")") {
+                    return Err("an unclosed parenthesis".into());
+                }
+                return Ok(e);
+            }
+            t => return Err(format!("unexpected token {t:?}").into()),
+        };
+        self.i += 1;
+        Ok((e, 1))
+    }
+    fn postfix(&mut self) -> Parsed {
+        let (mut e, mut d) = self.atom()?;
+        loop {
+            if self.eat_op(".") {
+                let Some(Tok::Name(n)) = self.t.get(self.i).cloned() else {
+                    return Err("a bad attribute".into());
+                };
+                self.i += 1;
+                (e, d) = node(Expr::Attr(Box::new(e), n), d)?;
+            } else if self.eat_op("[") {
+                let (idx, di) = self.or()?;
+                if !self.eat_op("]") {
+                    return Err("an unclosed subscript".into());
+                }
+                (e, d) = node(Expr::Subscript(Box::new(e), Box::new(idx)), d.max(di))?;
+            } else if self.eat_op("(") {
+                let mut args = Vec::new();
+                if !self.eat_op(")") {
+                    loop {
+                        let (a, da) = self.or()?;
+                        d = d.max(da);
+                        args.push(a);
+                        if self.eat_op(")") {
+                            break;
+                        }
+                        if !self.eat_op(",") {
+                            return Err("a bad call".into());
+                        }
+                    }
+                }
+                (e, d) = node(Expr::Call(Box::new(e), args), d)?;
+            } else {
+                return Ok((e, d));
+            }
+        }
+    }
+}
+
+// ast.unparse precedences (Lib/ast.py `_Precedence`).
+const P_OR: u8 = 1;
+const P_AND: u8 = 2;
+const P_NOT: u8 = 3;
+const P_CMP: u8 = 4;
+const P_ARITH: u8 = 9;
+const P_TERM: u8 = 10;
+const P_FACTOR: u8 = 11;
+const P_ATOM: u8 = 14;
+
+/// `ast.unparse(ast.parse(text, mode="eval"))`.
+pub fn unparse(e: &Expr) -> String {
+    let mut out = String::new();
+    write(e, 0, &mut out);
+    out
+}
+
+fn prec(e: &Expr) -> u8 {
+    match e {
+        Expr::Or(_) => P_OR,
+        Expr::And(_) => P_AND,
+        Expr::Not(_) => P_NOT,
+        Expr::Cmp(..) => P_CMP,
+        Expr::Bin(_, BinOp::Add | BinOp::Sub, _) => P_ARITH,
+        Expr::Bin(..) => P_TERM,
+        Expr::Neg(_) => P_FACTOR,
+        _ => P_ATOM,
+    }
+}
+
+fn write(e: &Expr, need: u8, out: &mut String) {
+    let p = prec(e);
+    let paren = p < need;
+    if paren {
+        out.push('(');
+    }
+    match e {
+        Expr::Int(i) => out.push_str(&i.to_string()),
+        Expr::Float(f) => out.push_str(&torchspec_pyval::repr::float_repr(*f)),
+        Expr::Str(s) => out.push_str(&torchspec_pyval::repr::str_repr(s)),
+        Expr::Name(n) => out.push_str(n),
+        Expr::Attr(b, n) => {
+            write(b, P_ATOM, out);
+            out.push('.');
+            out.push_str(n);
+        }
+        Expr::Subscript(b, i) => {
+            write(b, P_ATOM, out);
+            out.push('[');
+            write(i, 0, out);
+            out.push(']');
+        }
+        Expr::Call(f, args) => {
+            write(f, P_ATOM, out);
+            out.push('(');
+            for (k, a) in args.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                write(a, 0, out);
+            }
+            out.push(')');
+        }
+        Expr::Neg(x) => {
+            out.push('-');
+            write(x, P_FACTOR, out);
+        }
+        Expr::Not(x) => {
+            out.push_str("not ");
+            write(x, P_NOT, out);
+        }
+        Expr::Bin(l, op, r) => {
+            let s = match op {
+                BinOp::Add => " + ",
+                BinOp::Sub => " - ",
+                BinOp::Mul => " * ",
+                BinOp::FloorDiv => " // ",
+                BinOp::Mod => " % ",
+            };
+            write(l, p, out);
+            out.push_str(s);
+            write(r, p + 1, out);
+        }
+        Expr::Cmp(l, op, r) => {
+            let s = match op {
+                CmpOp::Eq => " == ",
+                CmpOp::Ne => " != ",
+                CmpOp::Lt => " < ",
+                CmpOp::Le => " <= ",
+                CmpOp::Gt => " > ",
+                CmpOp::Ge => " >= ",
+            };
+            write(l, P_CMP + 1, out);
+            out.push_str(s);
+            write(r, P_CMP + 1, out);
+        }
+        Expr::And(v) | Expr::Or(v) => {
+            let s = if matches!(e, Expr::And(_)) {
+                " and "
+            } else {
+                " or "
+            };
+            for (k, x) in v.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(s);
+                }
+                write(x, p + 1, out);
+            }
+        }
+    }
+    if paren {
+        out.push(')');
+    }
+}
+
+/// The names the generated guard function can see in torch 2.15.0:
+/// `_convert_guards_code_to_fn`'s namespace (`SYMPY_INTERP`, `math`,
+/// `inf`), its parameter `args`, and CPython 3.11's builtins (`exec` adds
+/// `__builtins__`; `sorted(dir(builtins))` in a process that ran `site`).
+/// Any other name raises `NameError` when its guard runs. Sorted.
+const GUARD_NAMES: &[&str] = &[
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BaseException",
+    "BaseExceptionGroup",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "BytesWarning",
+    "ChildProcessError",
+    "ConnectionAbortedError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "DeprecationWarning",
+    "EOFError",
+    "Ellipsis",
+    "EncodingWarning",
+    "EnvironmentError",
+    "Exception",
+    "ExceptionGroup",
+    "False",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "FutureWarning",
+    "GeneratorExit",
+    "IOError",
+    "ImportError",
+    "ImportWarning",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "IsNonOverlappingAndDenseIndicator",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "None",
+    "NotADirectoryError",
+    "NotImplemented",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PendingDeprecationWarning",
+    "PermissionError",
+    "ProcessLookupError",
+    "RecursionError",
+    "ReferenceError",
+    "ResourceWarning",
+    "RuntimeError",
+    "RuntimeWarning",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SyntaxWarning",
+    "SystemError",
+    "SystemExit",
+    "TabError",
+    "TimeoutError",
+    "True",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "UnicodeTranslateError",
+    "UnicodeWarning",
+    "UserWarning",
+    "ValueError",
+    "Warning",
+    "ZeroDivisionError",
+    "__build_class__",
+    "__builtins__",
+    "__debug__",
+    "__doc__",
+    "__import__",
+    "__loader__",
+    "__name__",
+    "__package__",
+    "__spec__",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "args",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "cast_symbool_to_symint_guardless",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "copyright",
+    "credits",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "inf",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "license",
+    "list",
+    "locals",
+    "map",
+    "math",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "torch",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+];
+
+/// A value the guard code computes with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GVal {
+    Int(BigInt),
+    Bool(bool),
+    /// A tensor input (its shape).
+    Tensor(Vec<i64>),
+    /// A bound `Tensor.size` method.
+    SizeMethod(Vec<i64>),
+    /// `torch.Size`.
+    Size(Vec<i64>),
+    Float(f64),
+    Str(String),
+    /// Any other input (None, a list, ...).
+    Other,
+}
+
+/// Why evaluation stopped.
+#[derive(Clone, Debug)]
+pub enum EvalStop {
+    /// Python raises (type, message).
+    Raise(&'static str, String),
+    /// Not modelled.
+    Unsupported(String),
+}
+
+impl From<String> for EvalStop {
+    fn from(w: String) -> EvalStop {
+        EvalStop::Unsupported(w)
+    }
+}
+
+impl From<&str> for EvalStop {
+    fn from(w: &str) -> EvalStop {
+        EvalStop::Unsupported(w.to_string())
+    }
+}
+
+fn int_of(v: &GVal) -> Option<BigInt> {
+    match v {
+        GVal::Int(i) => Some(i.clone()),
+        GVal::Bool(b) => Some(BigInt::from(*b as u8)),
+        _ => None,
+    }
+}
+
+pub fn truth(v: &GVal) -> Result<bool, EvalStop> {
+    match v {
+        GVal::Int(i) => Ok(!i.is_zero()),
+        GVal::Bool(b) => Ok(*b),
+        GVal::Float(f) => Ok(*f != 0.0),
+        GVal::Str(s) => Ok(!s.is_empty()),
+        other => Err(EvalStop::Unsupported(format!(
+            "the truth value of {other:?}"
+        ))),
+    }
+}
+
+/// Evaluates the actual guard text, where `args[i]` is the i-th flat input.
+pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
+    let unsupported = |what: String| Err(EvalStop::Unsupported(what));
+    match e {
+        Expr::Int(i) => Ok(GVal::Int(i.clone())),
+        Expr::Float(f) => Ok(GVal::Float(*f)),
+        Expr::Str(s) => Ok(GVal::Str(s.clone())),
+        Expr::Name(n) if n == "True" || n == "False" => Ok(GVal::Bool(n == "True")),
+        Expr::Name(n) if GUARD_NAMES.binary_search(&n.as_str()).is_err() => Err(EvalStop::Raise(
+            "NameError",
+            format!("name '{n}' is not defined"),
+        )),
+        Expr::Subscript(b, i) if matches!(&**b, Expr::Name(n) if n == "args") => {
+            let Some(idx) = int_of(&eval(i, args)?) else {
+                return unsupported("a non-integer `args` index".into());
+            };
+            let idx: usize = idx
+                .try_into()
+                .map_err(|_| EvalStop::Unsupported("a negative `args` index".into()))?;
+            match args.get(idx) {
+                Some(v) => Ok(v.clone()),
+                None => Err(EvalStop::Raise(
+                    "IndexError",
+                    "tuple index out of range".into(),
+                )),
+            }
+        }
+        Expr::Subscript(b, i) => {
+            let base = eval(b, args)?;
+            let idx = eval(i, args)?;
+            match (base, int_of(&idx)) {
+                (GVal::Size(dims), Some(k)) => {
+                    let n = BigInt::from(dims.len());
+                    let k = if k.is_negative() { k + &n } else { k };
+                    if k.is_negative() || k >= n {
+                        return Err(EvalStop::Raise(
+                            "IndexError",
+                            "tuple index out of range".into(),
+                        ));
+                    }
+                    let k: usize = k.try_into().expect("in range");
+                    Ok(GVal::Int(BigInt::from(dims[k])))
+                }
+                (b, _) => unsupported(format!("subscripting {b:?}")),
+            }
+        }
+        Expr::Attr(b, n) => match (eval(b, args)?, n.as_str()) {
+            (GVal::Tensor(s), "size") => Ok(GVal::SizeMethod(s)),
+            (b, _) => unsupported(format!("`.{n}` of {b:?}")),
+        },
+        Expr::Call(f, a) if a.is_empty() => match eval(f, args)? {
+            GVal::SizeMethod(s) => Ok(GVal::Size(s)),
+            f => unsupported(format!("calling {f:?}")),
+        },
+        Expr::Neg(x) => match int_of(&eval(x, args)?) {
+            Some(i) => Ok(GVal::Int(-i)),
+            None => unsupported("negating a non-integer".into()),
+        },
+        Expr::Not(x) => Ok(GVal::Bool(!truth(&eval(x, args)?)?)),
+        Expr::Bin(l, op, r) => {
+            let (Some(a), Some(b)) = (int_of(&eval(l, args)?), int_of(&eval(r, args)?)) else {
+                return unsupported("arithmetic on non-integers".into());
+            };
+            let z = || {
+                Err(EvalStop::Raise(
+                    "ZeroDivisionError",
+                    match op {
+                        BinOp::Mod => "integer modulo by zero",
+                        _ => "integer division or modulo by zero",
+                    }
+                    .into(),
+                ))
+            };
+            Ok(GVal::Int(match op {
+                BinOp::Add => a + b,
+                BinOp::Sub => a - b,
+                BinOp::Mul => a * b,
+                BinOp::FloorDiv if b.is_zero() => return z(),
+                BinOp::Mod if b.is_zero() => return z(),
+                BinOp::FloorDiv => a.div_floor(&b),
+                BinOp::Mod => a.mod_floor(&b),
+            }))
+        }
+        Expr::Cmp(l, op, r) => compare(&eval(l, args)?, *op, &eval(r, args)?),
+        // Python's `and`/`or` return an operand, not a bool.
+        Expr::And(v) => {
+            let mut last = GVal::Bool(true);
+            for x in v {
+                last = eval(x, args)?;
+                if !truth(&last)? {
+                    return Ok(last);
+                }
+            }
+            Ok(last)
+        }
+        Expr::Or(v) => {
+            let mut last = GVal::Bool(false);
+            for x in v {
+                last = eval(x, args)?;
+                if truth(&last)? {
+                    return Ok(last);
+                }
+            }
+            Ok(last)
+        }
+        other => unsupported(format!("the guard form `{}`", unparse(other))),
+    }
+}
+
+/// Python's comparison of two guard values (ints, bools, floats, strs).
+fn compare(a: &GVal, op: CmpOp, b: &GVal) -> Result<GVal, EvalStop> {
+    use std::cmp::Ordering;
+    let num = |v: &GVal| -> Option<Result<f64, BigInt>> {
+        match v {
+            GVal::Float(f) => Some(Ok(*f)),
+            other => int_of(other).map(Err),
+        }
+    };
+    let ord: Option<Ordering> = match (a, b) {
+        (GVal::Str(x), GVal::Str(y)) => Some(x.cmp(y)),
+        _ => match (num(a), num(b)) {
+            (Some(Err(x)), Some(Err(y))) => Some(x.cmp(&y)),
+            (Some(x), Some(y)) => {
+                // int vs float: exact only while the int fits a double exactly.
+                let f = |v: Result<f64, BigInt>| match v {
+                    Ok(f) => Some(f),
+                    Err(i) => {
+                        let small: Option<i64> = (&i).try_into().ok();
+                        small
+                            .filter(|s| s.unsigned_abs() < (1u64 << 53))
+                            .map(|s| s as f64)
+                    }
+                };
+                match (f(x), f(y)) {
+                    (Some(x), Some(y)) => x.partial_cmp(&y),
+                    _ => return Err(EvalStop::Unsupported("a huge int against a float".into())),
+                }
+            }
+            _ => {
+                return match op {
+                    CmpOp::Eq => Ok(GVal::Bool(false)),
+                    CmpOp::Ne => Ok(GVal::Bool(true)),
+                    _ => Err(EvalStop::Unsupported(format!(
+                        "ordering {a:?} against {b:?}"
+                    ))),
+                }
+            }
+        },
+    };
+    // A NaN compares unordered: only `!=` holds.
+    let Some(o) = ord else {
+        return Ok(GVal::Bool(op == CmpOp::Ne));
+    };
+    Ok(GVal::Bool(match op {
+        CmpOp::Eq => o == Ordering::Equal,
+        CmpOp::Ne => o != Ordering::Equal,
+        CmpOp::Lt => o == Ordering::Less,
+        CmpOp::Le => o != Ordering::Greater,
+        CmpOp::Gt => o == Ordering::Greater,
+        CmpOp::Ge => o != Ordering::Less,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// File input never overflows the stack: brackets stop at CPython's
+    /// 200 levels (a `SyntaxError`), any other nesting at
+    /// [`MAX_EXPR_DEPTH`] (unsupported), a flat `and` chain is one node.
+    #[test]
+    fn hostile_guard_texts_are_bounded() {
+        let syntax = |s: &str| match parse(s) {
+            Err(ParseStop::Syntax { message, .. }) => message,
+            other => panic!("not a SyntaxError: {other:?}"),
+        };
+        let deep = "(".repeat(200_000) + "x" + &")".repeat(200_000);
+        assert_eq!(syntax(&deep), "too many nested parentheses");
+        assert_eq!(
+            syntax(&("[".repeat(201) + "x")),
+            "too many nested parentheses"
+        );
+        let ok = "(".repeat(200) + "x" + &")".repeat(200);
+        assert_eq!(parse(&ok), Ok(Expr::Name("x".into())));
+        for long in [
+            "-".repeat(100_000) + "x",
+            "not ".repeat(100_000) + "x",
+            vec!["x"; 100_000].join(" + "),
+            "x".to_string() + &".a".repeat(100_000),
+            "x".to_string() + &"[0]".repeat(100_000),
+            "f".to_string() + &"()".repeat(100_000),
+        ] {
+            assert!(
+                matches!(parse(&long), Err(ParseStop::Unsupported(w)) if w.contains("deeper than")),
+                "{}",
+                &long[..20]
+            );
+        }
+        let wide = vec!["args[0] == 1"; 100_000].join(" and ");
+        let e = parse(&wide).expect("a flat and-chain");
+        assert_eq!(
+            eval(&e, &[GVal::Int(1.into())])
+                .map(|v| truth(&v).ok())
+                .ok(),
+            Some(Some(true))
+        );
+    }
+
+    /// What CPython's tokenizer says, with `str(SyntaxError)`'s suffix.
+    #[test]
+    fn syntax_errors_read_as_cpython_prints_them() {
+        let raised = |s: &str, file: &str, line: usize| match parse(s) {
+            Err(stop) => match stop.into_stop(file, line) {
+                EvalStop::Raise(ty, m) => format!("{ty}: {m}"),
+                EvalStop::Unsupported(w) => format!("unsupported: {w}"),
+            },
+            Ok(e) => format!("parsed {e:?}"),
+        };
+        assert_eq!(
+            raised("x == 'b", "<unknown>", 1),
+            "SyntaxError: unterminated string literal (detected at line 1) (<unknown>, line 1)"
+        );
+        assert_eq!(
+            raised("(x\n == 'b", "<string>", 3),
+            "SyntaxError: unterminated string literal (detected at line 4) (<string>, line 4)"
+        );
+        assert_eq!(
+            raised("(x == 1", "<unknown>", 1),
+            "SyntaxError: '(' was never closed (<unknown>, line 1)"
+        );
+        assert_eq!(
+            raised("x == 1)", "<unknown>", 1),
+            "SyntaxError: unmatched ')' (<unknown>, line 1)"
+        );
+        assert_eq!(
+            raised("(x == 1]", "<unknown>", 1),
+            "SyntaxError: closing parenthesis ']' does not match opening parenthesis '(' (<unknown>, line 1)"
+        );
+        // The generated assert line: a double quote in the message ends its literal.
+        let line = check_assert_line(
+            "args[0] != len(\"it's\")",
+            "Guard failed: x != len(\"it's\")",
+        );
+        assert!(
+            matches!(line, Err(ParseStop::Syntax { ref message, .. }) if message == "unterminated string literal")
+        );
+        assert_eq!(
+            check_assert_line("args[0] == 2", "Guard failed: x == 2"),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn unknown_names_raise_name_error() {
+        let e = parse("L['y'].size()[0] == 2").unwrap();
+        match eval(&e, &[]) {
+            Err(EvalStop::Raise(ty, m)) => {
+                assert_eq!((ty, m.as_str()), ("NameError", "name 'L' is not defined"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = parse("math.isnan(args[0])").unwrap();
+        assert!(matches!(
+            eval(&e, &[GVal::Float(1.0)]),
+            Err(EvalStop::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn guard_names_are_sorted() {
+        assert!(GUARD_NAMES.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn unparse_normalizes_parentheses() {
+        let u = |s: &str| unparse(&parse(s).unwrap());
+        assert_eq!(
+            u("(2*x.size()[0]) == y.size()[0]"),
+            "2 * x.size()[0] == y.size()[0]"
+        );
+        assert_eq!(
+            u("((-1) + z.size()[0]) == x.size()[0]"),
+            "-1 + z.size()[0] == x.size()[0]"
+        );
+        assert_eq!(
+            u("(3*x.size()[0]) == (6*(x.size()[0] // 2))"),
+            "3 * x.size()[0] == 6 * (x.size()[0] // 2)"
+        );
+        assert_eq!(u("(x.size()[0] % 2) == 0"), "x.size()[0] % 2 == 0");
+        assert_eq!(u("d['a'].size()[0] == 2"), "d['a'].size()[0] == 2");
+        assert_eq!(
+            u("n >= 0 and n <= x.size()[0]"),
+            "n >= 0 and n <= x.size()[0]"
+        );
+    }
+}

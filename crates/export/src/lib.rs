@@ -1,0 +1,302 @@
+//! Mirrors torch.export's read side: an `ExportedProgram` as
+//! `torch.export.load` rebuilds it from a `.pt2` archive or the program
+//! JSON, and what PyTorch says about it (the program report).
+//!
+//! ```no_run
+//! let ep = torchspec_export::ExportedProgram::load_path("model.pt2".as_ref())?;
+//! println!("{}", ep.graph_module.graph.to_python_string());
+//! println!("{}", ep.graph_module.signature);
+//! # Ok::<(), torchspec_export::Error>(())
+//! ```
+
+pub mod archive;
+pub mod fx;
+pub mod inputs;
+pub mod load;
+pub mod ops;
+pub mod passes;
+pub mod pytree;
+pub mod ranges;
+pub mod registrations;
+pub mod report;
+pub mod schema;
+pub mod serialize;
+pub mod signature;
+pub mod srepr;
+
+use std::path::Path;
+
+use load::LoadedGraphModule;
+use registrations::Registrations;
+use schema::Mode;
+use std::sync::Arc;
+use torchspec_pyval::pyjson::PyInt;
+pub use torchspec_pyval::{Error, Result};
+
+/// One `ep.state_dict` entry as the weights config describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateDictEntry {
+    pub name: String,
+    /// The tensor's metadata, or why the reference cannot tell it (a
+    /// pickled weight).
+    pub meta: std::result::Result<TensorInfo, String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorInfo {
+    pub shape: Vec<i64>,
+    pub dtype: String,
+    /// `isinstance(t, torch.nn.Parameter)`: the config's `is_param`.
+    pub parameter: bool,
+}
+
+/// An exported program as `torch.export.load` has it.
+#[derive(Clone, Debug)]
+pub struct ExportedProgram {
+    /// The serialized program as read (schema 8.20 wire types).
+    pub serialized: std::sync::Arc<schema::ExportedProgram>,
+    /// The graph, signature, module call graph and range constraints the
+    /// loader rebuilt.
+    pub graph_module: LoadedGraphModule,
+    /// `ep.state_dict`, when the program came from an archive.
+    pub state_dict: Option<Vec<StateDictEntry>>,
+    /// Strict mode's findings (empty in the default mode).
+    pub diagnostics: Vec<schema::Diagnostic>,
+    /// `ep._guards_code`: the serialized program's, until a transform
+    /// builds a new program without it.
+    pub guards_code: Vec<String>,
+    /// The `.pt2` the program was loaded from (its weights, constants and
+    /// sample inputs go into a `.pt2` written back).
+    pub archive: Option<std::sync::Arc<Vec<u8>>>,
+    /// What the loading process registered (custom ops, pytree types):
+    /// [`Registrations::plain`] unless loaded with `*_in`.
+    pub registrations: Arc<Registrations>,
+}
+
+impl ExportedProgram {
+    /// Loads a `.pt2` archive or a program JSON file (by its first byte:
+    /// a zip starts with `PK`), in the default mode.
+    pub fn load_path(path: &Path) -> Result<ExportedProgram> {
+        Self::load_path_with(path, Mode::Default)
+    }
+
+    pub fn load_path_with(path: &Path, mode: Mode) -> Result<ExportedProgram> {
+        Self::load_path_in(path, mode, Registrations::plain())
+    }
+
+    /// Loads a `.pt2` archive or a program JSON file in a process that has
+    /// `registrations` (custom ops and pytree types the program names).
+    pub fn load_path_in(
+        path: &Path,
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        if bytes.starts_with(b"PK") {
+            Self::load_pt2_in(bytes, mode, registrations)
+        } else {
+            Self::load_json_in(&bytes, mode, registrations)
+        }
+        .map_err(|e| e.in_file(path))
+    }
+
+    /// Loads a `.pt2` archive held in memory.
+    pub fn load_pt2(bytes: Vec<u8>, mode: Mode) -> Result<ExportedProgram> {
+        Self::load_pt2_in(bytes, mode, Registrations::plain())
+    }
+
+    /// [`Self::load_pt2`] with `registrations`.
+    pub fn load_pt2_in(
+        bytes: Vec<u8>,
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
+        let mut archive = match archive::Pt2Archive::from_reader(std::io::Cursor::new(&bytes[..])) {
+            Ok(a) => a,
+            // `torch.export.load` falls back to the pre-2.8 layout when the
+            // pt2 reader fails.
+            Err(_) if archive::is_legacy(&bytes) => {
+                return Self::load_legacy(&bytes, mode, registrations)
+            }
+            Err(e) => return Err(e),
+        };
+        let program = archive.read_program()?;
+        let mut ep = Self::load_json_in(&program, mode, registrations)
+            .map_err(|e| Error::new(format!("in `models/model.json`: {e}")))?;
+        if let Some(config) = archive.read_weights_config("model")? {
+            ep.state_dict = Some(read_weights_config(&config).map_err(|e| {
+                Error::new(format!("in `data/weights/model_weights_config.json`: {e}"))
+            })?);
+        }
+        drop(archive);
+        ep.archive = Some(std::sync::Arc::new(bytes));
+        Ok(ep)
+    }
+
+    /// A pre-2.8 archive (`serialized_exported_program.json` at its root,
+    /// the state dict pickled beside it): `ep.state_dict` is the saved
+    /// `ep.state_dict`, whose names, shapes and dtypes are the program's own
+    /// parameter and persistent-buffer placeholders.
+    fn load_legacy(
+        bytes: &[u8],
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
+        let program = archive::read_legacy_program(bytes)?;
+        let mut ep = Self::load_json_in(&program, mode, registrations)
+            .map_err(|e| Error::new(format!("in `{}`: {e}", archive::LEGACY_PROGRAM)))?;
+        let gm = &ep.serialized.graph_module;
+        let meta = |name: &str| {
+            gm.graph
+                .tensor_values
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, m)| m)
+        };
+        let mut state_dict = Vec::new();
+        for spec in &gm.signature.input_specs {
+            let (arg, target, parameter) = match spec {
+                schema::InputSpec::Parameter(p) => (&p.arg.name, &p.parameter_name, true),
+                schema::InputSpec::Buffer(b) if b.persistent => {
+                    (&b.arg.name, &b.buffer_name, false)
+                }
+                _ => continue,
+            };
+            let info = match meta(arg) {
+                Some(m) => tensor_info_of(m, parameter),
+                None => Err(format!("no tensor value for the placeholder `{arg}`")),
+            };
+            state_dict.push(StateDictEntry {
+                name: target.clone(),
+                meta: info,
+            });
+        }
+        ep.state_dict = Some(state_dict);
+        Ok(ep)
+    }
+
+    /// Loads the program JSON (`serialize(ep).exported_program`).
+    pub fn load_json(bytes: &[u8], mode: Mode) -> Result<ExportedProgram> {
+        Self::load_json_in(bytes, mode, Registrations::plain())
+    }
+
+    /// [`Self::load_json`] with `registrations`.
+    pub fn load_json_in(
+        bytes: &[u8],
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
+        let loaded = schema::load_program(bytes, mode)?;
+        let graph_module = load::load_graph_module(&loaded.program, registrations)
+            .map_err(load::LoadFailure::into_error)?;
+        // The loader reads every module call signature's specs.
+        let registry = registrations.pytree_registry();
+        for entry in &graph_module.module_call_graph {
+            if let Some(sig) = &entry.signature {
+                for spec in [&sig.in_spec, &sig.out_spec] {
+                    if let Err(e) = crate::pytree::treespec_loads(spec, &registry) {
+                        return Err(match e {
+                            torchspec_pyval::Raise::Exception(e) => {
+                                Error::python(&e.type_name, e.message)
+                            }
+                            torchspec_pyval::Raise::Unsupported(w) => {
+                                Error::new(format!("unsupported by the reference loader: {w}"))
+                            }
+                        }
+                        .with_path(format!(
+                            "$.graph_module.module_call_graph[fqn={:?}].signature",
+                            entry.fqn
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(ExportedProgram {
+            guards_code: loaded.program.guards_code.clone(),
+            serialized: std::sync::Arc::new(loaded.program),
+            graph_module,
+            state_dict: None,
+            diagnostics: loaded.diagnostics,
+            archive: None,
+            registrations: registrations.clone(),
+        })
+    }
+
+    /// `torch._export.serde.serialize._to_json_bytes` of this program.
+    pub fn to_json(&self) -> String {
+        schema::dump_program(&self.serialized)
+    }
+
+    /// The program JSON `torch.export.save` writes for this program as it
+    /// is now (after passes): `serialize(ep).exported_program`.
+    pub fn serialize_json(&self) -> Result<String> {
+        serialize::program_json(self)
+    }
+
+    /// The `.pt2` `torch.export.save` writes for this program, with `root`
+    /// as the archive folder (`serialize::pt2::archive_root` of the path).
+    /// Needs the archive the program was loaded from, for its weights.
+    pub fn serialize_pt2(&self, root: &str) -> Result<Vec<u8>> {
+        let Some(input) = &self.archive else {
+            return Err(Error::new(
+                "writing a .pt2 needs the weights of the program's pt2 archive, and this \
+                 program was loaded from its JSON alone or from a pre-2.8 archive, whose \
+                 weights are pickled (write a .json instead)",
+            ));
+        };
+        let json = self.serialize_json()?;
+        serialize::pt2::write_pt2(input, root, json.as_bytes())
+    }
+
+    /// The program report (`shared/program-report.md`).
+    pub fn report(&self) -> serde_json::Value {
+        report::program_report(self)
+    }
+}
+
+fn read_weights_config(bytes: &[u8]) -> Result<Vec<StateDictEntry>> {
+    let text = schema::decode_utf8(bytes)?;
+    let doc = torchspec_pyval::pyjson::loads(text)?;
+    let mut cx = schema::LoadCx::new(Mode::Default);
+    let mut path = schema::JsonPath::new();
+    let config = schema::PayloadConfig::from_pyjson(&doc, &mut path, &mut cx)
+        .map_err(schema::LoadError::into_error)?;
+    Ok(config
+        .config
+        .into_iter()
+        .map(|(name, meta)| StateDictEntry {
+            name,
+            meta: tensor_info(&meta),
+        })
+        .collect())
+}
+
+fn tensor_info(meta: &schema::PayloadMeta) -> std::result::Result<TensorInfo, String> {
+    if meta.use_pickle {
+        return Err("a pickled weight (use_pickle)".into());
+    }
+    let Some(t) = &meta.tensor_meta else {
+        return Err("tensor_meta cannot be None for non-pickled weight".into());
+    };
+    tensor_info_of(t, meta.is_param)
+}
+
+fn tensor_info_of(
+    t: &schema::TensorMeta,
+    parameter: bool,
+) -> std::result::Result<TensorInfo, String> {
+    let mut shape = Vec::with_capacity(t.sizes.len());
+    for s in &t.sizes {
+        match s {
+            schema::SymInt::AsInt(PyInt::Small(i)) => shape.push(*i),
+            _ => return Err("a symbolic or huge weight size".into()),
+        }
+    }
+    let dtype = load::dtype_name(t.dtype.value())
+        .ok_or_else(|| format!("unknown dtype {}", t.dtype.value()))?;
+    Ok(TensorInfo {
+        shape,
+        dtype: dtype.to_string(),
+        parameter,
+    })
+}

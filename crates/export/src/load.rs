@@ -1,0 +1,1239 @@
+//! Mirrors torch/_export/serde/serialize.py `GraphModuleDeserializer` and
+//! `ExportedProgramDeserializer.deserialize`, plus what the
+//! `ExportedProgram` constructor does on load (`_common_getitem_elimination_pass`):
+//! the FX graph `torch.export.load` rebuilds, with the loader's node names
+//! (placeholders and synced values keep their serialized names; getitem
+//! nodes for multi-output ops; `<op>_unused` for ops returning None), the
+//! graph signature, the module call graph and the range constraints that
+//! survive loading (only symbols some loaded value mentions).
+//!
+//! Where the reconstruction needs what only PyTorch's op registry knows
+//! (an argument without an `ArgumentKind`, a target that is not an
+//! operator PyTorch ships), the result is [`Unsupported`], never a guess.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::fx::{self, Arg, Graph, NodeId, Op};
+use crate::ops::{self, Resolved};
+use crate::ranges::{Bound, RangeConstraints, ValueRanges};
+use crate::registrations::Registrations;
+use crate::schema as wire;
+use crate::signature::{
+    ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
+};
+use torchspec_pyval::error::Error;
+use torchspec_pyval::pyjson::PyInt;
+
+/// A behaviour the loader does not model yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+/// Why loading stopped: PyTorch raises (type, message), or the reference
+/// does not model the input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadFailure {
+    Python { exception: String, message: String },
+    Unsupported(String),
+}
+
+impl LoadFailure {
+    fn py(exception: &str, message: impl Into<String>) -> LoadFailure {
+        LoadFailure::Python {
+            exception: exception.into(),
+            message: message.into(),
+        }
+    }
+
+    fn unsupported(what: impl Into<String>) -> LoadFailure {
+        LoadFailure::Unsupported(what.into())
+    }
+
+    pub fn into_error(self) -> Error {
+        match self {
+            LoadFailure::Python { exception, message } => Error::python(&exception, message),
+            LoadFailure::Unsupported(what) => {
+                Error::new(format!("unsupported by the reference loader: {what}"))
+            }
+        }
+    }
+}
+
+type R<T> = Result<T, LoadFailure>;
+
+/// A call's `(args, kwargs)`.
+type ArgsKwargs = (Vec<Arg>, Vec<(String, Arg)>);
+
+/// `ModuleCallSignature` after loading (specs kept as the serialized
+/// strings; `crate::pytree` reads them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleCallSignature {
+    pub inputs: Vec<ArgumentSpec>,
+    pub outputs: Vec<ArgumentSpec>,
+    pub in_spec: String,
+    pub out_spec: String,
+    pub forward_arg_names: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleCallEntry {
+    pub fqn: String,
+    pub signature: Option<ModuleCallSignature>,
+}
+
+/// A submodule graph registered by an `as_graph` argument (`get_attr`).
+#[derive(Clone, Debug)]
+pub struct SubGraph {
+    pub name: String,
+    pub graph: Graph,
+    pub submodules: Vec<SubGraph>,
+}
+
+/// What `GraphModuleDeserializer.deserialize` + the `ExportedProgram`
+/// constructor produce.
+#[derive(Clone, Debug)]
+pub struct LoadedGraphModule {
+    pub graph: Graph,
+    pub submodules: Vec<SubGraph>,
+    pub signature: ExportGraphSignature,
+    pub module_call_graph: Vec<ModuleCallEntry>,
+    pub range_constraints: RangeConstraints,
+}
+
+/// `torch.ops.aten._assert_scalar.default` and friends are recognised by
+/// their serialized target string.
+const SYM_OPS: &[&str] = &[
+    "math.trunc",
+    "_operator.floordiv",
+    "_operator.lt",
+    "_operator.eq",
+    "_operator.sub",
+    "_operator.ne",
+    "_operator.mul",
+    "_operator.pow",
+    "torch.sym_max",
+    "_operator.add",
+    "torch.sym_not",
+    "torch.sym_float",
+    "torch.sym_min",
+    "_operator.truediv",
+    "torch.sym_ite",
+    "_operator.or_",
+    "_operator.and_",
+    "torch._sym_sqrt",
+    "_operator.gt",
+    "_operator.rshift",
+    "torch.sym_int",
+    "_operator.ge",
+    "_operator.lshift",
+    "_operator.le",
+    "_operator.pos",
+    "_operator.neg",
+    "_operator.mod",
+    "torch.ops.aten.item.default",
+];
+
+/// The higher-order operator `deserialize_node` refuses before any other.
+const TRITON_FUNCTIONAL: &str = "torch.ops.higher_order.triton_kernel_wrapper_functional";
+
+/// What `deserialize_node` says of a target `deserialize_operator` could
+/// not resolve, after `We failed to resolve {target} to an operator. `.
+const UNRESOLVED_HINT: &str = "If it's a custom op/custom triton op, this is usually because \
+    the custom op is not registered when deserializing. Please import the custom op to \
+    register it before deserializing. Otherwise, please file an issue on github.";
+
+/// `_SERIALIZE_TO_TORCH_DTYPE`.
+pub fn dtype_name(v: i64) -> Option<&'static str> {
+    Some(match v {
+        1 => "torch.uint8",
+        2 => "torch.int8",
+        3 => "torch.int16",
+        4 => "torch.int32",
+        5 => "torch.int64",
+        6 => "torch.float16",
+        7 => "torch.float32",
+        8 => "torch.float64",
+        9 => "torch.complex32",
+        10 => "torch.complex64",
+        11 => "torch.complex128",
+        12 => "torch.bool",
+        13 => "torch.bfloat16",
+        28 => "torch.uint16",
+        29 => "torch.float8_e4m3fn",
+        30 => "torch.float8_e5m2",
+        31 => "torch.float8_e4m3fnuz",
+        32 => "torch.float8_e5m2fnuz",
+        33 => "torch.float8_e8m0fnu",
+        34 => "torch.uint32",
+        35 => "torch.uint64",
+        _ => return None,
+    })
+}
+
+/// `_SERIALIZE_TO_TORCH_LAYOUT`.
+fn layout_name(v: i64) -> Option<&'static str> {
+    Some(match v {
+        1 => "torch.sparse_coo",
+        2 => "torch.sparse_csr",
+        3 => "torch.sparse_csc",
+        4 => "torch.sparse_bsr",
+        5 => "torch.sparse_bsc",
+        6 => "torch._mkldnn",
+        7 => "torch.strided",
+        _ => return None,
+    })
+}
+
+/// `_SERIALIZE_TO_TORCH_MEMORY_FORMAT`.
+fn memory_format_name(v: i64) -> Option<&'static str> {
+    Some(match v {
+        1 => "torch.contiguous_format",
+        2 => "torch.channels_last",
+        3 => "torch.channels_last_3d",
+        4 => "torch.preserve_format",
+        _ => return None,
+    })
+}
+
+/// How a call_function target prints (`_pretty_print_target`): things in
+/// `_operator` print as `operator.x`; the rest by their qualified name,
+/// which is the serialized string.
+pub fn printed_target(serialized: &str) -> String {
+    match serialized.strip_prefix("_operator.") {
+        Some(rest) => format!("operator.{rest}"),
+        None => serialized.to_string(),
+    }
+}
+
+fn int_arg(i: &PyInt) -> Arg {
+    match i {
+        PyInt::Small(v) => Arg::Int(*v),
+        PyInt::Big(b) => Arg::BigInt(Box::new(b.clone())),
+    }
+}
+
+fn key_error(name: &str) -> LoadFailure {
+    LoadFailure::py("KeyError", torchspec_pyval::repr::str_repr(name))
+}
+
+/// The state of one `deserialize_graph` (saved and restored around
+/// subgraphs, as `save_graph_module` does).
+struct GraphCx {
+    graph: Graph,
+    name_to_node: HashMap<String, NodeId>,
+    submodules: Vec<SubGraph>,
+}
+
+struct Deserializer<'w> {
+    /// Metadata of the values of the graph being read.
+    tensor_values: HashMap<&'w str, &'w wire::TensorMeta>,
+    sym_int_values: HashMap<&'w str, &'w wire::SymInt>,
+    sym_float_values: HashMap<&'w str, &'w wire::SymFloat>,
+    sym_bool_values: HashMap<&'w str, &'w wire::SymBool>,
+    custom_obj_values: HashSet<&'w str>,
+    /// `symbol_name_to_symbol`: every symbol name some loaded value parsed.
+    symbols: HashSet<String>,
+    signature: ExportGraphSignature,
+    cx: GraphCx,
+    /// The custom ops of the loading process (node targets resolve against
+    /// the built-in table and these).
+    registrations: &'w Registrations,
+}
+
+/// Loads the graph module of a serialized program as `torch.export.load`
+/// rebuilds it in a process with `registrations`.
+pub fn load_graph_module<'w>(
+    program: &'w wire::ExportedProgram,
+    registrations: &'w Registrations,
+) -> R<LoadedGraphModule> {
+    let gm = &program.graph_module;
+    let signature = deserialize_signature(&gm.signature)?;
+    let mut d = Deserializer {
+        registrations,
+        tensor_values: HashMap::new(),
+        sym_int_values: HashMap::new(),
+        sym_float_values: HashMap::new(),
+        sym_bool_values: HashMap::new(),
+        custom_obj_values: HashSet::new(),
+        symbols: HashSet::new(),
+        signature,
+        cx: GraphCx {
+            graph: Graph::new(),
+            name_to_node: HashMap::new(),
+            submodules: Vec::new(),
+        },
+    };
+    d.deserialize_graph(&gm.graph)?;
+    let module_call_graph = gm
+        .module_call_graph
+        .iter()
+        .map(|e| {
+            Ok(ModuleCallEntry {
+                fqn: e.fqn.clone(),
+                signature: match &e.signature {
+                    Some(s) => Some(ModuleCallSignature {
+                        inputs: s
+                            .inputs
+                            .iter()
+                            .map(deserialize_argument_spec)
+                            .collect::<R<_>>()?,
+                        outputs: s
+                            .outputs
+                            .iter()
+                            .map(deserialize_argument_spec)
+                            .collect::<R<_>>()?,
+                        in_spec: s.in_spec.clone(),
+                        out_spec: s.out_spec.clone(),
+                        forward_arg_names: s
+                            .forward_arg_names
+                            .clone()
+                            .filter(|names| !names.is_empty()),
+                    }),
+                    None => None,
+                },
+            })
+        })
+        .collect::<R<Vec<_>>>()?;
+    let range_constraints = RangeConstraints(
+        program
+            .range_constraints
+            .iter()
+            .filter(|(k, _)| d.symbols.contains(k.as_str()))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    ValueRanges {
+                        lower: v
+                            .min_val
+                            .as_ref()
+                            .map_or(Bound::NegIntOo, |i| Bound::Int(i.to_bigint())),
+                        upper: v
+                            .max_val
+                            .as_ref()
+                            .map_or(Bound::IntOo, |i| Bound::Int(i.to_bigint())),
+                    },
+                )
+            })
+            .collect(),
+    );
+    mark_verified(&mut d.cx.graph);
+    for sub in &mut d.cx.submodules {
+        mark_verified_sub(sub);
+    }
+    let mut loaded = LoadedGraphModule {
+        graph: d.cx.graph,
+        submodules: d.cx.submodules,
+        signature: d.signature,
+        module_call_graph,
+        range_constraints,
+    };
+    crate::passes::common_getitem_elimination(&mut loaded);
+    Ok(loaded)
+}
+
+impl<'w> Deserializer<'w> {
+    fn index_values(&mut self, g: &'w wire::Graph) {
+        self.tensor_values = g
+            .tensor_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.sym_int_values = g
+            .sym_int_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.sym_float_values = g
+            .sym_float_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.sym_bool_values = g
+            .sym_bool_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.custom_obj_values = g
+            .custom_obj_values
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+    }
+
+    /// `_parse_sym_expr`: records the symbols the expression mentions.
+    fn parse_sym_expr(&mut self, expr: &str) {
+        self.symbols.extend(crate::srepr::subexpression_strs(expr));
+    }
+
+    fn eval_sym_int(&mut self, s: &wire::SymInt) {
+        if let wire::SymInt::AsExpr(e) = s {
+            self.parse_sym_expr(&e.expr_str);
+        }
+    }
+
+    /// `serialized_name_to_meta[name]`: evaluating a value's metadata parses
+    /// its symbolic sizes; a name with no metadata is a `KeyError`.
+    fn eval_meta(&mut self, name: &str) -> R<()> {
+        if let Some(t) = self.tensor_values.get(name).copied() {
+            for s in t.sizes.iter().chain(t.strides.iter()) {
+                self.eval_sym_int(s);
+            }
+            return Ok(());
+        }
+        if let Some(s) = self.sym_int_values.get(name).copied() {
+            self.eval_sym_int(s);
+            return Ok(());
+        }
+        if let Some(s) = self.sym_float_values.get(name).copied() {
+            if let wire::SymFloat::AsExpr(e) = s {
+                self.parse_sym_expr(&e.expr_str);
+            }
+            return Ok(());
+        }
+        if let Some(s) = self.sym_bool_values.get(name).copied() {
+            if let wire::SymBool::AsExpr(e) = s {
+                self.parse_sym_expr(&e.expr_str);
+            }
+            return Ok(());
+        }
+        if self.custom_obj_values.contains(name) {
+            return Ok(());
+        }
+        Err(key_error(name))
+    }
+
+    /// `sync_fx_node`.
+    fn sync(&mut self, name: &str, id: NodeId) -> R<()> {
+        if self.cx.name_to_node.contains_key(name) {
+            return Err(LoadFailure::py(
+                "SerializeError",
+                format!("Node {name} has already been deserialized before."),
+            ));
+        }
+        self.cx.graph.node_mut(id).name = name.to_string();
+        self.cx.name_to_node.insert(name.to_string(), id);
+        self.eval_meta(name)?;
+        self.cx.graph.node_mut(id).meta.val = Some(name.to_string());
+        Ok(())
+    }
+
+    fn node_named(&self, name: &str) -> R<NodeId> {
+        self.cx
+            .name_to_node
+            .get(name)
+            .copied()
+            .ok_or_else(|| key_error(name))
+    }
+
+    fn deserialize_graph(&mut self, g: &'w wire::Graph) -> R<()> {
+        self.index_values(g);
+        for (i, input) in g.inputs.iter().enumerate() {
+            match input {
+                wire::Argument::AsTensor(wire::TensorArgument { name })
+                | wire::Argument::AsCustomObj(wire::CustomObjArgument { name, .. }) => {
+                    self.placeholder(name)?;
+                }
+                wire::Argument::AsSymInt(s) => match s {
+                    wire::SymIntArgument::AsName(name) => self.placeholder(name)?,
+                    wire::SymIntArgument::AsInt(i) => {
+                        return Err(LoadFailure::py(
+                            "SerializeError",
+                            format!("Deserializing a constant symint SymIntArgument(as_int={i}) as an input"),
+                        ))
+                    }
+                },
+                wire::Argument::AsInt(_)
+                | wire::Argument::AsFloat(_)
+                | wire::Argument::AsBool(_)
+                | wire::Argument::AsNone(_)
+                | wire::Argument::AsString(_) => {
+                    let spec_name = self
+                        .signature
+                        .input_specs
+                        .get(i)
+                        .map(|s| s.arg.name().to_string())
+                        .ok_or_else(|| LoadFailure::py("IndexError", "list index out of range"))?;
+                    let name = if spec_name.is_empty() {
+                        format!("arg{i}")
+                    } else {
+                        spec_name
+                    };
+                    self.cx
+                        .graph
+                        .create_node(Op::Placeholder, &name, vec![], vec![], None);
+                }
+                other => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "graph input of type `{}`",
+                        other.tag()
+                    )))
+                }
+            }
+        }
+        for (i, node) in g.nodes.iter().enumerate() {
+            self.deserialize_node(node, i as u32)?;
+        }
+        let mut outputs = Vec::with_capacity(g.outputs.len());
+        for out in &g.outputs {
+            outputs.push(match out {
+                wire::Argument::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+                wire::Argument::AsSymInt(wire::SymIntArgument::AsName(n))
+                | wire::Argument::AsSymBool(wire::SymBoolArgument::AsName(n))
+                | wire::Argument::AsSymFloat(wire::SymFloatArgument::AsName(n)) => {
+                    Arg::Node(self.node_named(n)?)
+                }
+                wire::Argument::AsInt(i) => int_arg(i),
+                wire::Argument::AsFloat(f) => Arg::Float(*f),
+                wire::Argument::AsBool(b) => Arg::Bool(*b),
+                wire::Argument::AsNone(_) => Arg::None,
+                other => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "graph output of type `{}` (PyTorch raises SerializeError)",
+                        other.tag()
+                    )))
+                }
+            });
+        }
+        let result = if g.is_single_tensor_return {
+            if outputs.len() != 1 {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!(
+                        "expected single output for single_tensor_return, got {}",
+                        outputs.len()
+                    ),
+                ));
+            }
+            outputs.pop().unwrap_or(Arg::None)
+        } else {
+            Arg::Tuple(outputs)
+        };
+        self.cx
+            .graph
+            .create_node(Op::Output, "output", vec![result], vec![], None);
+        Ok(())
+    }
+
+    /// `Graph.placeholder(name)` then `sync_fx_node(name, ...)`.
+    fn placeholder(&mut self, name: &str) -> R<()> {
+        let id = self
+            .cx
+            .graph
+            .create_node(Op::Placeholder, name, vec![], vec![], None);
+        self.sync(name, id)
+    }
+
+    /// `deserialize_operator(n.target)` and `deserialize_node`'s dispatch on
+    /// the result: the canonical target and whether it is a higher-order
+    /// operator, or PyTorch's refusal of a target it cannot resolve.
+    fn node_target(&self, n: &wire::Node) -> R<(String, bool)> {
+        let unsupported_type = |prefix: String, ty: &str| {
+            let mut node = String::new();
+            n.py_repr(&mut node);
+            LoadFailure::py(
+                "SerializeError",
+                format!("{prefix} Unsupported target type for node {node}: {ty}."),
+            )
+        };
+        match ops::resolve(&n.target, self.registrations) {
+            Resolved::OpOverload(t) => Ok((t, false)),
+            Resolved::HigherOrder(t) if t == TRITON_FUNCTIONAL => Err(LoadFailure::py(
+                "SerializeError",
+                "deserialize nyi for torch._higher_order_ops.triton_kernel_wrap.triton_kernel_wrapper_functional",
+            )),
+            Resolved::HigherOrder(t) => Ok((t, true)),
+            Resolved::Callable(t) | Resolved::TorchAttr(t) if SYM_OPS.contains(&t.as_str()) => {
+                Ok((t, false))
+            }
+            Resolved::Callable(t) | Resolved::TorchAttr(t) => Err(LoadFailure::unsupported(
+                format!("call target `{t}` (a Python callable, not an operator)"),
+            )),
+            Resolved::Str(s) => Err(unsupported_type(
+                format!("We failed to resolve {s} to an operator. {UNRESOLVED_HINT}"),
+                "<class 'str'>",
+            )),
+            Resolved::NotCallable(ty) => Err(unsupported_type(String::new(), ty)),
+            Resolved::Raises(exception, message) => Err(LoadFailure::py(exception, message)),
+            Resolved::Unmodeled(what) => Err(LoadFailure::unsupported(format!(
+                "call target `{}` ({what})",
+                n.target
+            ))),
+        }
+    }
+
+    fn deserialize_node(&mut self, n: &'w wire::Node, origin: u32) -> R<()> {
+        let (target, is_hop) = self.node_target(n)?;
+        let printed = printed_target(&target);
+        let given_name = n.name.as_deref().filter(|s| !s.is_empty());
+        if SYM_OPS.contains(&target.as_str()) {
+            let name = match given_name {
+                Some(s) => s.to_string(),
+                None => sym_output_name(n)?,
+            };
+            let args = n
+                .inputs
+                .iter()
+                .map(|i| self.deserialize_input(&i.arg))
+                .collect::<R<Vec<_>>>()?;
+            let id =
+                self.cx
+                    .graph
+                    .create_node(Op::CallFunction, &printed, args, vec![], Some(&name));
+            self.cx.graph.node_mut(id).meta.origin = Some(origin);
+            let out = sym_output_name(n)?;
+            return self.sync(&out, id);
+        }
+        let (args, kwargs, name) = if is_hop {
+            let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
+            let name = given_name.map(str::to_string).or_else(|| {
+                match (n.outputs.as_slice(), n.is_hop_single_tensor_return) {
+                    ([wire::Argument::AsTensor(t)], Some(true)) => Some(t.name.clone()),
+                    _ => None,
+                }
+            });
+            (args, kwargs, name)
+        } else {
+            let name = match given_name {
+                Some(s) => Some(s.to_string()),
+                // `_is_single_tensor_return` needs the op schema; a single
+                // tensor output is the case PyTorch writes.
+                None => match n.outputs.as_slice() {
+                    [wire::Argument::AsTensor(t)] => Some(t.name.clone()),
+                    [] => None,
+                    _ => {
+                        return Err(LoadFailure::unsupported(
+                            "a node without a name whose outputs are not one tensor",
+                        ))
+                    }
+                },
+            };
+            let (args, kwargs) = self.op_inputs(&n.inputs)?;
+            (args, kwargs, name)
+        };
+        let id =
+            self.cx
+                .graph
+                .create_node(Op::CallFunction, &printed, args, kwargs, name.as_deref());
+        self.cx.graph.node_mut(id).meta.origin = Some(origin);
+        self.deserialize_outputs(n, id, &printed)
+    }
+
+    /// `deserialize_inputs` for an OpOverload, ordered by the serialized
+    /// inputs (the serializer writes them in schema order) and placed by
+    /// their `ArgumentKind`.
+    fn op_inputs(&mut self, inputs: &'w [wire::NamedArgument]) -> R<ArgsKwargs> {
+        let mut args = Vec::new();
+        let mut kwargs = Vec::new();
+        for input in inputs {
+            let value = self.deserialize_input(&input.arg)?;
+            match input.kind {
+                Some(wire::ArgumentKind::POSITIONAL) => args.push(value),
+                Some(wire::ArgumentKind::KEYWORD) if !is_python_keyword(&input.name) => {
+                    kwargs.push((input.name.clone(), value))
+                }
+                _ => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "argument `{}` without a positional/keyword kind (placing it needs the op schema)",
+                        input.name
+                    )))
+                }
+            }
+        }
+        Ok((args, kwargs))
+    }
+
+    /// `deserialize_hoo_inputs`.
+    fn hoo_inputs(&mut self, inputs: &'w [wire::NamedArgument]) -> R<ArgsKwargs> {
+        let mut args = Vec::new();
+        let mut kwargs: Vec<(String, Arg)> = Vec::new();
+        for input in inputs {
+            let value = self.deserialize_input(&input.arg)?;
+            if input.kind == Some(wire::ArgumentKind::POSITIONAL) || input.name.is_empty() {
+                args.push(value);
+            } else {
+                match kwargs.iter_mut().find(|(k, _)| *k == input.name) {
+                    Some(slot) => slot.1 = value,
+                    None => kwargs.push((input.name.clone(), value)),
+                }
+            }
+        }
+        Ok((args, kwargs))
+    }
+
+    fn deserialize_input(&mut self, a: &'w wire::Argument) -> R<Arg> {
+        use wire::Argument as A;
+        // An unknown enum value stays the raw int `_dict_to_dataclass` read,
+        // so `_SERIALIZE_TO_TORCH_DTYPE[inp.as_scalar_type]` (and the memory
+        // format / layout maps) raise `KeyError(99)`: the message is `99`.
+        Ok(match a {
+            A::AsNone(_) => Arg::None,
+            A::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+            A::AsScalarType(s) => Arg::Torch(
+                dtype_name(s.value())
+                    .ok_or_else(|| LoadFailure::py("KeyError", s.value().to_string()))?
+                    .into(),
+            ),
+            A::AsMemoryFormat(m) => Arg::Torch(
+                memory_format_name(m.value())
+                    .ok_or_else(|| LoadFailure::py("KeyError", m.value().to_string()))?
+                    .into(),
+            ),
+            A::AsLayout(l) => Arg::Torch(
+                layout_name(l.value())
+                    .ok_or_else(|| LoadFailure::py("KeyError", l.value().to_string()))?
+                    .into(),
+            ),
+            A::AsGraph(g) => {
+                let saved = std::mem::replace(
+                    &mut self.cx,
+                    GraphCx {
+                        graph: Graph::new(),
+                        name_to_node: HashMap::new(),
+                        submodules: Vec::new(),
+                    },
+                );
+                let saved_values = (
+                    std::mem::take(&mut self.tensor_values),
+                    std::mem::take(&mut self.sym_int_values),
+                    std::mem::take(&mut self.sym_float_values),
+                    std::mem::take(&mut self.sym_bool_values),
+                    std::mem::take(&mut self.custom_obj_values),
+                );
+                let result = self.deserialize_graph(&g.graph);
+                let sub = std::mem::replace(&mut self.cx, saved);
+                (
+                    self.tensor_values,
+                    self.sym_int_values,
+                    self.sym_float_values,
+                    self.sym_bool_values,
+                    self.custom_obj_values,
+                ) = saved_values;
+                result?;
+                self.cx.submodules.push(SubGraph {
+                    name: g.name.clone(),
+                    graph: sub.graph,
+                    submodules: sub.submodules,
+                });
+                let id =
+                    self.cx
+                        .graph
+                        .create_node(Op::GetAttr, &g.name, vec![], vec![], Some(&g.name));
+                Arg::Node(id)
+            }
+            A::AsDevice(d) => Arg::Device(match &d.index {
+                Some(i) => format!("{}:{i}", d.r#type),
+                None => d.r#type.clone(),
+            }),
+            A::AsInt(i) => int_arg(i),
+            A::AsFloat(f) => Arg::Float(*f),
+            A::AsBool(b) => Arg::Bool(*b),
+            A::AsString(s) => Arg::Str(s.clone()),
+            A::AsComplex(c) => Arg::Complex(c.real, c.imag),
+            A::AsSymInt(s) => self.sym_int_arg(s)?,
+            A::AsSymFloat(s) => match s {
+                wire::SymFloatArgument::AsFloat(f) => Arg::Float(*f),
+                wire::SymFloatArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+            },
+            A::AsSymBool(s) => match s {
+                wire::SymBoolArgument::AsBool(b) => Arg::Bool(*b),
+                wire::SymBoolArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+            },
+            A::AsStringToArgument(items) => {
+                let mut out: Vec<(String, Arg)> = Vec::with_capacity(items.len());
+                for (k, v) in items {
+                    out.push((k.clone(), self.deserialize_input(v)?));
+                }
+                Arg::Dict(out)
+            }
+            A::AsTensors(ts) => Arg::List(
+                ts.iter()
+                    .map(|t| self.node_named(&t.name).map(Arg::Node))
+                    .collect::<R<_>>()?,
+            ),
+            A::AsInts(v) => Arg::List(v.iter().map(int_arg).collect()),
+            A::AsFloats(v) => Arg::List(v.iter().map(|f| Arg::Float(*f)).collect()),
+            A::AsBools(v) => Arg::List(v.iter().map(|b| Arg::Bool(*b)).collect()),
+            A::AsStrings(v) => Arg::List(v.iter().map(|s| Arg::Str(s.clone())).collect()),
+            A::AsIntLists(v) => Arg::List(
+                v.iter()
+                    .map(|l| Arg::Tuple(l.iter().map(int_arg).collect()))
+                    .collect(),
+            ),
+            A::AsFloatLists(v) => Arg::List(
+                v.iter()
+                    .map(|l| Arg::List(l.iter().map(|f| Arg::Float(*f)).collect()))
+                    .collect(),
+            ),
+            A::AsNestedTensors(v) => {
+                let mut out = Vec::with_capacity(v.len());
+                for inner in v {
+                    out.push(Arg::List(
+                        inner
+                            .iter()
+                            .map(|t| self.node_named(&t.name).map(Arg::Node))
+                            .collect::<R<_>>()?,
+                    ));
+                }
+                Arg::List(out)
+            }
+            A::AsSymInts(v) => Arg::List(v.iter().map(|s| self.sym_int_arg(s)).collect::<R<_>>()?),
+            A::AsSymFloats(v) => Arg::List(
+                v.iter()
+                    .map(|s| match s {
+                        wire::SymFloatArgument::AsFloat(f) => Ok(Arg::Float(*f)),
+                        wire::SymFloatArgument::AsName(n) => self.node_named(n).map(Arg::Node),
+                    })
+                    .collect::<R<_>>()?,
+            ),
+            A::AsSymBools(v) => Arg::List(
+                v.iter()
+                    .map(|s| match s {
+                        wire::SymBoolArgument::AsBool(b) => Ok(Arg::Bool(*b)),
+                        wire::SymBoolArgument::AsName(n) => self.node_named(n).map(Arg::Node),
+                    })
+                    .collect::<R<_>>()?,
+            ),
+            A::AsOptionalTensors(v) => Arg::List(
+                v.iter()
+                    .map(|o| match o {
+                        wire::OptionalTensorArgument::AsNone(_) => Ok(Arg::None),
+                        wire::OptionalTensorArgument::AsTensor(t) => {
+                            self.node_named(&t.name).map(Arg::Node)
+                        }
+                    })
+                    .collect::<R<_>>()?,
+            ),
+            A::AsOptionalTensor(o) => match o {
+                wire::OptionalTensorArgument::AsNone(_) => Arg::None,
+                wire::OptionalTensorArgument::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+            },
+            A::AsCustomObj(c) => match self.cx.name_to_node.get(&c.name) {
+                Some(id) => Arg::Node(*id),
+                None => return Err(LoadFailure::unsupported(
+                    "a custom object argument that is not a graph input (a ScriptObject constant)",
+                )),
+            },
+            A::AsOperator(op) => match op.strip_prefix("torch.ops.") {
+                // str(OpOverload) is `aten.add.Tensor`.
+                Some(rest)
+                    if !rest.starts_with("higher_order.") && rest.split('.').count() == 3 =>
+                {
+                    Arg::Torch(rest.to_string())
+                }
+                _ => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "operator argument `{op}`"
+                    )))
+                }
+            },
+        })
+    }
+
+    fn sym_int_arg(&mut self, s: &wire::SymIntArgument) -> R<Arg> {
+        Ok(match s {
+            wire::SymIntArgument::AsInt(i) => int_arg(i),
+            wire::SymIntArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+        })
+    }
+
+    /// `deserialize_outputs`.
+    fn deserialize_outputs(&mut self, n: &'w wire::Node, id: NodeId, printed: &str) -> R<()> {
+        use wire::Argument as A;
+        let outputs = &n.outputs;
+        if outputs.is_empty() {
+            return Ok(());
+        }
+        // `not getattr(node, "is_hop_single_tensor_return", True)`: the
+        // field always exists, so a null counts as false here.
+        if outputs.len() == 1
+            && n.target.contains("torch.ops.higher_order")
+            && n.is_hop_single_tensor_return != Some(true)
+            && !matches!(outputs[0], A::AsNone(_))
+        {
+            let name = match &outputs[0] {
+                A::AsTensor(t) => t.name.clone(),
+                A::AsSymInt(wire::SymIntArgument::AsName(s))
+                | A::AsSymBool(wire::SymBoolArgument::AsName(s))
+                | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => s.clone(),
+                _ => {
+                    return Err(LoadFailure::py("AssertionError", "arg should not be None"));
+                }
+            };
+            self.getitem(id, 0, &name)?;
+            let node_name = self.cx.graph.node(id).name.clone();
+            self.cx.name_to_node.insert(node_name, id);
+            return Ok(());
+        }
+        if outputs.len() == 1 {
+            match &outputs[0] {
+                A::AsTensor(t) => return self.sync(&t.name, id),
+                A::AsSymInt(s) => return self.sync(&sym_int_name(s)?, id),
+                A::AsSymBool(wire::SymBoolArgument::AsName(s))
+                | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => return self.sync(s, id),
+                A::AsSymBool(_) | A::AsSymFloat(_) => {
+                    return Err(LoadFailure::unsupported("a constant symbolic output"))
+                }
+                A::AsNone(_) => {
+                    let candidate =
+                        format!("{}_unused", fx::target_to_str(Op::CallFunction, printed));
+                    self.cx.graph.rename(id, &candidate);
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+        // deserialize_multiple_outputs
+        if outputs.len() == 1 {
+            match &outputs[0] {
+                A::AsTensors(ts) if !ts.is_empty() => {
+                    for (idx, t) in ts.iter().enumerate() {
+                        self.getitem(id, idx, &t.name)?;
+                    }
+                }
+                A::AsTensors(_) => {
+                    return Err(LoadFailure::py("IndexError", "list index out of range"))
+                }
+                other => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "a single `{}` node output",
+                        other.tag()
+                    )))
+                }
+            }
+        } else {
+            self.getitems(id, outputs)?;
+        }
+        let node_name = self.cx.graph.node(id).name.clone();
+        self.cx.name_to_node.insert(node_name, id);
+        Ok(())
+    }
+
+    /// `generate_getitems` over `Argument`s.
+    fn getitems(&mut self, id: NodeId, outputs: &'w [wire::Argument]) -> R<()> {
+        use wire::Argument as A;
+        for (idx, out) in outputs.iter().enumerate() {
+            match out {
+                A::AsTensor(t) => self.getitem(id, idx, &t.name)?,
+                A::AsSymInt(s) => self.getitem(id, idx, &sym_int_name(s)?)?,
+                A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => self.getitem(id, idx, s)?,
+                A::AsTensors(ts) => {
+                    let list = self.cx.graph.create_node(
+                        Op::CallFunction,
+                        "operator.getitem",
+                        vec![Arg::Node(id), Arg::Int(idx as i64)],
+                        vec![],
+                        None,
+                    );
+                    for (j, t) in ts.iter().enumerate() {
+                        self.getitem(list, j, &t.name)?;
+                    }
+                }
+                A::AsSymInts(ss) => {
+                    let list = self.cx.graph.create_node(
+                        Op::CallFunction,
+                        "operator.getitem",
+                        vec![Arg::Node(id), Arg::Int(idx as i64)],
+                        vec![],
+                        None,
+                    );
+                    for (j, s) in ss.iter().enumerate() {
+                        self.getitem(list, j, &sym_int_name(s)?)?;
+                    }
+                }
+                A::AsNone(_) => {
+                    self.cx.graph.create_node(
+                        Op::CallFunction,
+                        "operator.getitem",
+                        vec![Arg::Node(id), Arg::Int(idx as i64)],
+                        vec![],
+                        Some("as_none"),
+                    );
+                }
+                other => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "a `{}` among several node outputs",
+                        other.tag()
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `generate_getitem`.
+    fn getitem(&mut self, of: NodeId, idx: usize, name: &str) -> R<()> {
+        let id = self.cx.graph.create_node(
+            Op::CallFunction,
+            "operator.getitem",
+            vec![Arg::Node(of), Arg::Int(idx as i64)],
+            vec![],
+            Some(name),
+        );
+        self.sync(name, id)
+    }
+}
+
+fn mark_verified(g: &mut Graph) {
+    let ids: Vec<NodeId> = g.node_ids().to_vec();
+    for id in ids {
+        g.node_mut(id).meta.has_val = true;
+    }
+}
+
+fn mark_verified_sub(s: &mut SubGraph) {
+    mark_verified(&mut s.graph);
+    for sub in &mut s.submodules {
+        mark_verified_sub(sub);
+    }
+}
+
+fn sym_int_name(s: &wire::SymIntArgument) -> R<String> {
+    match s {
+        wire::SymIntArgument::AsName(n) => Ok(n.clone()),
+        wire::SymIntArgument::AsInt(_) => Err(LoadFailure::py(
+            "AttributeError",
+            "'SymIntArgument' object has no attribute 'as_name'",
+        )),
+    }
+}
+
+/// `serialized_node.outputs[0].value.as_name` of a symbolic op.
+fn sym_output_name(n: &wire::Node) -> R<String> {
+    use wire::Argument as A;
+    match n.outputs.first() {
+        Some(A::AsSymInt(s)) => sym_int_name(s),
+        Some(A::AsSymBool(wire::SymBoolArgument::AsName(s)))
+        | Some(A::AsSymFloat(wire::SymFloatArgument::AsName(s))) => Ok(s.clone()),
+        Some(other) => Err(LoadFailure::unsupported(format!(
+            "symbolic op output of type `{}`",
+            other.tag()
+        ))),
+        None => Err(LoadFailure::py("IndexError", "list index out of range")),
+    }
+}
+
+/// `keyword.iskeyword`.
+fn is_python_keyword(s: &str) -> bool {
+    matches!(
+        s,
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
+    )
+}
+
+fn constant(v: &wire::ConstantValue) -> Constant {
+    match v {
+        wire::ConstantValue::AsNone(_) => Constant::None,
+        wire::ConstantValue::AsInt(PyInt::Small(i)) => Constant::Int(*i),
+        wire::ConstantValue::AsInt(PyInt::Big(b)) => Constant::BigInt(b.to_string()),
+        wire::ConstantValue::AsFloat(f) => Constant::Float(*f),
+        wire::ConstantValue::AsString(s) => Constant::Str(s.clone()),
+        wire::ConstantValue::AsBool(b) => Constant::Bool(*b),
+    }
+}
+
+/// `deserialize_argument_spec`: non-symbolic arguments become
+/// `ConstantArgument(name="", value=deserialize_input(x))`.
+fn deserialize_argument_spec(x: &wire::Argument) -> R<ArgumentSpec> {
+    use wire::Argument as A;
+    Ok(match x {
+        A::AsTensor(t) => ArgumentSpec::Tensor {
+            name: t.name.clone(),
+        },
+        A::AsSymInt(s) => match s {
+            wire::SymIntArgument::AsName(n) => ArgumentSpec::SymInt { name: n.clone() },
+            wire::SymIntArgument::AsInt(_) => {
+                return Err(LoadFailure::py(
+                    "AttributeError",
+                    "'SymIntArgument' object has no attribute 'as_name'",
+                ))
+            }
+        },
+        A::AsSymFloat(s) => match s {
+            wire::SymFloatArgument::AsName(n) => ArgumentSpec::SymFloat { name: n.clone() },
+            wire::SymFloatArgument::AsFloat(_) => {
+                return Err(LoadFailure::py(
+                    "AttributeError",
+                    "'SymFloatArgument' object has no attribute 'as_name'",
+                ))
+            }
+        },
+        A::AsCustomObj(c) => {
+            return Err(LoadFailure::unsupported(format!(
+                "custom object `{}` in a signature",
+                c.name
+            )))
+        }
+        A::AsNone(_) => const_spec(Constant::None),
+        A::AsInt(PyInt::Small(i)) => const_spec(Constant::Int(*i)),
+        A::AsInt(PyInt::Big(b)) => const_spec(Constant::BigInt(b.to_string())),
+        A::AsFloat(f) => const_spec(Constant::Float(*f)),
+        A::AsBool(b) => const_spec(Constant::Bool(*b)),
+        A::AsString(s) => const_spec(Constant::Str(s.clone())),
+        other => {
+            return Err(LoadFailure::unsupported(format!(
+                "a `{}` argument in a signature",
+                other.tag()
+            )))
+        }
+    })
+}
+
+fn const_spec(value: Constant) -> ArgumentSpec {
+    ArgumentSpec::Constant {
+        name: String::new(),
+        value,
+    }
+}
+
+fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> {
+    let mut input_specs = Vec::with_capacity(sig.input_specs.len());
+    for i in &sig.input_specs {
+        use wire::InputSpec as I;
+        input_specs.push(match i {
+            I::UserInput(u) => InputSpec {
+                kind: InputKind::UserInput,
+                arg: deserialize_argument_spec(&u.arg)?,
+                target: None,
+                persistent: None,
+            },
+            I::Parameter(p) => InputSpec {
+                kind: InputKind::Parameter,
+                arg: ArgumentSpec::Tensor {
+                    name: p.arg.name.clone(),
+                },
+                target: Some(p.parameter_name.clone()),
+                persistent: None,
+            },
+            I::Buffer(b) => InputSpec {
+                kind: InputKind::Buffer,
+                arg: ArgumentSpec::Tensor {
+                    name: b.arg.name.clone(),
+                },
+                target: Some(b.buffer_name.clone()),
+                persistent: Some(b.persistent),
+            },
+            I::TensorConstant(t) => InputSpec {
+                kind: InputKind::ConstantTensor,
+                arg: ArgumentSpec::Tensor {
+                    name: t.arg.name.clone(),
+                },
+                target: Some(t.tensor_constant_name.clone()),
+                persistent: None,
+            },
+            I::CustomObj(c) => InputSpec {
+                kind: InputKind::CustomObj,
+                arg: ArgumentSpec::CustomObj {
+                    name: c.arg.name.clone(),
+                    class_fqn: c.arg.class_fqn.clone(),
+                },
+                target: Some(c.custom_obj_name.clone()),
+                persistent: None,
+            },
+            I::Token(t) => InputSpec {
+                kind: InputKind::Token,
+                arg: ArgumentSpec::Token {
+                    name: t.arg.name.clone(),
+                },
+                target: None,
+                persistent: None,
+            },
+            I::ConstantInput(c) => InputSpec {
+                kind: InputKind::UserInput,
+                arg: ArgumentSpec::Constant {
+                    name: c.name.clone(),
+                    value: constant(&c.value),
+                },
+                target: None,
+                persistent: None,
+            },
+        });
+    }
+    let mut output_specs = Vec::with_capacity(sig.output_specs.len());
+    for o in &sig.output_specs {
+        use wire::OutputSpec as O;
+        let tensor = |t: &wire::TensorArgument| ArgumentSpec::Tensor {
+            name: t.name.clone(),
+        };
+        output_specs.push(match o {
+            O::UserOutput(u) => OutputSpec {
+                kind: OutputKind::UserOutput,
+                arg: deserialize_argument_spec(&u.arg)?,
+                target: None,
+            },
+            O::LossOutput(l) => OutputSpec {
+                kind: OutputKind::LossOutput,
+                arg: tensor(&l.arg),
+                target: None,
+            },
+            O::BufferMutation(b) => OutputSpec {
+                kind: OutputKind::BufferMutation,
+                arg: tensor(&b.arg),
+                target: Some(b.buffer_name.clone()),
+            },
+            O::ParameterMutation(p) => OutputSpec {
+                kind: OutputKind::ParameterMutation,
+                arg: tensor(&p.arg),
+                target: Some(p.parameter_name.clone()),
+            },
+            O::GradientToParameter(g) => OutputSpec {
+                kind: OutputKind::GradientToParameter,
+                arg: tensor(&g.arg),
+                target: Some(g.parameter_name.clone()),
+            },
+            O::GradientToUserInput(g) => OutputSpec {
+                kind: OutputKind::GradientToUserInput,
+                arg: tensor(&g.arg),
+                target: Some(g.user_input_name.clone()),
+            },
+            O::UserInputMutation(u) => OutputSpec {
+                kind: OutputKind::UserInputMutation,
+                arg: tensor(&u.arg),
+                target: Some(u.user_input_name.clone()),
+            },
+            O::Token(t) => OutputSpec {
+                kind: OutputKind::Token,
+                arg: ArgumentSpec::Token {
+                    name: t.arg.name.clone(),
+                },
+                target: None,
+            },
+        });
+    }
+    Ok(ExportGraphSignature {
+        input_specs,
+        output_specs,
+    })
+}

@@ -1,0 +1,213 @@
+//! The program report of `shared/program-report.md`: what PyTorch says
+//! about a loaded `ExportedProgram`, key by key, as one JSON object.
+
+use serde_json::{json, Map, Value as Json};
+
+use crate::pytree::{treespec_dumps, treespec_loads};
+use crate::signature::{Constant, UserValue};
+use crate::ExportedProgram;
+use torchspec_pyval::{PyException, Raise};
+
+fn error_json(type_name: &str, message: &str) -> Json {
+    json!({"error": {"type": type_name, "message": message}})
+}
+
+fn raise_json(r: &Raise) -> Json {
+    match r {
+        Raise::Exception(e) => error_json(&e.type_name, &e.message),
+        Raise::Unsupported(what) => json!({"unsupported": {"reason": what}}),
+    }
+}
+
+fn exc_json(e: &PyException) -> Json {
+    error_json(&e.type_name, &e.message)
+}
+
+fn constant_json(c: &Constant) -> Json {
+    match c {
+        Constant::None => Json::Null,
+        Constant::Bool(b) => Json::Bool(*b),
+        Constant::Int(i) => json!(i),
+        Constant::BigInt(s) => serde_json::from_str(s).unwrap_or(Json::String(s.clone())),
+        Constant::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Json::Number)
+            .unwrap_or_else(|| json!({"unsupported": {"reason": "a non-finite float in JSON"}})),
+        Constant::Str(s) => Json::String(s.clone()),
+    }
+}
+
+fn user_values(v: &[UserValue]) -> Json {
+    Json::Array(
+        v.iter()
+            .map(|u| match u {
+                UserValue::Name(n) => Json::String(n.clone()),
+                UserValue::Constant(c) => constant_json(c),
+            })
+            .collect(),
+    )
+}
+
+fn strings(v: Vec<String>) -> Json {
+    Json::Array(v.into_iter().map(Json::String).collect())
+}
+
+fn mapping(v: Vec<(String, String)>) -> Json {
+    Json::Object(v.into_iter().map(|(k, v)| (k, Json::String(v))).collect())
+}
+
+/// The report of a loaded program, every key of the contract (`state_dict`
+/// only when the weights config was read).
+pub fn program_report(ep: &ExportedProgram) -> Json {
+    let gm = &ep.graph_module;
+    let sig = &gm.signature;
+    let mut r = Map::new();
+    let v = &ep.serialized.schema_version;
+    r.insert(
+        "schema_version".into(),
+        json!([pyint_json(&v.major), pyint_json(&v.minor)]),
+    );
+    r.insert("graph_signature".into(), Json::String(sig.to_string()));
+    r.insert("parameters".into(), strings(sig.parameters()));
+    r.insert("buffers".into(), strings(sig.buffers()));
+    r.insert(
+        "non_persistent_buffers".into(),
+        strings(sig.non_persistent_buffers()),
+    );
+    r.insert(
+        "lifted_tensor_constants".into(),
+        strings(sig.lifted_tensor_constants()),
+    );
+    r.insert(
+        "lifted_custom_objs".into(),
+        strings(sig.lifted_custom_objs()),
+    );
+    r.insert(
+        "input_tokens".into(),
+        sig.input_tokens().map_or_else(|e| exc_json(&e), strings),
+    );
+    r.insert(
+        "output_tokens".into(),
+        sig.output_tokens().map_or_else(|e| exc_json(&e), strings),
+    );
+    r.insert("user_inputs".into(), user_values(&sig.user_inputs()));
+    r.insert(
+        "user_outputs".into(),
+        sig.user_outputs()
+            .map_or_else(|e| exc_json(&e), |v| user_values(&v)),
+    );
+    r.insert(
+        "inputs_to_parameters".into(),
+        mapping(sig.inputs_to_parameters()),
+    );
+    r.insert("inputs_to_buffers".into(), mapping(sig.inputs_to_buffers()));
+    r.insert("buffers_to_mutate".into(), mapping(sig.buffers_to_mutate()));
+    r.insert(
+        "parameters_to_mutate".into(),
+        mapping(sig.parameters_to_mutate()),
+    );
+    r.insert(
+        "user_inputs_to_mutate".into(),
+        mapping(sig.user_inputs_to_mutate()),
+    );
+    r.insert(
+        "inputs_to_lifted_tensor_constants".into(),
+        mapping(sig.inputs_to_lifted_tensor_constants()),
+    );
+    r.insert(
+        "inputs_to_lifted_custom_objs".into(),
+        mapping(sig.inputs_to_lifted_custom_objs()),
+    );
+    r.insert(
+        "backward_signature".into(),
+        match sig.backward_signature() {
+            Ok(None) => Json::Null,
+            Ok(Some(b)) => json!({
+                "gradients_to_parameters": mapping(b.gradients_to_parameters),
+                "gradients_to_user_inputs": mapping(b.gradients_to_user_inputs),
+                "loss_output": b.loss_output,
+            }),
+            Err(e) => exc_json(&e),
+        },
+    );
+    let (in_spec, out_spec) = call_spec(ep);
+    for (key, spec) in [("in_spec", in_spec), ("out_spec", out_spec)] {
+        let (dumps, text) = match spec {
+            Ok(Some(spec)) => (
+                treespec_dumps(&spec).map_or_else(|e| raise_json(&e), Json::String),
+                spec.to_str().map_or_else(|e| raise_json(&e), Json::String),
+            ),
+            // treespec_dumps(None) (its `_ensure_python_treespec_instance`,
+            // torch/utils/_pytree.py) and str(None).
+            Ok(None) => (
+                error_json(
+                    "TypeError",
+                    "Expected `treespec` to be an instance of PyTreeSpec but got item of type \
+                     <class 'NoneType'>.",
+                ),
+                Json::String("None".into()),
+            ),
+            Err(e) => (raise_json(&e), raise_json(&e)),
+        };
+        r.insert(key.into(), dumps);
+        r.insert(format!("{key}_str"), text);
+    }
+    r.insert(
+        "range_constraints".into(),
+        Json::String(gm.range_constraints.to_string()),
+    );
+    r.insert("graph".into(), Json::String(gm.graph.to_python_string()));
+    if let Some(sd) = &ep.state_dict {
+        let mut m = Map::new();
+        for e in sd {
+            m.insert(
+                e.name.clone(),
+                match &e.meta {
+                    Ok(meta) => json!({
+                        "shape": meta.shape,
+                        "dtype": meta.dtype,
+                        "parameter": meta.parameter,
+                    }),
+                    Err(why) => json!({"unsupported": {"reason": why}}),
+                },
+            );
+        }
+        r.insert("state_dict".into(), Json::Object(m));
+    }
+    Json::Object(r)
+}
+
+fn pyint_json(i: &torchspec_pyval::pyjson::PyInt) -> Json {
+    serde_json::from_str(&i.to_string()).unwrap_or(Json::Null)
+}
+
+type Spec = Result<Option<crate::pytree::TreeSpec>, Raise>;
+
+/// `ep.call_spec`: the specs of the root entry of the module call graph.
+fn call_spec(ep: &ExportedProgram) -> (Spec, Spec) {
+    let mcg = &ep.graph_module.module_call_graph;
+    let Some(first) = mcg.first() else {
+        return (Ok(None), Ok(None));
+    };
+    if !first.fqn.is_empty() {
+        let e = Raise::new(
+            "AssertionError",
+            format!(
+                "expected first module_call_graph fqn to be empty string, got {}",
+                torchspec_pyval::repr::str_repr(&first.fqn)
+            ),
+        );
+        return (Err(e.clone()), Err(e));
+    }
+    let Some(sig) = &first.signature else {
+        let e = Raise::new(
+            "AttributeError",
+            "'NoneType' object has no attribute 'in_spec'",
+        );
+        return (Err(e.clone()), Err(e));
+    };
+    let registry = ep.registrations.pytree_registry();
+    (
+        treespec_loads(&sig.in_spec, &registry).map(Some),
+        treespec_loads(&sig.out_spec, &registry).map(Some),
+    )
+}

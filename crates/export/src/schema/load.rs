@@ -1,0 +1,613 @@
+//! Mirrors `torch/_export/serde/serialize.py`: `_dict_to_dataclass` (the
+//! read walk the generated `from_pyjson` methods follow) and
+//! `_dataclass_to_dict` + `_to_json_bytes` (the write side of `write_json`
+//! and `to_pyjson`). The helpers here are what `generated.rs` calls.
+
+use std::fmt::{self, Write as _};
+
+use torchspec_pyval::pyjson::dump::{write_int as json_int, write_str as json_str};
+use torchspec_pyval::pyjson::{PyInt, PyJson};
+use torchspec_pyval::Error;
+use torchspec_pyval::{float_repr, str_repr};
+
+/// How much of the document's problems to report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Accept and refuse exactly what PyTorch's loader does.
+    #[default]
+    Default,
+    /// Also report, as diagnostics, what PyTorch silently reads past:
+    /// unknown fields, a newer minor schema version, unknown enum values.
+    Strict,
+}
+
+/// A non-fatal finding of strict mode, with its JSON path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at {}: {}", self.path, self.message)
+    }
+}
+
+/// The state of one load: the mode and the diagnostics found so far.
+#[derive(Debug, Default)]
+pub struct LoadCx {
+    pub mode: Mode,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LoadCx {
+    pub fn new(mode: Mode) -> LoadCx {
+        LoadCx {
+            mode,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    pub fn strict(&self) -> bool {
+        self.mode == Mode::Strict
+    }
+
+    pub fn report(&mut self, path: &JsonPath<'_>, message: impl Into<String>) {
+        self.diagnostics.push(Diagnostic {
+            path: path.to_string(),
+            message: message.into(),
+        });
+    }
+}
+
+/// A refusal: the crate error, boxed so `Result<T, LoadError>` stays small.
+#[derive(Debug)]
+pub struct LoadError(pub Box<Error>);
+
+impl LoadError {
+    pub fn into_error(self) -> Error {
+        *self.0
+    }
+
+    /// Python raising `exception(message)` at `path`.
+    pub fn python(path: &JsonPath<'_>, exception: &str, message: impl Into<String>) -> LoadError {
+        LoadError(Box::new(
+            Error::python(exception, message).with_path(path.to_string()),
+        ))
+    }
+
+    /// A refusal of our own (where Python would read on with a wrong type).
+    pub fn ours(path: &JsonPath<'_>, message: impl Into<String>) -> LoadError {
+        LoadError(Box::new(Error::at(&path.to_string(), message)))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Seg<'a> {
+    Field(&'a str),
+    Index(usize),
+    Key(&'a str),
+}
+
+/// The JSON path of the value being read (`$.graph_module.graph.nodes[3]`),
+/// kept as segments borrowed from the document and spelled only on error.
+#[derive(Debug, Default)]
+pub struct JsonPath<'a> {
+    segs: Vec<Seg<'a>>,
+}
+
+impl<'a> JsonPath<'a> {
+    pub fn new() -> JsonPath<'a> {
+        JsonPath {
+            segs: Vec::with_capacity(32),
+        }
+    }
+
+    pub fn push_field(&mut self, name: &'a str) {
+        self.segs.push(Seg::Field(name));
+    }
+
+    pub fn push_index(&mut self, i: usize) {
+        self.segs.push(Seg::Index(i));
+    }
+
+    pub fn push_key(&mut self, k: &'a str) {
+        self.segs.push(Seg::Key(k));
+    }
+
+    /// A field name read from the document: `.name` when it is an
+    /// identifier, else `["..."]`.
+    pub fn push_name(&mut self, k: &'a str) {
+        let ident = k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        self.segs
+            .push(if ident { Seg::Field(k) } else { Seg::Key(k) });
+    }
+
+    pub fn pop(&mut self) {
+        self.segs.pop();
+    }
+}
+
+impl fmt::Display for JsonPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("$")?;
+        for seg in &self.segs {
+            match seg {
+                Seg::Field(name) => write!(f, ".{name}")?,
+                Seg::Index(i) => write!(f, "[{i}]")?,
+                Seg::Key(k) => {
+                    let mut s = String::new();
+                    json_str(&mut s, k);
+                    write!(f, "[{s}]")?
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+type R<T> = Result<T, LoadError>;
+
+/// A value of the wrong type. For a scalar field, `_dict_to_dataclass`'s
+/// list and dict branches run first and index `typing.get_args(cls)`, which
+/// is empty: a non-empty list or any dict is Python's `IndexError`.
+/// Everything else Python would carry on with; we refuse it.
+fn wrong_type(v: &PyJson, path: &JsonPath<'_>, expected: &str) -> LoadError {
+    if matches!(v, PyJson::Object(_)) || matches!(v, PyJson::List(l) if !l.is_empty()) {
+        return LoadError::python(path, "IndexError", "tuple index out of range");
+    }
+    LoadError::ours(
+        path,
+        format!("expected {expected}, found `{}`", v.type_name()),
+    )
+}
+
+pub fn load_str<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<String> {
+    match v {
+        PyJson::Str(s) => Ok(s.clone()),
+        _ => Err(wrong_type(v, path, "`str`")),
+    }
+}
+
+pub fn load_int<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<PyInt> {
+    match v {
+        PyJson::Int(i) => Ok(i.clone()),
+        _ => Err(wrong_type(v, path, "`int`")),
+    }
+}
+
+pub fn load_bool<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<bool> {
+    match v {
+        PyJson::Bool(b) => Ok(*b),
+        _ => Err(wrong_type(v, path, "`bool`")),
+    }
+}
+
+/// `_dict_to_dataclass(float, data)`: its list and dict branches come
+/// before `float(data)`, so a non-empty list or any dict is an `IndexError`
+/// (`typing.get_args(float)` is empty); otherwise Python's `float(data)`.
+pub fn load_float<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<f64> {
+    match v {
+        PyJson::Float(f) => Ok(*f),
+        PyJson::Int(i) => i.to_f64().ok_or_else(|| {
+            LoadError::python(path, "OverflowError", "int too large to convert to float")
+        }),
+        PyJson::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
+        PyJson::Str(s) => py_float(s).ok_or_else(|| {
+            LoadError::python(
+                path,
+                "ValueError",
+                format!("could not convert string to float: {}", str_repr(s)),
+            )
+        }),
+        PyJson::Null => Err(LoadError::python(
+            path,
+            "TypeError",
+            "float() argument must be a string or a real number, not 'NoneType'",
+        )),
+        PyJson::List(_) | PyJson::Object(_) => Err(wrong_type(v, path, "`float`")),
+    }
+}
+
+/// CPython's `float(str)`: surrounding whitespace, `_` between digits,
+/// `inf`/`infinity`/`nan` in any case with a sign. Not modelled: non-ASCII
+/// decimal digits (`float("١")`), which Python accepts and we refuse with
+/// Python's `ValueError` text; whitespace is Rust's `char::is_whitespace`.
+pub fn py_float(s: &str) -> Option<f64> {
+    let t = s.trim_matches(|c: char| c.is_whitespace());
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let special = if body.eq_ignore_ascii_case("inf") || body.eq_ignore_ascii_case("infinity") {
+        Some(f64::INFINITY)
+    } else if body.eq_ignore_ascii_case("nan") {
+        Some(f64::NAN)
+    } else {
+        None
+    };
+    if let Some(f) = special {
+        return Some(if neg { -f } else { f });
+    }
+    let b = t.as_bytes();
+    let mut clean = String::with_capacity(t.len());
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'_' => {
+                let digit_before = i > 0 && b[i - 1].is_ascii_digit();
+                let digit_after = b.get(i + 1).is_some_and(|d| d.is_ascii_digit());
+                if !(digit_before && digit_after) {
+                    return None;
+                }
+            }
+            b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-' => clean.push(c as char),
+            _ => return None,
+        }
+    }
+    clean.parse().ok()
+}
+
+/// `X | None`: `null` is `None`, anything else is read as `X`.
+pub fn load_opt<'a, T>(
+    v: &'a PyJson,
+    path: &mut JsonPath<'a>,
+    cx: &mut LoadCx,
+    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+) -> R<Option<T>> {
+    match v {
+        PyJson::Null => Ok(None),
+        _ => f(v, path, cx).map(Some),
+    }
+}
+
+pub fn load_list<'a, T>(
+    v: &'a PyJson,
+    path: &mut JsonPath<'a>,
+    cx: &mut LoadCx,
+    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+) -> R<Vec<T>> {
+    let PyJson::List(items) = v else {
+        // `typing.get_args(list[T])[1]` for a dict.
+        if let PyJson::Object(_) = v {
+            return Err(LoadError::python(
+                path,
+                "IndexError",
+                "tuple index out of range",
+            ));
+        }
+        return Err(LoadError::ours(
+            path,
+            format!("expected a list, found `{}`", v.type_name()),
+        ));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        path.push_index(i);
+        out.push(f(item, path, cx)?);
+        path.pop();
+    }
+    Ok(out)
+}
+
+pub fn load_dict<'a, T>(
+    v: &'a PyJson,
+    path: &mut JsonPath<'a>,
+    cx: &mut LoadCx,
+    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+) -> R<Vec<(String, T)>> {
+    let PyJson::Object(entries) = v else {
+        return Err(LoadError::ours(
+            path,
+            format!("expected a dict, found `{}`", v.type_name()),
+        ));
+    };
+    let mut out = Vec::with_capacity(entries.len());
+    for (k, item) in entries {
+        path.push_key(k);
+        out.push((k.clone(), f(item, path, cx)?));
+        path.pop();
+    }
+    Ok(out)
+}
+
+/// A dataclass's data: a JSON object. In strict mode its keys that are not
+/// fields are reported (Python ignores them for forward compatibility).
+///
+/// Other data meets `_dict_to_dataclass`'s `name not in data` and
+/// `data[name]` as Python runs them: a scalar is not iterable; a list or a
+/// string answers `in` (membership, substring) and then refuses to be
+/// indexed by a name, or else every required field is missing.
+pub fn load_object<'a>(
+    v: &'a PyJson,
+    path: &mut JsonPath<'a>,
+    cx: &mut LoadCx,
+    class: &str,
+    fields: &[&str],
+    required: &[&str],
+) -> R<&'a [(String, PyJson)]> {
+    let indexed_by_name = match v {
+        PyJson::Object(entries) => {
+            if cx.strict() {
+                for (k, _) in entries {
+                    if !fields.contains(&k.as_str()) {
+                        path.push_name(k);
+                        cx.report(path, format!("unknown field `{k}` of `{class}`"));
+                        path.pop();
+                    }
+                }
+            }
+            return Ok(entries);
+        }
+        PyJson::List(items) => fields
+            .iter()
+            .any(|f| items.iter().any(|i| matches!(i, PyJson::Str(s) if s == f)))
+            .then_some("list indices must be integers or slices, not str"),
+        PyJson::Str(s) => fields
+            .iter()
+            .any(|f| s.contains(f))
+            .then_some("string indices must be integers, not 'str'"),
+        _ => {
+            return Err(LoadError::python(
+                path,
+                "TypeError",
+                format!("argument of type '{}' is not iterable", v.type_name()),
+            ))
+        }
+    };
+    if let Some(message) = indexed_by_name {
+        return Err(LoadError::python(path, "TypeError", message));
+    }
+    let missing: Vec<(bool, &str)> = required.iter().map(|r| (true, *r)).collect();
+    Err(missing_fields(class, &missing, path))
+}
+
+/// `data[name]` if `name in data`, read under `.name`.
+pub fn load_field<'a, T>(
+    entries: &'a [(String, PyJson)],
+    name: &'static str,
+    path: &mut JsonPath<'a>,
+    cx: &mut LoadCx,
+    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+) -> R<Option<T>> {
+    let Some((_, v)) = entries.iter().find(|(k, _)| k == name) else {
+        return Ok(None);
+    };
+    path.push_field(name);
+    let r = f(v, path, cx)?;
+    path.pop();
+    Ok(Some(r))
+}
+
+/// `cls(**fields)` without some required fields: CPython's `TypeError`.
+pub fn missing_fields(class: &str, missing: &[(bool, &str)], path: &JsonPath<'_>) -> LoadError {
+    let names: Vec<String> = missing
+        .iter()
+        .filter(|(m, _)| *m)
+        .map(|(_, n)| format!("'{n}'"))
+        .collect();
+    let list = match names.len() {
+        1 => names[0].clone(),
+        2 => format!("{} and {}", names[0], names[1]),
+        n => format!("{}, and {}", names[..n - 1].join(", "), names[n - 1]),
+    };
+    let plural = if names.len() == 1 { "" } else { "s" };
+    LoadError::python(
+        path,
+        "TypeError",
+        format!(
+            "{class}.__init__() missing {} required positional argument{plural}: {list}",
+            names.len()
+        ),
+    )
+}
+
+/// A `_Union`'s data: a dict with exactly one key, its tag.
+pub fn load_union<'a>(v: &'a PyJson, path: &mut JsonPath<'a>) -> R<(&'a str, &'a PyJson)> {
+    let PyJson::Object(entries) = v else {
+        return Err(LoadError::python(
+            path,
+            "AssertionError",
+            format!("expected dict, got {}", v.type_name()),
+        ));
+    };
+    if entries.len() != 1 {
+        return Err(LoadError::python(
+            path,
+            "AssertionError",
+            format!("expected dict with 1 key, got {}", entries.len()),
+        ));
+    }
+    let (tag, value) = &entries[0];
+    path.push_name(tag);
+    Ok((tag, value))
+}
+
+/// `type_hints[_type]` for a tag the union does not have.
+pub fn unknown_tag(tag: &str, path: &JsonPath<'_>) -> LoadError {
+    LoadError::python(path, "KeyError", str_repr(tag))
+}
+
+/// An `IntEnum` field: Python keeps the raw int, known or not.
+pub fn load_enum_value<'a>(
+    v: &'a PyJson,
+    path: &mut JsonPath<'a>,
+    cx: &mut LoadCx,
+    class: &str,
+    known: impl Fn(i64) -> bool,
+) -> R<i64> {
+    match v {
+        PyJson::Int(PyInt::Small(i)) => {
+            if cx.strict() && !known(*i) {
+                cx.report(path, format!("unknown `{class}` value {i}"));
+            }
+            Ok(*i)
+        }
+        PyJson::Int(PyInt::Big(b)) => Err(LoadError::ours(
+            path,
+            format!("`{class}` value {b} is out of the 64-bit range"),
+        )),
+        _ => Err(wrong_type(v, path, &format!("an int for `{class}`"))),
+    }
+}
+
+// The write side: `_dataclass_to_dict` then `json.dumps(cls=EnumEncoder,
+// allow_nan=False)`, written straight into one string.
+
+#[allow(clippy::ptr_arg)] // used as `Fn(&String, ..)`
+pub fn write_str(x: &String, out: &mut String) {
+    json_str(out, x);
+}
+
+/// An int as `int.__repr__`; ints past CPython's 4300-digit limit (which
+/// `loads` never produces) are written whole where Python would refuse.
+pub fn write_int(x: &PyInt, out: &mut String) {
+    if json_int(out, x).is_err() {
+        let _ = write!(out, "{x}");
+    }
+}
+
+pub fn write_bool(x: &bool, out: &mut String) {
+    out.push_str(if *x { "true" } else { "false" });
+}
+
+/// `_dataclass_to_dict` turns non-finite floats into the strings
+/// `"Infinity"`, `"-Infinity"`, `"NaN"` before `json.dumps`.
+pub fn write_float(x: &f64, out: &mut String) {
+    match float_special(*x) {
+        Some(s) => {
+            out.push('"');
+            out.push_str(s);
+            out.push('"');
+        }
+        None => out.push_str(&float_repr(*x)),
+    }
+}
+
+fn float_special(x: f64) -> Option<&'static str> {
+    if x.is_nan() {
+        Some("NaN")
+    } else if x == f64::INFINITY {
+        Some("Infinity")
+    } else if x == f64::NEG_INFINITY {
+        Some("-Infinity")
+    } else {
+        None
+    }
+}
+
+pub fn write_opt<T>(x: &Option<T>, out: &mut String, f: impl Fn(&T, &mut String)) {
+    match x {
+        Some(x) => f(x, out),
+        None => out.push_str("null"),
+    }
+}
+
+pub fn write_list<T>(x: &[T], out: &mut String, f: impl Fn(&T, &mut String)) {
+    out.push('[');
+    for (i, item) in x.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        f(item, out);
+    }
+    out.push(']');
+}
+
+pub fn write_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut String)) {
+    out.push('{');
+    for (i, (k, item)) in x.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        json_str(out, k);
+        out.push_str(": ");
+        f(item, out);
+    }
+    out.push('}');
+}
+
+#[allow(clippy::ptr_arg)] // used as `Fn(&String) -> PyJson`
+pub fn str_py(x: &String) -> PyJson {
+    PyJson::Str(x.clone())
+}
+
+pub fn int_py(x: &PyInt) -> PyJson {
+    PyJson::Int(x.clone())
+}
+
+pub fn bool_py(x: &bool) -> PyJson {
+    PyJson::Bool(*x)
+}
+
+pub fn float_py(x: &f64) -> PyJson {
+    match float_special(*x) {
+        Some(s) => PyJson::Str(s.to_owned()),
+        None => PyJson::Float(*x),
+    }
+}
+
+pub fn opt_py<T>(x: &Option<T>, f: impl Fn(&T) -> PyJson) -> PyJson {
+    x.as_ref().map_or(PyJson::Null, f)
+}
+
+pub fn list_py<T>(x: &[T], f: impl Fn(&T) -> PyJson) -> PyJson {
+    PyJson::List(x.iter().map(f).collect())
+}
+
+pub fn dict_py<T>(x: &[(String, T)], f: impl Fn(&T) -> PyJson) -> PyJson {
+    PyJson::Object(x.iter().map(|(k, v)| (k.clone(), f(v))).collect())
+}
+
+// Python's `repr` of the dataclass values `_dict_to_dataclass` builds (the
+// text a `SerializeError` shows for a node it cannot deserialize).
+
+#[allow(clippy::ptr_arg)] // used as `Fn(&String, ..)`
+pub fn repr_str(x: &String, out: &mut String) {
+    out.push_str(&str_repr(x));
+}
+
+pub fn repr_int(x: &PyInt, out: &mut String) {
+    let _ = write!(out, "{x}");
+}
+
+pub fn repr_bool(x: &bool, out: &mut String) {
+    out.push_str(if *x { "True" } else { "False" });
+}
+
+pub fn repr_float(x: &f64, out: &mut String) {
+    out.push_str(&float_repr(*x));
+}
+
+pub fn repr_opt<T>(x: &Option<T>, out: &mut String, f: impl Fn(&T, &mut String)) {
+    match x {
+        Some(x) => f(x, out),
+        None => out.push_str("None"),
+    }
+}
+
+pub fn repr_list<T>(x: &[T], out: &mut String, f: impl Fn(&T, &mut String)) {
+    out.push('[');
+    for (i, item) in x.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        f(item, out);
+    }
+    out.push(']');
+}
+
+pub fn repr_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut String)) {
+    out.push('{');
+    for (i, (k, item)) in x.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&str_repr(k));
+        out.push_str(": ");
+        f(item, out);
+    }
+    out.push('}');
+}

@@ -1,0 +1,165 @@
+//! Mirrors torch/_export/serde/schema.py (schema 8.20) and the JSON layer of
+//! serialize.py: `_bytes_to_dataclass(ExportedProgram, ..)` plus the schema
+//! version check of `ExportedProgramDeserializer.deserialize`, and
+//! `_to_json_bytes` for writing.
+//!
+//! Policies:
+//! - Default mode accepts and refuses what PyTorch does. Its refusals carry
+//!   Python's exception type and text word for word: a missing required
+//!   field (`TypeError: Node.__init__() missing 1 required positional
+//!   argument: 'target'`), a union that is not a one-key dict
+//!   (`AssertionError`), an unknown union tag (`KeyError`), a bad float
+//!   (`ValueError` / `TypeError` / `OverflowError` of `float(data)`), the
+//!   major schema version (`SerializeError`). Unknown keys are ignored, a
+//!   missing key takes the field's default, unknown enum values are kept
+//!   (`Other(i64)`), as Python keeps the raw int.
+//! - Python does no type check: `_dict_to_dataclass` carries a `str` where
+//!   an `int` belongs, or trips on an incidental error. The incidental
+//!   errors that depend only on the data's shape are mirrored word for word
+//!   (a dict or a non-empty list for a scalar field, or a dict for a list
+//!   field, is `IndexError: tuple index out of range`; a scalar for a dataclass is
+//!   `TypeError: argument of type 'int' is not iterable`; a list or string
+//!   for a dataclass is `in` then indexing, as Python does it). Every
+//!   wrongly typed value Python would carry on with is refused with our own
+//!   error naming its JSON path (`at $.graph_module.graph.nodes[3].target:
+//!   expected `str`, found `int``). Booleans are not ints here.
+//! - The walk recurses with the document; a document nested deeper than 64
+//!   levels (up to `pyjson::MAX_DEPTH`) is walked on a thread with a large
+//!   stack, so no depth `pyjson` accepts overflows the caller's stack.
+//! - Strict mode also reports, as diagnostics with their JSON path, each
+//!   unknown field, a minor version newer than ours, and each unknown enum
+//!   value; all of them are collected. A refusal (Python's or ours) stops
+//!   the walk in both modes, as Python's exception does: so a union with
+//!   zero or two keys is, in strict mode too, Python's `AssertionError` at
+//!   the union's path.
+//! - Writing follows `_dataclass_to_dict`: non-finite floats become the
+//!   strings `"Infinity"`, `"-Infinity"`, `"NaN"`, enums their int values.
+//!   An int past CPython's 4300-digit limit (only a program built in Rust
+//!   can hold one) is written whole where Python would raise.
+
+#[rustfmt::skip]
+mod generated;
+pub mod load;
+
+pub use generated::*;
+pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Mode};
+
+use torchspec_pyval::pyjson::{self, PyInt};
+use torchspec_pyval::Error;
+
+/// A program read from `model.json`, with strict mode's diagnostics.
+#[derive(Debug)]
+pub struct Loaded {
+    pub program: ExportedProgram,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `bytes.decode("utf-8")`, with CPython's `UnicodeDecodeError` text.
+pub fn decode_utf8(bytes: &[u8]) -> Result<&str, Error> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let message = match e.error_len() {
+            None if bytes.len() - at > 1 => format!(
+                "'utf-8' codec can't decode bytes in position {at}-{}: unexpected end of data",
+                bytes.len() - 1
+            ),
+            None => format!(
+                "'utf-8' codec can't decode byte 0x{:02x} in position {at}: unexpected end of data",
+                bytes[at]
+            ),
+            Some(_) => {
+                let reason = if (0xc2..=0xf4).contains(&bytes[at]) {
+                    "invalid continuation byte"
+                } else {
+                    "invalid start byte"
+                };
+                format!(
+                    "'utf-8' codec can't decode byte 0x{:02x} in position {at}: {reason}",
+                    bytes[at]
+                )
+            }
+        };
+        Error::python("UnicodeDecodeError", message)
+    })
+}
+
+/// Reads `model.json` as `torch._export.serde.serialize.deserialize` does up
+/// to its schema version check.
+pub fn load_program(bytes: &[u8], mode: Mode) -> Result<Loaded, Error> {
+    let text = decode_utf8(bytes)?;
+    let (doc, depth) = pyjson::loads_with_depth(text)?;
+    let mut cx = LoadCx::new(mode);
+    let program = if depth <= INLINE_DEPTH {
+        walk(&doc, &mut cx)
+    } else {
+        // The walk recurses with the document: a deep one gets a stack
+        // sized for `pyjson::MAX_DEPTH` levels, whatever thread we are on.
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(DEEP_STACK)
+                .spawn_scoped(s, || walk(&doc, &mut cx))
+                .map_err(|e| Error::new(format!("cannot start a thread for a deep document: {e}")))?
+                .join()
+                .expect("the schema walk does not panic")
+        })
+    }?;
+    check_version(&program, &mut cx)?;
+    Ok(Loaded {
+        program,
+        diagnostics: cx.diagnostics,
+    })
+}
+
+/// Documents up to this deep are read on the caller's stack.
+const INLINE_DEPTH: usize = 64;
+
+/// The stack of the walk of a deeper document (reserved, touched as used).
+const DEEP_STACK: usize = 256 << 20;
+
+fn walk(doc: &pyjson::PyJson, cx: &mut LoadCx) -> Result<ExportedProgram, Error> {
+    let mut path = JsonPath::new();
+    ExportedProgram::from_pyjson(doc, &mut path, cx).map_err(LoadError::into_error)
+}
+
+/// `ExportedProgramDeserializer.deserialize`: the major version must be ours
+/// (or the 0.0 of an unversioned program).
+fn check_version(p: &ExportedProgram, cx: &mut LoadCx) -> Result<(), Error> {
+    let SchemaVersion { major, minor } = &p.schema_version;
+    let zero = PyInt::Small(0);
+    if *major != PyInt::Small(SCHEMA_VERSION.0) && !(*major == zero && *minor == zero) {
+        return Err(Error::python(
+            "SerializeError",
+            format!(
+                "Serialized schema version SchemaVersion(major={major}, minor={minor}) does not match our current schema version ({}, {}).",
+                SCHEMA_VERSION.0, SCHEMA_VERSION.1
+            ),
+        )
+        .with_path("$.schema_version"));
+    }
+    if cx.strict() && *major == PyInt::Small(SCHEMA_VERSION.0) {
+        let newer = match minor {
+            PyInt::Small(m) => *m > SCHEMA_VERSION.1,
+            PyInt::Big(b) => b.sign() == num_bigint::Sign::Plus,
+        };
+        if newer {
+            let mut path = JsonPath::new();
+            path.push_field("schema_version");
+            path.push_field("minor");
+            cx.report(
+                &path,
+                format!(
+                    "schema version {major}.{minor} is newer than this reader's {}.{}",
+                    SCHEMA_VERSION.0, SCHEMA_VERSION.1
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `_to_json_bytes(program)` (as text: it is UTF-8 of ASCII).
+pub fn dump_program(p: &ExportedProgram) -> String {
+    let mut out = String::with_capacity(64 * 1024);
+    p.write_json(&mut out);
+    out
+}

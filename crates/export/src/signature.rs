@@ -1,0 +1,448 @@
+//! Mirrors torch/export/graph_signature.py: `InputSpec`, `OutputSpec`,
+//! `ExportGraphSignature` with every derived property of 2.15.0, its
+//! `__str__`, and `replace_all_uses`.
+
+use std::fmt::{self, Write};
+
+use torchspec_pyval::repr::float_repr;
+use torchspec_pyval::PyException;
+
+/// A Python constant a signature can carry (`ConstantArgument.value`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Constant {
+    None,
+    Bool(bool),
+    Int(i64),
+    BigInt(String),
+    Float(f64),
+    Str(String),
+}
+
+impl fmt::Display for Constant {
+    /// `str(value)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Constant::None => f.write_str("None"),
+            Constant::Bool(b) => f.write_str(if *b { "True" } else { "False" }),
+            Constant::Int(i) => write!(f, "{i}"),
+            Constant::BigInt(i) => f.write_str(i),
+            Constant::Float(x) => f.write_str(&float_repr(*x)),
+            Constant::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// `ArgumentSpec`: which kind of value a signature entry names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgumentSpec {
+    Tensor { name: String },
+    SymInt { name: String },
+    SymFloat { name: String },
+    SymBool { name: String },
+    Constant { name: String, value: Constant },
+    CustomObj { name: String, class_fqn: String },
+    Token { name: String },
+}
+
+impl ArgumentSpec {
+    pub fn name(&self) -> &str {
+        match self {
+            ArgumentSpec::Tensor { name }
+            | ArgumentSpec::SymInt { name }
+            | ArgumentSpec::SymFloat { name }
+            | ArgumentSpec::SymBool { name }
+            | ArgumentSpec::Constant { name, .. }
+            | ArgumentSpec::CustomObj { name, .. }
+            | ArgumentSpec::Token { name } => name,
+        }
+    }
+
+    /// The `name` field, whatever the argument kind (`ModuleCallSignature`
+    /// renames constants too; `ExportGraphSignature.replace_all_uses` does not).
+    pub fn name_mut(&mut self) -> &mut String {
+        match self {
+            ArgumentSpec::Tensor { name }
+            | ArgumentSpec::SymInt { name }
+            | ArgumentSpec::SymFloat { name }
+            | ArgumentSpec::SymBool { name }
+            | ArgumentSpec::Constant { name, .. }
+            | ArgumentSpec::CustomObj { name, .. }
+            | ArgumentSpec::Token { name } => name,
+        }
+    }
+
+    /// The Python class name, as `type(arg)` shows in messages.
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            ArgumentSpec::Tensor { .. } => "TensorArgument",
+            ArgumentSpec::SymInt { .. } => "SymIntArgument",
+            ArgumentSpec::SymFloat { .. } => "SymFloatArgument",
+            ArgumentSpec::SymBool { .. } => "SymBoolArgument",
+            ArgumentSpec::Constant { .. } => "ConstantArgument",
+            ArgumentSpec::CustomObj { .. } => "CustomObjArgument",
+            ArgumentSpec::Token { .. } => "TokenArgument",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    UserInput,
+    Parameter,
+    Buffer,
+    ConstantTensor,
+    CustomObj,
+    Token,
+}
+
+impl InputKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            InputKind::UserInput => "USER_INPUT",
+            InputKind::Parameter => "PARAMETER",
+            InputKind::Buffer => "BUFFER",
+            InputKind::ConstantTensor => "CONSTANT_TENSOR",
+            InputKind::CustomObj => "CUSTOM_OBJ",
+            InputKind::Token => "TOKEN",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    UserOutput,
+    LossOutput,
+    BufferMutation,
+    ParameterMutation,
+    GradientToParameter,
+    GradientToUserInput,
+    UserInputMutation,
+    Token,
+}
+
+impl OutputKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputKind::UserOutput => "USER_OUTPUT",
+            OutputKind::LossOutput => "LOSS_OUTPUT",
+            OutputKind::BufferMutation => "BUFFER_MUTATION",
+            OutputKind::ParameterMutation => "PARAMETER_MUTATION",
+            OutputKind::GradientToParameter => "GRADIENT_TO_PARAMETER",
+            OutputKind::GradientToUserInput => "GRADIENT_TO_USER_INPUT",
+            OutputKind::UserInputMutation => "USER_INPUT_MUTATION",
+            OutputKind::Token => "TOKEN",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputSpec {
+    pub kind: InputKind,
+    pub arg: ArgumentSpec,
+    pub target: Option<String>,
+    pub persistent: Option<bool>,
+}
+
+impl fmt::Display for InputSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.arg.name(), self.kind.name())?;
+        if let Some(t) = &self.target {
+            write!(f, " target='{t}'")?;
+        }
+        if let Some(p) = self.persistent {
+            write!(f, " persistent={}", if p { "True" } else { "False" })?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputSpec {
+    pub kind: OutputKind,
+    pub arg: ArgumentSpec,
+    pub target: Option<String>,
+}
+
+impl fmt::Display for OutputSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.arg.name(), self.kind.name())?;
+        if let Some(t) = &self.target {
+            write!(f, " target='{t}'")?;
+        }
+        Ok(())
+    }
+}
+
+/// `ExportBackwardSignature`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportBackwardSignature {
+    pub gradients_to_parameters: Vec<(String, String)>,
+    pub gradients_to_user_inputs: Vec<(String, String)>,
+    pub loss_output: String,
+}
+
+/// `ExportGraphSignature`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExportGraphSignature {
+    pub input_specs: Vec<InputSpec>,
+    pub output_specs: Vec<OutputSpec>,
+}
+
+fn assertion(message: String) -> PyException {
+    PyException {
+        type_name: "AssertionError".into(),
+        message,
+    }
+}
+
+/// What `user_inputs` / `user_outputs` list: a node name or a constant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UserValue {
+    Name(String),
+    Constant(Constant),
+}
+
+impl ExportGraphSignature {
+    fn input_targets(&self, kind: InputKind) -> Vec<String> {
+        self.input_specs
+            .iter()
+            .filter(|s| s.kind == kind)
+            .filter_map(|s| s.target.clone())
+            .collect()
+    }
+
+    pub fn parameters(&self) -> Vec<String> {
+        self.input_targets(InputKind::Parameter)
+    }
+
+    pub fn buffers(&self) -> Vec<String> {
+        self.input_targets(InputKind::Buffer)
+    }
+
+    pub fn non_persistent_buffers(&self) -> Vec<String> {
+        self.input_specs
+            .iter()
+            .filter(|s| s.kind == InputKind::Buffer && s.persistent == Some(false))
+            .filter_map(|s| s.target.clone())
+            .collect()
+    }
+
+    pub fn lifted_tensor_constants(&self) -> Vec<String> {
+        self.input_targets(InputKind::ConstantTensor)
+    }
+
+    pub fn lifted_custom_objs(&self) -> Vec<String> {
+        self.input_targets(InputKind::CustomObj)
+    }
+
+    pub fn user_inputs(&self) -> Vec<UserValue> {
+        self.input_specs
+            .iter()
+            .filter(|s| s.kind == InputKind::UserInput)
+            .map(|s| match &s.arg {
+                ArgumentSpec::Constant { value, .. } => UserValue::Constant(value.clone()),
+                other => UserValue::Name(other.name().to_string()),
+            })
+            .collect()
+    }
+
+    /// Raises where PyTorch does: a token argument among user outputs.
+    pub fn user_outputs(&self) -> Result<Vec<UserValue>, PyException> {
+        let mut out = Vec::new();
+        for s in &self.output_specs {
+            if !matches!(s.kind, OutputKind::UserOutput | OutputKind::LossOutput) {
+                continue;
+            }
+            out.push(match &s.arg {
+                ArgumentSpec::Constant { value, .. } => UserValue::Constant(value.clone()),
+                ArgumentSpec::Token { name } => {
+                    return Err(PyException {
+                        type_name: "RuntimeError".into(),
+                        message: format!("TokenArgument(name='{name}') is not a valid user output"),
+                    })
+                }
+                other => UserValue::Name(other.name().to_string()),
+            });
+        }
+        Ok(out)
+    }
+
+    fn input_map(&self, kind: InputKind, custom_obj: bool) -> Vec<(String, String)> {
+        self.input_specs
+            .iter()
+            .filter(|s| s.kind == kind)
+            .filter(|s| {
+                if custom_obj {
+                    matches!(s.arg, ArgumentSpec::CustomObj { .. })
+                } else {
+                    matches!(s.arg, ArgumentSpec::Tensor { .. })
+                }
+            })
+            .filter_map(|s| Some((s.arg.name().to_string(), s.target.clone()?)))
+            .fold(Vec::new(), dict_collect)
+    }
+
+    fn output_map(&self, kind: OutputKind) -> Vec<(String, String)> {
+        self.output_specs
+            .iter()
+            .filter(|s| s.kind == kind && matches!(s.arg, ArgumentSpec::Tensor { .. }))
+            .filter_map(|s| Some((s.arg.name().to_string(), s.target.clone()?)))
+            .fold(Vec::new(), dict_collect)
+    }
+
+    pub fn inputs_to_parameters(&self) -> Vec<(String, String)> {
+        self.input_map(InputKind::Parameter, false)
+    }
+
+    pub fn inputs_to_buffers(&self) -> Vec<(String, String)> {
+        self.input_map(InputKind::Buffer, false)
+    }
+
+    pub fn buffers_to_mutate(&self) -> Vec<(String, String)> {
+        self.output_map(OutputKind::BufferMutation)
+    }
+
+    pub fn parameters_to_mutate(&self) -> Vec<(String, String)> {
+        self.output_map(OutputKind::ParameterMutation)
+    }
+
+    pub fn user_inputs_to_mutate(&self) -> Vec<(String, String)> {
+        self.output_map(OutputKind::UserInputMutation)
+    }
+
+    pub fn inputs_to_lifted_tensor_constants(&self) -> Vec<(String, String)> {
+        self.input_map(InputKind::ConstantTensor, false)
+    }
+
+    pub fn inputs_to_lifted_custom_objs(&self) -> Vec<(String, String)> {
+        self.input_map(InputKind::CustomObj, true)
+    }
+
+    pub fn backward_signature(&self) -> Result<Option<ExportBackwardSignature>, PyException> {
+        let mut loss_output: Option<String> = None;
+        let mut to_params = Vec::new();
+        let mut to_inputs = Vec::new();
+        for spec in &self.output_specs {
+            let tensor = matches!(spec.arg, ArgumentSpec::Tensor { .. });
+            let class = spec.arg.class_name();
+            match spec.kind {
+                OutputKind::LossOutput => {
+                    if loss_output.is_some() {
+                        return Err(assertion("multiple LOSS_OUTPUT specs found".into()));
+                    }
+                    if !tensor {
+                        return Err(assertion(format!(
+                            "expected TensorArgument for LOSS_OUTPUT, got <class 'torch.export.graph_signature.{class}'>"
+                        )));
+                    }
+                    loss_output = Some(spec.arg.name().to_string());
+                }
+                OutputKind::GradientToParameter | OutputKind::GradientToUserInput => {
+                    let what = spec.kind.name();
+                    let Some(target) = &spec.target else {
+                        return Err(assertion(format!(
+                            "expected str target for {what}, got <class 'NoneType'>"
+                        )));
+                    };
+                    if !tensor {
+                        return Err(assertion(format!(
+                            "expected TensorArgument for {what}, got <class 'torch.export.graph_signature.{class}'>"
+                        )));
+                    }
+                    let entry = (spec.arg.name().to_string(), target.clone());
+                    let map = if spec.kind == OutputKind::GradientToParameter {
+                        &mut to_params
+                    } else {
+                        &mut to_inputs
+                    };
+                    dict_insert(map, entry);
+                }
+                _ => {}
+            }
+        }
+        Ok(loss_output.map(|loss_output| ExportBackwardSignature {
+            gradients_to_parameters: to_params,
+            gradients_to_user_inputs: to_inputs,
+            loss_output,
+        }))
+    }
+
+    pub fn input_tokens(&self) -> Result<Vec<String>, PyException> {
+        token_names(
+            self.input_specs
+                .iter()
+                .filter(|s| s.kind == InputKind::Token)
+                .map(|s| &s.arg),
+        )
+    }
+
+    pub fn output_tokens(&self) -> Result<Vec<String>, PyException> {
+        token_names(
+            self.output_specs
+                .iter()
+                .filter(|s| s.kind == OutputKind::Token)
+                .map(|s| &s.arg),
+        )
+    }
+
+    /// `replace_all_uses(old, new)`: renames every non-constant argument
+    /// named `old`, outputs first.
+    pub fn replace_all_uses(&mut self, old: &str, new: &str) {
+        let outputs = self.output_specs.iter_mut().map(|o| &mut o.arg);
+        let inputs = self.input_specs.iter_mut().map(|i| &mut i.arg);
+        for arg in outputs.chain(inputs) {
+            if !matches!(arg, ArgumentSpec::Constant { .. }) && arg.name_mut() == old {
+                *arg.name_mut() = new.to_string();
+            }
+        }
+    }
+}
+
+fn dict_collect(mut map: Vec<(String, String)>, entry: (String, String)) -> Vec<(String, String)> {
+    dict_insert(&mut map, entry);
+    map
+}
+
+/// `input_tokens` / `output_tokens`: every TOKEN spec must carry a `TokenArgument`.
+fn token_names<'a>(
+    args: impl Iterator<Item = &'a ArgumentSpec>,
+) -> Result<Vec<String>, PyException> {
+    args.map(|arg| match arg {
+        ArgumentSpec::Token { name } => Ok(name.clone()),
+        other => Err(assertion(format!(
+            "expected TokenArgument for TOKEN kind, got <class 'torch.export.graph_signature.{}'>",
+            other.class_name()
+        ))),
+    })
+    .collect()
+}
+
+/// A Python dict insert: an existing key keeps its place, takes the value.
+pub(crate) fn dict_insert(map: &mut Vec<(String, String)>, (k, v): (String, String)) {
+    match map.iter_mut().find(|(key, _)| *key == k) {
+        Some(slot) => slot.1 = v,
+        None => map.push((k, v)),
+    }
+}
+
+impl fmt::Display for ExportGraphSignature {
+    /// `str(signature)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::from("\n# inputs\n");
+        for (i, spec) in self.input_specs.iter().enumerate() {
+            if i > 0 {
+                s.push('\n');
+            }
+            let _ = write!(s, "{spec}");
+        }
+        s.push_str("\n\n# outputs\n");
+        for (i, spec) in self.output_specs.iter().enumerate() {
+            if i > 0 {
+                s.push('\n');
+            }
+            let _ = write!(s, "{spec}");
+        }
+        s.push('\n');
+        f.write_str(&s)
+    }
+}

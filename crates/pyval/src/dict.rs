@@ -1,0 +1,142 @@
+//! Mirrors CPython's `dict`: insertion order, and key equality by `==`, so a
+//! later equal key (`True` after `1`) replaces the value but keeps the first
+//! key object.
+
+use smallvec::SmallVec;
+
+use super::{PyResult, Value};
+
+/// Entries kept inline: every `to_jsonable` dict (`{"type": ..., key: ...}`)
+/// and most spec fields fit, so a `Value::Dict` is one allocation.
+const INLINE: usize = 2;
+
+#[derive(Clone, Debug, Default)]
+pub struct Dict {
+    entries: SmallVec<[(Value, Value); INLINE]>,
+}
+
+impl Dict {
+    pub fn new() -> Dict {
+        Dict::default()
+    }
+
+    pub fn with_capacity(n: usize) -> Dict {
+        Dict {
+            entries: SmallVec::with_capacity(n),
+        }
+    }
+
+    /// Append a key known to be hashable and not equal to any key present
+    /// (copying another dict's keys).
+    pub fn push_distinct(&mut self, key: Value, value: Value) {
+        self.entries.push((key, value));
+    }
+
+    /// `d[key] = value`: raises for an unhashable key.
+    pub fn insert(&mut self, key: Value, value: Value) -> PyResult<()> {
+        key.check_hashable()?;
+        match self.position(&key) {
+            Some(i) => self.entries[i].1 = value,
+            None => self.entries.push((key, value)),
+        }
+        Ok(())
+    }
+
+    /// A dict literal with distinct constant `str` keys (`{"type": ..., ...}`),
+    /// built without lookups.
+    pub fn from_static_pairs<const N: usize>(pairs: [(&'static str, Value); N]) -> Dict {
+        debug_assert!(pairs
+            .iter()
+            .enumerate()
+            .all(|(i, (k, _))| pairs[..i].iter().all(|(q, _)| q != k)));
+        let mut entries = SmallVec::with_capacity(N);
+        for (k, v) in pairs {
+            entries.push((Value::static_str(k), v));
+        }
+        Dict { entries }
+    }
+
+    /// `{k1: v1, k2: v2}` with distinct constant `str` keys, in place.
+    pub fn from_two_static(k1: &'static str, v1: Value, k2: &'static str, v2: Value) -> Dict {
+        debug_assert_ne!(k1, k2);
+        Dict {
+            entries: SmallVec::from_buf([(Value::static_str(k1), v1), (Value::static_str(k2), v2)]),
+        }
+    }
+
+    fn position(&self, key: &Value) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|(k, _)| k.is(key) || k.key_eq(key))
+    }
+
+    /// `d.get(key)` for a key already known to be hashable.
+    pub fn get(&self, key: &Value) -> Option<&Value> {
+        self.position(key).map(|i| &self.entries[i].1)
+    }
+
+    /// `d.get(name)` for a `str` key, without building one: only a `str`
+    /// key can equal a `str`. Names are short: a byte loop after the length
+    /// check beats a call to `memcmp` per key.
+    pub fn get_str(&self, name: &str) -> Option<&Value> {
+        let name = name.as_bytes();
+        self.entries
+            .iter()
+            .find(|(k, _)| {
+                matches!(k, Value::Str(s)
+                    if s.len() == name.len() && s.as_bytes().iter().eq(name.iter()))
+            })
+            .map(|(_, v)| v)
+    }
+
+    /// `key in d` (raises for an unhashable key, as Python does).
+    pub fn contains(&self, key: &Value) -> PyResult<bool> {
+        key.check_hashable()?;
+        Ok(self.position(key).is_some())
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Value> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Value, &Value)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// `dict(x)`: copy a dict, or build one from an iterable of pairs, with
+    /// CPython's messages for an element that is not a pair.
+    pub fn from_value(x: &Value) -> PyResult<Dict> {
+        if let Value::Dict(d) = x {
+            return Ok(d.as_ref().clone());
+        }
+        let mut d = Dict::new();
+        for (i, item) in x.iterate()?.into_iter().enumerate() {
+            let pair = item.iterate().map_err(|_| {
+                super::Raise::type_error(format!(
+                    "cannot convert dictionary update sequence element #{i} to a sequence"
+                ))
+            })?;
+            if pair.len() != 2 {
+                return Err(super::Raise::value_error(format!(
+                    "dictionary update sequence element #{i} has length {}; 2 is required",
+                    pair.len()
+                )));
+            }
+            let mut it = pair.into_iter();
+            let (k, v) = (
+                it.next().unwrap_or(Value::None),
+                it.next().unwrap_or(Value::None),
+            );
+            d.insert(k, v)?;
+        }
+        Ok(d)
+    }
+}

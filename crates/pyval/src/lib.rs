@@ -1,0 +1,480 @@
+//! Mirrors the CPython 3.11 object model as far as the case format needs it:
+//! None, bool, int, float, str, list, tuple, dict, slice, plus opaque objects
+//! (the torch types, supplied by `spec/`) behind the [`PyObject`] protocol.
+
+mod dict;
+pub mod error;
+mod int;
+pub mod ops;
+mod printable_table;
+pub mod pyjson;
+pub mod repr;
+
+use std::any::Any;
+use std::fmt;
+use std::rc::Rc;
+
+use num_bigint::BigInt;
+use num_traits::{ToPrimitive, Zero};
+
+pub use dict::Dict;
+pub use error::{Error, Result};
+pub use int::Int;
+pub use repr::in_ranges;
+pub use repr::{float_repr, splitlines, str_repr, write_indented_lines};
+
+/// A Python value. Containers are reference-counted so that copying a value
+/// is cheap; objects compare by identity like Python objects do.
+#[derive(Clone, Debug)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(Int),
+    Float(f64),
+    Str(PyStr),
+    List(Rc<Vec<Value>>),
+    Tuple(Rc<Vec<Value>>),
+    Dict(Rc<Dict>),
+    /// `slice(start, stop, step)`.
+    Slice(Rc<[Value; 3]>),
+    /// Any other object: an `IntVar`, a spec, a derived `SymInt`, ...
+    Object(Rc<dyn PyObject>),
+}
+
+/// A `str` value: a literal of the program (a `to_jsonable` key, a type
+/// name), or text made at run time, shared by reference count. Both read as
+/// `&str`; which one a string is never shows.
+#[derive(Clone)]
+pub enum PyStr {
+    Static(&'static str),
+    Shared(Rc<str>),
+}
+
+impl std::ops::Deref for PyStr {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        match self {
+            PyStr::Static(s) => s,
+            PyStr::Shared(s) => s,
+        }
+    }
+}
+
+impl AsRef<str> for PyStr {
+    fn as_ref(&self) -> &str {
+        self
+    }
+}
+
+impl fmt::Debug for PyStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl fmt::Display for PyStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+impl PartialEq for PyStr {
+    fn eq(&self, other: &PyStr) -> bool {
+        **self == **other
+    }
+}
+impl Eq for PyStr {}
+
+impl std::hash::Hash for PyStr {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (**self).hash(h)
+    }
+}
+
+impl From<&str> for PyStr {
+    fn from(s: &str) -> PyStr {
+        PyStr::Shared(Rc::from(s))
+    }
+}
+
+impl From<String> for PyStr {
+    fn from(s: String) -> PyStr {
+        PyStr::Shared(Rc::from(s))
+    }
+}
+
+impl From<Rc<str>> for PyStr {
+    fn from(s: Rc<str>) -> PyStr {
+        PyStr::Shared(s)
+    }
+}
+
+/// What a Python exception carries into a result: `type(e).__name__` and `str(e)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PyException {
+    pub type_name: String,
+    pub message: String,
+}
+
+/// Why evaluation stopped: PyTorch would raise, or the reference does not
+/// model this yet (never a guess at PyTorch's output).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Raise {
+    Exception(PyException),
+    Unsupported(String),
+}
+
+pub type PyResult<T> = Result<T, Raise>;
+
+impl Raise {
+    pub fn new(type_name: &str, message: impl Into<String>) -> Raise {
+        Raise::Exception(PyException {
+            type_name: type_name.to_string(),
+            message: message.into(),
+        })
+    }
+    pub fn type_error(message: impl Into<String>) -> Raise {
+        Raise::new("TypeError", message)
+    }
+    pub fn value_error(message: impl Into<String>) -> Raise {
+        Raise::new("ValueError", message)
+    }
+    pub fn unsupported(what: impl Into<String>) -> Raise {
+        Raise::Unsupported(what.into())
+    }
+}
+
+/// The protocol an opaque object offers the value model.
+#[allow(clippy::len_without_is_empty)] // mirrors `__len__`, which has no `is_empty` Every method
+/// mirrors one Python dunder; `None` means the type does not define it.
+pub trait PyObject: fmt::Debug + Any {
+    /// `type(x).__name__`.
+    fn type_name(&self) -> &'static str;
+    /// `repr(x)`, appended to `out`.
+    fn write_repr(&self, out: &mut String) -> PyResult<()>;
+    /// `x.to_jsonable()` if the type has that method.
+    fn to_jsonable(&self) -> Option<PyResult<Value>> {
+        None
+    }
+    /// `list(iter(x))` if the type defines `__iter__`.
+    fn iterate(&self) -> Option<PyResult<Vec<Value>>> {
+        None
+    }
+    /// `len(x)` if the type defines `__len__` (drives truthiness).
+    fn len(&self) -> Option<usize> {
+        None
+    }
+    /// `x.items()` if the type has that method.
+    fn items(&self) -> Option<Vec<(Value, Value)>> {
+        None
+    }
+    /// `bool(x)` for types with their own `__bool__`.
+    fn truth(&self) -> Option<PyResult<bool>> {
+        None
+    }
+    /// Whether `hash(x)` works; objects hash by identity unless they say otherwise.
+    fn check_hashable(&self) -> PyResult<()> {
+        Ok(())
+    }
+    /// `isinstance(x, torch.SymInt)`.
+    fn is_symint(&self) -> bool {
+        false
+    }
+    /// `isinstance(x, torch.SymBool)`.
+    fn is_symbool(&self) -> bool {
+        false
+    }
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl Value {
+    pub fn int(i: i64) -> Value {
+        Value::Int(Int::Small(i))
+    }
+    /// An int of any size.
+    pub fn big(i: BigInt) -> Value {
+        Value::Int(Int::from(i))
+    }
+    pub fn str(s: &str) -> Value {
+        Value::Str(PyStr::from(s))
+    }
+
+    /// A constant `str` (a dict key of `to_jsonable`, a type name): no
+    /// allocation, as CPython's literals are made once.
+    pub fn static_str(s: &'static str) -> Value {
+        Value::Str(PyStr::Static(s))
+    }
+    pub fn object<T: PyObject>(o: T) -> Value {
+        Value::Object(Rc::new(o))
+    }
+
+    /// `type(x).__name__`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::List(_) => "list",
+            Value::Tuple(_) => "tuple",
+            Value::Dict(_) => "dict",
+            Value::Slice(_) => "slice",
+            Value::Object(o) => o.type_name(),
+        }
+    }
+
+    /// Downcast an object to a concrete type.
+    pub fn downcast<T: 'static>(&self) -> Option<&T> {
+        match self {
+            Value::Object(o) => o.as_any().downcast_ref::<T>(),
+            _ => None,
+        }
+    }
+
+    /// `isinstance(x, int)`: bool is an int in Python.
+    pub fn is_int(&self) -> bool {
+        matches!(self, Value::Int(_) | Value::Bool(_))
+    }
+
+    /// `x is y` for the objects where identity is observable.
+    pub fn is(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::None, Value::None) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Object(a), Value::Object(b)) => Rc::ptr_eq(a, b),
+            (Value::List(a), Value::List(b)) => Rc::ptr_eq(a, b),
+            (Value::Dict(a), Value::Dict(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// `repr(x)`.
+    pub fn repr(&self) -> PyResult<String> {
+        // Spec reprs run to hundreds of bytes; growing from small costs more
+        // than the spare capacity.
+        let cap = if matches!(self, Value::Object(_)) {
+            1024
+        } else {
+            32
+        };
+        let mut out = String::with_capacity(cap);
+        self.write_repr(&mut out)?;
+        Ok(out)
+    }
+
+    /// `str(x)` (also what an f-string `{x}` prints for these types).
+    pub fn py_str(&self) -> PyResult<String> {
+        match self {
+            Value::Str(s) => Ok(s.to_string()),
+            _ => self.repr(),
+        }
+    }
+
+    /// `str(x)`, appended to `out`.
+    pub fn write_str(&self, out: &mut String) -> PyResult<()> {
+        match self {
+            Value::Str(s) => {
+                out.push_str(s);
+                Ok(())
+            }
+            _ => self.write_repr(out),
+        }
+    }
+
+    /// `bool(x)`.
+    pub fn truth(&self) -> PyResult<bool> {
+        Ok(match self {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => !i.is_zero(),
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::List(v) | Value::Tuple(v) => !v.is_empty(),
+            Value::Dict(d) => !d.is_empty(),
+            Value::Slice(_) => true,
+            Value::Object(o) => {
+                if let Some(t) = o.truth() {
+                    return t;
+                }
+                o.len().is_none_or(|n| n > 0)
+            }
+        })
+    }
+
+    /// `list(x)`: iterate an iterable, or raise like `iter(x)` does.
+    pub fn iterate(&self) -> PyResult<Vec<Value>> {
+        match self {
+            Value::Str(s) => Ok(s
+                .chars()
+                .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
+                .collect()),
+            Value::List(v) | Value::Tuple(v) => Ok(v.as_ref().clone()),
+            Value::Dict(d) => Ok(d.keys().cloned().collect()),
+            Value::Object(o) => match o.iterate() {
+                Some(r) => r,
+                None => Err(not_iterable(self)),
+            },
+            _ => Err(not_iterable(self)),
+        }
+    }
+
+    /// `x.items()`, or the AttributeError Python raises when there is none.
+    pub fn items(&self) -> PyResult<Vec<(Value, Value)>> {
+        match self {
+            Value::Dict(d) => Ok(d.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            Value::Object(o) => o.items().ok_or_else(|| no_attribute(self, "items")),
+            _ => Err(no_attribute(self, "items")),
+        }
+    }
+
+    /// `hash(x)` succeeds: the precondition of being a dict key.
+    pub fn check_hashable(&self) -> PyResult<()> {
+        match self {
+            Value::List(_) | Value::Dict(_) | Value::Slice(_) => Err(Raise::type_error(format!(
+                "unhashable type: '{}'",
+                self.type_name()
+            ))),
+            Value::Tuple(items) => items.iter().try_for_each(Value::check_hashable),
+            Value::Object(o) => o.check_hashable(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Python `==` between two hashable values, as dict lookup uses it
+    /// (identity first, then `__eq__`): `1 == 1.0 == True`.
+    pub fn key_eq(&self, other: &Value) -> bool {
+        if let (Some(a), Some(b)) = (self.as_number(), other.as_number()) {
+            return a.num_eq(&b);
+        }
+        match (self, other) {
+            (Value::None, Value::None) => true,
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Tuple(a), Value::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.is(y) || x.key_eq(y))
+            }
+            _ => self.is(other),
+        }
+    }
+
+    pub fn as_number(&self) -> Option<Number<'_>> {
+        match self {
+            Value::Bool(b) => Some(Number::Int(if *b { BigCow::One } else { BigCow::Zero })),
+            Value::Int(Int::Small(i)) => Some(Number::Int(BigCow::Small(*i))),
+            Value::Int(Int::Big(i)) => Some(Number::Int(BigCow::Ref(i))),
+            Value::Float(f) => Some(Number::Float(*f)),
+            _ => None,
+        }
+    }
+}
+
+/// An int or float operand, with bools already widened to ints.
+#[derive(Clone, Debug)]
+pub enum Number<'a> {
+    Int(BigCow<'a>),
+    Float(f64),
+}
+
+#[derive(Clone, Debug)]
+pub enum BigCow<'a> {
+    Zero,
+    One,
+    Small(i64),
+    Ref(&'a BigInt),
+}
+
+impl BigCow<'_> {
+    pub fn to_big(&self) -> BigInt {
+        match self {
+            BigCow::Zero => BigInt::zero(),
+            BigCow::One => BigInt::from(1),
+            BigCow::Small(i) => BigInt::from(*i),
+            BigCow::Ref(b) => (*b).clone(),
+        }
+    }
+
+    /// The value if it fits an `i64`: the fast path of comparisons.
+    fn small(&self) -> Option<i64> {
+        match self {
+            BigCow::Zero => Some(0),
+            BigCow::One => Some(1),
+            BigCow::Small(i) => Some(*i),
+            BigCow::Ref(_) => None,
+        }
+    }
+}
+
+impl Number<'_> {
+    fn num_eq(&self, other: &Number<'_>) -> bool {
+        self.num_cmp(other) == Some(std::cmp::Ordering::Equal)
+    }
+
+    /// Exact comparison, as CPython compares int with float (no rounding of
+    /// the int); `None` when a NaN is involved.
+    pub fn num_cmp(&self, other: &Number<'_>) -> Option<std::cmp::Ordering> {
+        match (self, other) {
+            (Number::Int(a), Number::Int(b)) => Some(match (a.small(), b.small()) {
+                (Some(a), Some(b)) => a.cmp(&b),
+                _ => a.to_big().cmp(&b.to_big()),
+            }),
+            (Number::Float(a), Number::Float(b)) => a.partial_cmp(b),
+            (Number::Int(a), Number::Float(b)) => int_float_cmp(&a.to_big(), *b),
+            (Number::Float(a), Number::Int(b)) => {
+                int_float_cmp(&b.to_big(), *a).map(|o| o.reverse())
+            }
+        }
+    }
+}
+
+fn int_float_cmp(i: &BigInt, f: f64) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    if f.is_nan() {
+        return None;
+    }
+    if f.is_infinite() {
+        return Some(if f > 0.0 {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        });
+    }
+    // Compare against floor(f), then break ties on the fractional part.
+    let fl = f.floor();
+    let fb = float_to_bigint(fl).expect("finite float");
+    match i.cmp(&fb) {
+        Ordering::Equal if f > fl => Some(Ordering::Less),
+        o => Some(o),
+    }
+}
+
+/// The exact integer value of an integral finite float.
+pub fn float_to_bigint(f: f64) -> Option<BigInt> {
+    if !f.is_finite() {
+        return None;
+    }
+    if f.abs() < 9.0e15 {
+        return f.to_i64().map(BigInt::from);
+    }
+    let bits = f.to_bits();
+    let sign = if bits >> 63 == 1 { -1 } else { 1 };
+    let exp = ((bits >> 52) & 0x7ff) as i64 - 1075;
+    let mant = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    let m = BigInt::from(mant) * sign;
+    Some(if exp >= 0 {
+        m << exp as usize
+    } else {
+        m >> (-exp) as usize
+    })
+}
+
+fn not_iterable(v: &Value) -> Raise {
+    Raise::type_error(format!("'{}' object is not iterable", v.type_name()))
+}
+
+pub fn no_attribute(v: &Value, attr: &str) -> Raise {
+    Raise::new(
+        "AttributeError",
+        format!("'{}' object has no attribute '{}'", v.type_name(), attr),
+    )
+}

@@ -1,0 +1,134 @@
+//! Mirrors CPython 3.11's `json` module (`json.loads`, `json.dumps` with
+//! default separators and `ensure_ascii=True`) over a value type that keeps
+//! what serde_json cannot: `NaN`/`Infinity`, unbounded ints, and the
+//! int/float distinction (`1` vs `1.0`).
+//!
+//! Policies where Rust and Python differ:
+//! - Nesting: the parser is iterative; a document nested deeper than
+//!   [`MAX_DEPTH`] levels is refused with a position (Python's C scanner
+//!   raises `RecursionError` at about 996 levels, so everything Python reads
+//!   we read). The bound also keeps the recursive `dumps`, `Drop` and schema
+//!   walks far from the stack limit.
+//! - Lone UTF-16 surrogates (`"\ud800"`): Python keeps them in a `str`, a Rust
+//!   `String` cannot hold them, so they are refused with their position.
+//! - Int literals over 4300 digits are refused with CPython's `ValueError`
+//!   text, as `int()` does.
+
+pub mod dump;
+mod parse;
+
+use std::fmt;
+
+use num_bigint::BigInt;
+use num_traits::ToPrimitive;
+
+pub use dump::{dumps, dumps_into};
+pub use parse::{loads, loads_with_depth, MAX_DEPTH};
+
+/// A Python int: `i64` when it fits, else a `BigInt` (never a `Big` that
+/// fits `i64`, so derived equality is value equality).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PyInt {
+    Small(i64),
+    Big(BigInt),
+}
+
+impl PyInt {
+    pub fn from_big(b: BigInt) -> PyInt {
+        match b.to_i64() {
+            Some(i) => PyInt::Small(i),
+            None => PyInt::Big(b),
+        }
+    }
+
+    pub fn to_i64(&self) -> Option<i64> {
+        match self {
+            PyInt::Small(i) => Some(*i),
+            PyInt::Big(_) => None,
+        }
+    }
+
+    pub fn to_bigint(&self) -> BigInt {
+        match self {
+            PyInt::Small(i) => BigInt::from(*i),
+            PyInt::Big(b) => b.clone(),
+        }
+    }
+
+    /// Python's `float(int)`: `None` where CPython raises `OverflowError`.
+    pub fn to_f64(&self) -> Option<f64> {
+        match self {
+            PyInt::Small(i) => Some(*i as f64),
+            PyInt::Big(b) => b.to_f64().filter(|f| f.is_finite()),
+        }
+    }
+}
+
+impl From<i64> for PyInt {
+    fn from(i: i64) -> PyInt {
+        PyInt::Small(i)
+    }
+}
+
+impl fmt::Display for PyInt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PyInt::Small(i) => write!(f, "{i}"),
+            PyInt::Big(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+/// A value as `json.loads` returns it. Objects keep insertion order (a
+/// Python `dict`); `loads` never produces duplicate keys.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PyJson {
+    Null,
+    Bool(bool),
+    Int(PyInt),
+    Float(f64),
+    Str(String),
+    List(Vec<PyJson>),
+    Object(Vec<(String, PyJson)>),
+}
+
+impl PyJson {
+    /// Python's `type(v).__name__`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            PyJson::Null => "NoneType",
+            PyJson::Bool(_) => "bool",
+            PyJson::Int(_) => "int",
+            PyJson::Float(_) => "float",
+            PyJson::Str(_) => "str",
+            PyJson::List(_) => "list",
+            PyJson::Object(_) => "dict",
+        }
+    }
+
+    /// `d.get(key)` on an object.
+    pub fn get(&self, key: &str) -> Option<&PyJson> {
+        match self {
+            PyJson::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+/// Equality as Python's `==` on floats would not give it: NaN equals NaN,
+/// so round-trip properties can compare trees with NaN in them.
+pub fn same(a: &PyJson, b: &PyJson) -> bool {
+    match (a, b) {
+        (PyJson::Float(x), PyJson::Float(y)) => x == y || (x.is_nan() && y.is_nan()),
+        (PyJson::List(x), PyJson::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (PyJson::Object(x), PyJson::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((ka, a), (kb, b))| ka == kb && same(a, b))
+        }
+        _ => a == b,
+    }
+}

@@ -1,0 +1,571 @@
+//! Mirrors torch/fx/experimental/dynamic_spec.py: `TensorSpec`, `ObjectSpec`,
+//! `DictSpec`, `SeqSpec`, `ParamsSpec`, `ShapesSpec` — constructor checks,
+//! `__repr__` nesting rules and `to_jsonable`.
+
+use std::any::Any;
+use std::fmt::Write;
+use std::rc::Rc;
+
+use super::{fastrepr, jsonable_or_self, INDENT};
+use torchspec_pyval::{
+    no_attribute, str_repr, write_indented_lines, Dict, PyObject, PyResult, Raise, Value,
+};
+
+const INDENT2: &str = "    ";
+
+/// One `{_INDENT}{header}: {repr}` entry of a container repr. A child whose
+/// repr has a `\n` goes on its own lines, split with `str.splitlines` (which
+/// also splits on `\r`, `\x0b`, `\u2028`, ...) and indented two levels; any
+/// other child stays on the header line verbatim.
+fn write_entry(
+    out: &mut String,
+    header: impl FnOnce(&mut String) -> PyResult<()>,
+    child: &Value,
+) -> PyResult<()> {
+    let child_repr = child.repr()?;
+    out.push('\n');
+    out.push_str(INDENT);
+    header(out)?;
+    if child_repr.contains('\n') {
+        out.push(':');
+        write_indented_lines(out, &child_repr, INDENT2);
+    } else {
+        out.push_str(": ");
+        out.push_str(&child_repr);
+    }
+    Ok(())
+}
+
+fn jsonable_list(items: &[Value]) -> PyResult<Value> {
+    Ok(Value::List(Rc::new(
+        items
+            .iter()
+            .map(jsonable_or_self)
+            .collect::<PyResult<_>>()?,
+    )))
+}
+
+/// `{"type": ..., key: value}`, the shape of every `to_jsonable`.
+fn typed(type_name: &'static str, key: &'static str, value: Value) -> Value {
+    Value::Dict(Rc::new(Dict::from_two_static(
+        "type",
+        Value::static_str(type_name),
+        key,
+        value,
+    )))
+}
+
+/// `dict(x) if x else {}`, as `ObjectSpec` and `DictSpec` copy their argument.
+fn dict_if_truthy(x: &Value) -> PyResult<Dict> {
+    if x.truth()? {
+        Dict::from_value(x)
+    } else {
+        Ok(Dict::new())
+    }
+}
+
+/// `TensorSpec(dims)`: per-dimension `LeafIntSpec`s.
+#[derive(Debug)]
+pub struct TensorSpec {
+    pub dims: Vec<Value>,
+}
+
+impl TensorSpec {
+    pub fn construct(dims: &Value) -> PyResult<TensorSpec> {
+        let dims = dims.iterate()?;
+        for (i, d) in dims.iter().enumerate() {
+            let ok = match d {
+                Value::None | Value::Int(_) | Value::Bool(_) => true,
+                Value::Object(o) => o.is_symint(),
+                _ => false,
+            };
+            if !ok {
+                return Err(Raise::type_error(format!(
+                    "TensorSpec dim {i}: expected LeafIntSpec, got {}: {}",
+                    d.type_name(),
+                    d.repr()?
+                )));
+            }
+        }
+        Ok(TensorSpec { dims })
+    }
+}
+
+impl PyObject for TensorSpec {
+    fn type_name(&self) -> &'static str {
+        "TensorSpec"
+    }
+    fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        out.push_str("Tensor:");
+        for (i, d) in self.dims.iter().enumerate() {
+            out.push('\n');
+            out.push_str(INDENT);
+            out.push_str(itoa::Buffer::new().format(i));
+            out.push_str(": ");
+            d.write_repr(out)?;
+        }
+        Ok(())
+    }
+    fn to_jsonable(&self) -> Option<PyResult<Value>> {
+        Some(jsonable_list(&self.dims).map(|dims| typed("TensorSpec", "dims", dims)))
+    }
+    fn iterate(&self) -> Option<PyResult<Vec<Value>>> {
+        Some(Ok(self.dims.clone()))
+    }
+    fn len(&self) -> Option<usize> {
+        Some(self.dims.len())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `ObjectSpec(fields)`: attribute-keyed; keys are not checked, so any
+/// hashable key is kept and printed with `str()`.
+#[derive(Debug)]
+pub struct ObjectSpec {
+    pub fields: Dict,
+}
+
+impl ObjectSpec {
+    pub fn construct(fields: &Value) -> PyResult<ObjectSpec> {
+        Ok(ObjectSpec {
+            fields: dict_if_truthy(fields)?,
+        })
+    }
+}
+
+impl PyObject for ObjectSpec {
+    fn type_name(&self) -> &'static str {
+        "ObjectSpec"
+    }
+    fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Object(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
+        out.push_str("object_spec:");
+        for (name, spec) in self.fields.iter() {
+            write_entry(
+                out,
+                |out| {
+                    out.push('.');
+                    name.write_str(out)
+                },
+                spec,
+            )?;
+        }
+        Ok(())
+    }
+    fn to_jsonable(&self) -> Option<PyResult<Value>> {
+        Some(jsonable_dict_same_keys(&self.fields).map(|f| typed("ObjectSpec", "fields", f)))
+    }
+    fn iterate(&self) -> Option<PyResult<Vec<Value>>> {
+        Some(Ok(self.fields.keys().cloned().collect()))
+    }
+    fn len(&self) -> Option<usize> {
+        Some(self.fields.len())
+    }
+    fn items(&self) -> Option<Vec<(Value, Value)>> {
+        Some(
+            self.fields
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        )
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `{key(k): v.to_jsonable() ... for k, v in d.items()}`: a dict
+/// comprehension, so keys that collide after `key` merge like dict keys do.
+fn jsonable_dict(d: &Dict, key: impl Fn(&Value) -> PyResult<Value>) -> PyResult<Value> {
+    let mut out = Dict::with_capacity(d.len());
+    for (k, v) in d.iter() {
+        out.insert(key(k)?, jsonable_or_self(v)?)?;
+    }
+    Ok(Value::Dict(Rc::new(out)))
+}
+
+/// `{k: v.to_jsonable() ... for k, v in d.items()}` with the keys kept:
+/// they are a dict's keys already, so distinct.
+fn jsonable_dict_same_keys(d: &Dict) -> PyResult<Value> {
+    let mut out = Dict::with_capacity(d.len());
+    for (k, v) in d.iter() {
+        out.push_distinct(k.clone(), jsonable_or_self(v)?);
+    }
+    Ok(Value::Dict(Rc::new(out)))
+}
+
+/// `DictSpec(entries)`: keys must be `str` or `int` (a bool is an int).
+#[derive(Debug)]
+pub struct DictSpec {
+    pub entries: Dict,
+}
+
+impl DictSpec {
+    pub fn construct(entries: &Value) -> PyResult<DictSpec> {
+        let entries = dict_if_truthy(entries)?;
+        for k in entries.keys() {
+            if !matches!(k, Value::Str(_) | Value::Int(_) | Value::Bool(_)) {
+                return Err(Raise::type_error(format!(
+                    "DictSpec entries must have str or int keys, got {}: {}",
+                    k.type_name(),
+                    k.repr()?
+                )));
+            }
+        }
+        Ok(DictSpec { entries })
+    }
+}
+
+impl PyObject for DictSpec {
+    fn type_name(&self) -> &'static str {
+        "DictSpec"
+    }
+    fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Dict(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
+        out.push_str("dict_spec:");
+        for (key, spec) in self.entries.iter() {
+            write_entry(
+                out,
+                |out| {
+                    out.push('[');
+                    key.write_repr(out)?;
+                    out.push(']');
+                    Ok(())
+                },
+                spec,
+            )?;
+        }
+        Ok(())
+    }
+    fn to_jsonable(&self) -> Option<PyResult<Value>> {
+        // `str(key)`: `1` and `"1"` collide, the later value wins.
+        let entries = jsonable_dict(&self.entries, |k| Ok(Value::str(&k.py_str()?)));
+        Some(entries.map(|e| typed("DictSpec", "entries", e)))
+    }
+    fn iterate(&self) -> Option<PyResult<Vec<Value>>> {
+        Some(Ok(self.entries.keys().cloned().collect()))
+    }
+    fn len(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
+    fn items(&self) -> Option<Vec<(Value, Value)>> {
+        Some(
+            self.entries
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        )
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `SeqSpec(entries)`: per-position; has `__len__` but no `__iter__`.
+#[derive(Debug)]
+pub struct SeqSpec {
+    pub entries: Vec<Value>,
+}
+
+impl SeqSpec {
+    pub fn construct(entries: &Value) -> PyResult<SeqSpec> {
+        Ok(SeqSpec {
+            entries: entries.iterate()?,
+        })
+    }
+}
+
+impl PyObject for SeqSpec {
+    fn type_name(&self) -> &'static str {
+        "SeqSpec"
+    }
+    fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Seq(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
+        out.push_str("seq_spec:");
+        for (i, spec) in self.entries.iter().enumerate() {
+            write_entry(
+                out,
+                |out| {
+                    let _ = write!(out, "[{i}]");
+                    Ok(())
+                },
+                spec,
+            )?;
+        }
+        Ok(())
+    }
+    fn to_jsonable(&self) -> Option<PyResult<Value>> {
+        Some(jsonable_list(&self.entries).map(|e| typed("SeqSpec", "entries", e)))
+    }
+    fn len(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+const VARARGS_KEY: &str = "*args";
+const VARKW_KEY: &str = "**kwargs";
+
+/// `ParamsSpec(params)`: named args plus the `*args` list and `**kwargs` dict.
+#[derive(Debug, Default)]
+pub struct ParamsSpec {
+    /// Keys are always `str` (anything else fails `key.startswith`).
+    pub named_args: Dict,
+    pub varargs: Option<Vec<Value>>,
+    pub varkw: Option<Dict>,
+}
+
+impl ParamsSpec {
+    pub fn construct(params: &Value) -> PyResult<ParamsSpec> {
+        let mut spec = ParamsSpec::default();
+        if let Value::None = params {
+            return Ok(spec);
+        }
+        for (key, value) in params.items()? {
+            match &key {
+                Value::Str(k) if &**k == VARARGS_KEY => match &value {
+                    Value::List(items) => spec.varargs = Some(items.as_ref().clone()),
+                    other => {
+                        return Err(Raise::value_error(format!(
+                            "ParamsSpec '*args' value must be a list of leaf specs, got {}",
+                            other.type_name()
+                        )))
+                    }
+                },
+                Value::Str(k) if &**k == VARKW_KEY => match &value {
+                    Value::Dict(d) => spec.varkw = Some(d.as_ref().clone()),
+                    other => {
+                        return Err(Raise::value_error(format!(
+                            "ParamsSpec '**kwargs' value must be a dict of leaf specs, got {}",
+                            other.type_name()
+                        )))
+                    }
+                },
+                Value::Str(k) if k.starts_with('*') => {
+                    return Err(Raise::value_error(format!(
+                        "Unknown sentinel key {} in ParamsSpec; only '*args' and '**kwargs' are reserved",
+                        str_repr(k)
+                    )))
+                }
+                Value::Str(_) => spec.named_args.insert(key.clone(), value)?,
+                Value::Object(o) if o.is_symint() || o.is_symbool() => {
+                    // `key == "*args"` on a SymInt builds an expression first.
+                    return Err(Raise::unsupported("a SymInt key in ParamsSpec"));
+                }
+                other => return Err(no_attribute(other, "startswith")),
+            }
+        }
+        Ok(spec)
+    }
+}
+
+/// `_indent_lines`: `"\n".join(prefix + line for line in text.splitlines())`.
+fn indent_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    write_indented_lines(&mut out, text, INDENT);
+    // The helper starts every line with `\n`; `_indent_lines` joins them.
+    if out.starts_with('\n') {
+        out.remove(0);
+    }
+    out
+}
+
+/// `_entry_repr`: `key: repr` or `key:` with the repr indented below.
+fn entry_repr(key: &str, value: &Value) -> PyResult<String> {
+    let v_repr = value.repr()?;
+    Ok(if v_repr.contains('\n') {
+        format!("{key}:\n{}", indent_lines(&v_repr))
+    } else {
+        format!("{key}: {v_repr}")
+    })
+}
+
+impl PyObject for ParamsSpec {
+    fn type_name(&self) -> &'static str {
+        "ParamsSpec"
+    }
+    fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Params(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
+        let mut lines = Vec::new();
+        for (k, v) in self.named_args.iter() {
+            lines.push(entry_repr(&k.py_str()?, v)?);
+        }
+        if let Some(varargs) = &self.varargs {
+            let inner: Vec<String> = varargs
+                .iter()
+                .enumerate()
+                .map(|(i, v)| entry_repr(&i.to_string(), v))
+                .collect::<PyResult<_>>()?;
+            lines.push(format!(
+                "{VARARGS_KEY}:\n{}",
+                indent_lines(&inner.join("\n"))
+            ));
+        }
+        if let Some(varkw) = &self.varkw {
+            let inner: Vec<String> = varkw
+                .iter()
+                .map(|(k, v)| entry_repr(&k.py_str()?, v))
+                .collect::<PyResult<_>>()?;
+            lines.push(format!("{VARKW_KEY}:\n{}", indent_lines(&inner.join("\n"))));
+        }
+        out.push_str(&lines.join("\n"));
+        Ok(())
+    }
+    fn to_jsonable(&self) -> Option<PyResult<Value>> {
+        Some((|| {
+            let mut params = match jsonable_dict_same_keys(&self.named_args)? {
+                Value::Dict(d) => Rc::try_unwrap(d).unwrap_or_else(|d| d.as_ref().clone()),
+                _ => unreachable!("jsonable_dict builds a dict"),
+            };
+            if let Some(varargs) = &self.varargs {
+                params.insert(Value::static_str(VARARGS_KEY), jsonable_list(varargs)?)?;
+            }
+            if let Some(varkw) = &self.varkw {
+                params.insert(
+                    Value::static_str(VARKW_KEY),
+                    jsonable_dict_same_keys(varkw)?,
+                )?;
+            }
+            Ok(typed("ParamsSpec", "params", Value::Dict(Rc::new(params))))
+        })())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The arguments of `ShapesSpec(params, *, globals, assumptions)`, each
+/// `None` when not passed.
+#[derive(Debug, Default)]
+pub struct ShapesSpecArgs {
+    pub params: Option<Value>,
+    pub globals: Option<Value>,
+    pub assumptions: Option<Value>,
+}
+
+/// `ShapesSpec`: the top-level spec.
+#[derive(Debug)]
+pub struct ShapesSpec {
+    /// A `ParamsSpec` object, or `None`.
+    pub params: Option<Value>,
+    pub assumptions: Vec<Value>,
+}
+
+impl ShapesSpec {
+    pub fn construct(args: ShapesSpecArgs) -> PyResult<ShapesSpec> {
+        if !matches!(args.globals, None | Some(Value::None)) {
+            return Err(Raise::new(
+                "NotImplementedError",
+                "ShapesSpec.globals is not supported yet",
+            ));
+        }
+        let params = match args.params {
+            None | Some(Value::None) => None,
+            Some(d @ Value::Dict(_)) => Some(Value::object(ParamsSpec::construct(&d)?)),
+            Some(p) if p.downcast::<ParamsSpec>().is_some() => Some(p),
+            Some(other) => {
+                return Err(Raise::type_error(format!(
+                    "shapes_spec must be ParamsSpec, dict, or None, got {}",
+                    other.type_name()
+                )))
+            }
+        };
+        let mut assumptions = Vec::new();
+        if let Some(a) = args.assumptions.filter(|a| !matches!(a, Value::None)) {
+            for (i, a) in a.iterate()?.into_iter().enumerate() {
+                let ok = matches!(&a, Value::Object(o) if o.is_symbool());
+                if !ok {
+                    return Err(Raise::type_error(format!(
+                        "ShapesSpec.assumptions[{i}]: expected SymBool, got {}: {}",
+                        a.type_name(),
+                        a.repr()?
+                    )));
+                }
+                assumptions.push(a);
+            }
+        }
+        Ok(ShapesSpec {
+            params,
+            assumptions,
+        })
+    }
+
+    pub fn params_spec(&self) -> Option<&ParamsSpec> {
+        self.params
+            .as_ref()
+            .and_then(|p| p.downcast::<ParamsSpec>())
+    }
+}
+
+impl PyObject for ShapesSpec {
+    fn type_name(&self) -> &'static str {
+        "ShapesSpec"
+    }
+    fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        match fastrepr::write(fastrepr::Node::Shapes(self), out) {
+            Err(fastrepr::Fast::Bail) => {}
+            Err(fastrepr::Fast::Raise(r)) => return Err(r),
+            Ok(()) => return Ok(()),
+        }
+        out.push_str("shapes_spec:");
+        if let Some(params) = &self.params {
+            out.push('\n');
+            out.push_str(INDENT);
+            out.push_str("params:");
+            write_indented_lines(out, &params.repr()?, INDENT2);
+        }
+        if !self.assumptions.is_empty() {
+            out.push('\n');
+            out.push_str(INDENT);
+            out.push_str("assumptions:");
+            for a in &self.assumptions {
+                out.push('\n');
+                out.push_str(INDENT);
+                out.push_str(INDENT);
+                a.write_repr(out)?;
+            }
+        }
+        Ok(())
+    }
+    fn to_jsonable(&self) -> Option<PyResult<Value>> {
+        Some((|| {
+            let params = match &self.params {
+                None => Value::None,
+                Some(p) => jsonable_or_self(p)?,
+            };
+            let assumptions = self
+                .assumptions
+                .iter()
+                .map(|a| a.repr().map(|s| Value::str(&s)))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(Value::Dict(Rc::new(Dict::from_static_pairs([
+                ("type", Value::static_str("ShapesSpec")),
+                ("params", params),
+                ("assumptions", Value::List(Rc::new(assumptions))),
+            ]))))
+        })())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -1,0 +1,1085 @@
+//! Mirrors the sympy assumptions the spec ShapeEnv's operations consult
+//! (sympy/core/{add,mul,power}.py `_eval_is_*`, the class attributes of
+//! torch/utils/_sympy/functions.py), and torch's `bound_sympy`
+//! (torch/utils/_sympy/value_ranges.py) as far as `%` needs it: the lower
+//! bound of an expression from the registered var ranges.
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{Signed, Zero};
+
+use super::expr::{Ex, Func, Node, Num};
+
+/// Fuzzy facts (`None`: sympy cannot tell).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Facts {
+    pub pos: Option<bool>,
+    pub neg: Option<bool>,
+    pub zero: Option<bool>,
+    pub real: Option<bool>,
+    pub integer: Option<bool>,
+}
+
+impl Facts {
+    /// `is_extended_nonnegative`.
+    pub fn nonneg(&self) -> Option<bool> {
+        match (self.neg, self.real) {
+            (Some(true), _) => Some(false),
+            (Some(false), Some(true)) => Some(true),
+            _ => {
+                if self.pos == Some(true) || self.zero == Some(true) {
+                    Some(true)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+    /// `is_extended_nonpositive`.
+    pub fn nonpos(&self) -> Option<bool> {
+        match (self.pos, self.real) {
+            (Some(true), _) => Some(false),
+            (Some(false), Some(true)) => Some(true),
+            _ => {
+                if self.neg == Some(true) || self.zero == Some(true) {
+                    Some(true)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    fn number(n: &Num) -> Facts {
+        let (pos, neg, zero) = match n {
+            Num::Int(i) => (i.is_positive(), i.is_negative(), i.is_zero()),
+            Num::Float(f) => (*f > 0.0, *f < 0.0, *f == 0.0),
+            Num::BigFloat(m) => (!m.neg && !m.is_zero(), m.neg, m.is_zero()),
+            Num::IntOo(neg) | Num::Inf(neg) => (!neg, *neg, false),
+            Num::NaN => return Facts::default(),
+        };
+        Facts {
+            pos: Some(pos),
+            neg: Some(neg),
+            zero: Some(zero),
+            // int_oo says it is an integer, hence real (and finite).
+            real: Some(matches!(
+                n,
+                Num::Int(_) | Num::Float(_) | Num::BigFloat(_) | Num::IntOo(_)
+            )),
+            // A Float's `is_integer` is False when it has a fraction, else
+            // unknown (sympy 1.14: `Float(2.0).is_integer` is None).
+            integer: match n {
+                Num::Int(_) | Num::IntOo(_) => Some(true),
+                Num::Float(f) if f.fract() != 0.0 => Some(false),
+                Num::BigFloat(m) if !m.is_integer_valued() => Some(false),
+                Num::Inf(_) => Some(false),
+                _ => None,
+            },
+        }
+    }
+
+    /// Facts of something known non-negative and integer (torch `Mod`).
+    fn nonneg_integer() -> Facts {
+        Facts {
+            pos: None,
+            neg: Some(false),
+            zero: None,
+            real: Some(true),
+            integer: Some(true),
+        }
+    }
+
+    fn real_only(integer: bool) -> Facts {
+        Facts {
+            real: Some(true),
+            integer: if integer { Some(true) } else { None },
+            ..Facts::default()
+        }
+    }
+}
+
+fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+    let mut all = Some(true);
+    for v in it {
+        match v {
+            Some(false) => return Some(false),
+            None => all = None,
+            Some(true) => {}
+        }
+    }
+    all
+}
+
+/// The assumptions sympy derives for `e`.
+pub fn facts(e: &Ex) -> Facts {
+    match &**e {
+        n if n.is_number() => Facts::number(&Num::of(e).expect("a number")),
+        // `sympy.Symbol(name)` without assumptions knows nothing.
+        Node::Sym(_) => Facts::default(),
+        // An odd integer is non-zero (sympy's `odd -> nonzero` rule).
+        Node::Add(args) => with_parity(e, add_facts(args)),
+        Node::Mul(args) => with_parity(e, mul_facts(args)),
+        Node::Pow(b, x) => {
+            let fb = facts(b);
+            let even = x.as_int().is_some_and(|i| i.is_even());
+            let odd = x.as_int().is_some_and(|i| i.is_odd());
+            Facts {
+                // `Pow._eval_is_extended_positive`: a positive base; a
+                // negative base to an even (odd) power is (not) positive; a
+                // non-positive base to an odd power is not positive.
+                pos: if fb.pos == Some(true) || (fb.neg == Some(true) && even) {
+                    Some(true)
+                } else if (fb.neg == Some(true) || fb.nonpos() == Some(true)) && odd {
+                    Some(false)
+                } else {
+                    None
+                },
+                neg: if (fb.real == Some(true) && even) || fb.nonneg() == Some(true) {
+                    Some(false)
+                } else if fb.neg == Some(true) && !even {
+                    Some(true)
+                } else if fb.pos == Some(true) {
+                    Some(false)
+                } else {
+                    None
+                },
+                zero: fb.zero,
+                real: fb.real,
+                integer: fb.integer,
+            }
+        }
+        Node::Fn(f, args) => match f {
+            // `Mod.is_nonnegative = True`, `is_integer = True`.
+            Func::Mod => Facts::nonneg_integer(),
+            // `PythonMod`: non-negative for a positive divisor, non-positive
+            // for a negative one.
+            Func::PythonMod => {
+                let fq = facts(&args[1]);
+                let mut f = Facts::real_only(true);
+                if fq.pos == Some(true) {
+                    f.neg = Some(false);
+                } else if fq.neg == Some(true) {
+                    f.pos = Some(false);
+                }
+                f
+            }
+            // `FloorDiv._eval_is_nonnegative`: both integer and non-negative.
+            Func::FloorDiv => {
+                let (p, q) = (facts(&args[0]), facts(&args[1]));
+                let mut f = Facts::real_only(true);
+                if p.integer == Some(true)
+                    && q.integer == Some(true)
+                    && p.nonneg() == Some(true)
+                    && q.nonneg() == Some(true)
+                {
+                    f.neg = Some(false);
+                }
+                f
+            }
+            Func::IntTrueDiv | Func::FloatTrueDiv | Func::ToFloat | Func::FloatPow => {
+                Facts::real_only(false)
+            }
+            Func::PowByNatural => Facts::real_only(true),
+            Func::BitwiseAnd | Func::BitwiseOr => Facts::default(),
+        },
+        _ => Facts::default(),
+    }
+}
+
+fn with_parity(e: &Ex, mut f: Facts) -> Facts {
+    if f.zero.is_none() && is_even(e) == Some(false) {
+        f.zero = Some(false);
+    }
+    f
+}
+
+/// `Add._eval_is_extended_positive` / `_negative` and `_eval_is_zero`,
+/// reduced to argument signs.
+fn add_facts(args: &[Ex]) -> Facts {
+    let fs: Vec<Facts> = args.iter().map(facts).collect();
+    let real = fuzzy_all(fs.iter().map(|f| f.real));
+    // Add._eval_is_integer: all integer is True; one non-integer among
+    // integers is False only for a Rational, which never arises here.
+    let integer = match fuzzy_all(fs.iter().map(|f| f.integer)) {
+        Some(false) => None,
+        x => x,
+    };
+    let sign = |want_pos: bool| -> Option<bool> {
+        let (mut strict, mut weak, mut opposite) = (false, false, false);
+        for f in fs.iter().filter(|f| f.zero != Some(true)) {
+            let (s, w, o) = if want_pos {
+                (f.pos, f.nonneg(), f.nonpos())
+            } else {
+                (f.neg, f.nonpos(), f.nonneg())
+            };
+            if s == Some(true) {
+                strict = true;
+            } else if w == Some(true) {
+                weak = true;
+            } else if o == Some(true) {
+                opposite = true;
+            } else {
+                return None;
+            }
+        }
+        if !opposite && strict {
+            Some(true)
+        } else if !strict && !weak {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let pos = sign(true);
+    let neg = sign(false);
+    let zero = if pos == Some(true) || neg == Some(true) {
+        Some(false)
+    } else {
+        None
+    };
+    Facts {
+        pos,
+        neg,
+        zero,
+        real,
+        integer,
+    }
+}
+
+/// `Mul._eval_pos_neg` and friends, reduced to argument signs.
+fn mul_facts(args: &[Ex]) -> Facts {
+    let fs: Vec<Facts> = args.iter().map(facts).collect();
+    let real = fuzzy_all(fs.iter().map(|f| f.real));
+    // Mul._eval_is_integer gives up (None) at a factor that is neither an
+    // integer nor a Rational: a Float, a ToFloat, ...
+    let integer = match fuzzy_all(fs.iter().map(|f| f.integer)) {
+        Some(false) => None,
+        x => x,
+    };
+    let mut negs = 0;
+    let mut known = true;
+    let mut weak = false;
+    for f in &fs {
+        if f.pos == Some(true) {
+        } else if f.neg == Some(true) {
+            negs += 1;
+        } else if f.nonpos() == Some(true) {
+            negs += 1;
+            weak = true;
+        } else if f.nonneg() == Some(true) {
+            weak = true;
+        } else {
+            known = false;
+        }
+    }
+    let zero = if fs.iter().all(|f| f.zero == Some(false)) {
+        Some(false)
+    } else {
+        None
+    };
+    let (pos, neg) = if !known {
+        (None, None)
+    } else if weak {
+        if negs % 2 == 0 {
+            (None, Some(false))
+        } else {
+            (Some(false), None)
+        }
+    } else if negs % 2 == 0 {
+        (Some(true), Some(false))
+    } else {
+        (Some(false), Some(true))
+    };
+    Facts {
+        pos,
+        neg,
+        zero,
+        real,
+        integer,
+    }
+}
+
+/// `expr.is_even` (`Some(false)`: odd).
+pub fn is_even(e: &Ex) -> Option<bool> {
+    match &**e {
+        Node::Int(i) => Some(i.is_even()),
+        Node::Mul(args) => {
+            if fuzzy_all(args.iter().map(|a| facts(a).integer)) != Some(true) {
+                return None;
+            }
+            let mut all_odd = true;
+            for a in args {
+                match is_even(a) {
+                    Some(true) => return Some(true),
+                    Some(false) => {}
+                    None => all_odd = false,
+                }
+            }
+            if all_odd {
+                Some(false)
+            } else {
+                None
+            }
+        }
+        Node::Add(args) => {
+            let mut even = true;
+            for a in args {
+                even ^= !is_even(a)?;
+            }
+            Some(even)
+        }
+        Node::Pow(b, _) => is_even(b),
+        _ => None,
+    }
+}
+
+pub fn free_symbols(e: &Ex, out: &mut Vec<String>) {
+    match &**e {
+        Node::Sym(s) if !out.contains(&s.name) => out.push(s.name.clone()),
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => {
+            a.iter().for_each(|x| free_symbols(x, out))
+        }
+        Node::Pow(a, b) | Node::Rel(_, a, b) => {
+            free_symbols(a, out);
+            free_symbols(b, out);
+        }
+        Node::Not(a) => free_symbols(a, out),
+        _ => {}
+    }
+}
+
+/// `expr.could_extract_minus_sign()`: a negative number, a product with a
+/// negative coefficient, or a sum whose (printed) first term is negative.
+pub fn could_extract_minus_sign(e: &Ex) -> bool {
+    match &**e {
+        n if n.is_number() => Num::of(e).is_some_and(|n| n.is_negative()),
+        Node::Mul(args) => Num::of(&args[0]).is_some_and(|n| n.is_negative()),
+        Node::Add(args) => {
+            // Expr.could_extract_minus_sign for Add: `-self` has fewer
+            // negative terms, ties broken by sort order.
+            let negs = args.iter().filter(|a| could_extract_minus_sign(a)).count();
+            let pos = args.len() - negs;
+            if negs != pos {
+                return negs > pos;
+            }
+            let Ok(n) = super::expr::neg(e) else {
+                return false;
+            };
+            super::order::compare(e, &n) == std::cmp::Ordering::Greater
+        }
+        _ => false,
+    }
+}
+
+/// An extended integer bound.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Ext {
+    NegInf,
+    Fin(BigInt),
+    PosInf,
+}
+
+fn ext_add(a: &Ext, b: &Ext) -> Option<Ext> {
+    Some(match (a, b) {
+        (Ext::Fin(x), Ext::Fin(y)) => Ext::Fin(x + y),
+        (Ext::NegInf, Ext::PosInf) | (Ext::PosInf, Ext::NegInf) => return None,
+        (Ext::NegInf, _) | (_, Ext::NegInf) => Ext::NegInf,
+        _ => Ext::PosInf,
+    })
+}
+
+fn ext_mul(a: &Ext, b: &Ext) -> Ext {
+    let sign = |x: &Ext| match x {
+        Ext::NegInf => -1,
+        Ext::PosInf => 1,
+        Ext::Fin(i) => {
+            if i.is_zero() {
+                0
+            } else if i.is_negative() {
+                -1
+            } else {
+                1
+            }
+        }
+    };
+    match (a, b) {
+        (Ext::Fin(x), Ext::Fin(y)) => Ext::Fin(x * y),
+        // `safe_mul`: 0 * oo is 0.
+        _ => match sign(a) * sign(b) {
+            0 => Ext::Fin(BigInt::zero()),
+            s if s > 0 => Ext::PosInf,
+            _ => Ext::NegInf,
+        },
+    }
+}
+
+/// `bound_sympy(expr)`: the value range of an integer expression from the
+/// symbols' registered ranges (`None`: unknown, i.e. unbounded). A range
+/// whose bound is NaN (`int_oo + -int_oo`) counts as unknown here; see
+/// [`try_bounds`] for the assertion `bound_sympy` raises there.
+pub fn bounds(e: &Ex) -> (Ext, Ext) {
+    try_bounds(e).unwrap_or((Ext::NegInf, Ext::PosInf))
+}
+
+/// A bound of `bound_sympy` that is NaN: `ValueRanges` raises
+/// `AssertionError("sympy expression is NaN")`.
+pub struct NaNBound;
+
+/// `bound_sympy(expr)`, or [`NaNBound`] where a sum adds `int_oo` to
+/// `-int_oo` (a power past `sys.maxsize` is `int_oo`, as `safe_pow` clamps).
+pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
+    let unknown = (Ext::NegInf, Ext::PosInf);
+    Ok(match &**e {
+        Node::Int(i) => (Ext::Fin(i.clone()), Ext::Fin(i.clone())),
+        Node::IntOo { neg: true } => (Ext::NegInf, Ext::NegInf),
+        Node::IntOo { neg: false } => (Ext::PosInf, Ext::PosInf),
+        Node::Sym(s) => (
+            s.lower.clone().map_or(Ext::NegInf, Ext::Fin),
+            s.upper.clone().map_or(Ext::PosInf, Ext::Fin),
+        ),
+        Node::Add(args) => {
+            let mut lo = Ext::Fin(BigInt::zero());
+            let mut hi = Ext::Fin(BigInt::zero());
+            for a in args {
+                let (l, h) = try_bounds(a)?;
+                match (ext_add(&lo, &l), ext_add(&hi, &h)) {
+                    (Some(l), Some(h)) => {
+                        lo = l;
+                        hi = h;
+                    }
+                    _ => return Err(NaNBound),
+                }
+            }
+            (lo, hi)
+        }
+        Node::Mul(args) => {
+            let mut acc = (Ext::Fin(BigInt::from(1)), Ext::Fin(BigInt::from(1)));
+            for a in args {
+                let b = try_bounds(a)?;
+                let c = [
+                    ext_mul(&acc.0, &b.0),
+                    ext_mul(&acc.0, &b.1),
+                    ext_mul(&acc.1, &b.0),
+                    ext_mul(&acc.1, &b.1),
+                ];
+                acc = (
+                    c.iter().min().cloned().expect("4"),
+                    c.iter().max().cloned().expect("4"),
+                );
+            }
+            acc
+        }
+        // pow_by_natural with a singleton exponent: convex_min_zero_map for
+        // an even one, increasing_map for an odd one.
+        Node::Pow(b, x) => {
+            let Some(n) = x.as_int() else {
+                return Ok(unknown);
+            };
+            let (lo, hi) = try_bounds(b)?;
+            let (pl, ph) = (pow_ext(&lo, n), pow_ext(&hi, n));
+            let zero = Ext::Fin(BigInt::zero());
+            if n.is_even() && lo <= zero && zero <= hi {
+                (zero, std::cmp::max(pl, ph))
+            } else {
+                (std::cmp::min(pl.clone(), ph.clone()), std::cmp::max(pl, ph))
+            }
+        }
+        // ValueRangeAnalysis.mod (C semantics) and SymPyValueRangeAnalysis
+        // .python_mod.
+        Node::Fn(Func::Mod, args) => vr_mod(try_bounds(&args[0])?, try_bounds(&args[1])?),
+        Node::Fn(Func::PythonMod, args) => {
+            let (x, y) = (try_bounds(&args[0])?, try_bounds(&args[1])?);
+            let zero = Ext::Fin(BigInt::zero());
+            if x.0 >= zero && y.0 >= zero {
+                return Ok(vr_mod(x, y));
+            }
+            let lower = if y.0 < zero {
+                ext_add(&y.0, &Ext::Fin(BigInt::from(1))).unwrap_or(Ext::NegInf)
+            } else {
+                zero.clone()
+            };
+            let upper = if y.1 > zero {
+                ext_add(&y.1, &Ext::Fin(BigInt::from(-1))).unwrap_or(Ext::PosInf)
+            } else {
+                zero
+            };
+            (lower, upper)
+        }
+        Node::Fn(Func::FloorDiv, args) => vr_floordiv(try_bounds(&args[0])?, try_bounds(&args[1])?),
+        // ValueRangeAnalysis.bitwise_and: a finite negative lower bound
+        // rounds down to a power of two; anything else (even -int_oo) is 0.
+        Node::Fn(Func::BitwiseAnd, args) => {
+            let (a, b) = (bitwise_operand(&args[0])?, bitwise_operand(&args[1])?);
+            let lower = match std::cmp::min(&a.0, &b.0) {
+                Ext::Fin(l) if l.is_negative() => {
+                    let m: BigInt = -l - 1;
+                    Ext::Fin(-(BigInt::from(1) << m.bits() as usize))
+                }
+                _ => Ext::Fin(BigInt::zero()),
+            };
+            (lower, std::cmp::max(a.1, b.1))
+        }
+        // ValueRangeAnalysis.bitwise_or: a positive finite upper bound
+        // rounds up to a power of two minus one; a negative one is -1.
+        Node::Fn(Func::BitwiseOr, args) => {
+            let (a, b) = (bitwise_operand(&args[0])?, bitwise_operand(&args[1])?);
+            let zero = BigInt::zero();
+            let upper = match std::cmp::max(&a.1, &b.1) {
+                Ext::Fin(u) if u.is_zero() => Ext::Fin(zero),
+                Ext::Fin(u) if u.is_positive() => {
+                    Ext::Fin((BigInt::from(1) << u.bits() as usize) - 1)
+                }
+                Ext::Fin(_) => Ext::Fin(BigInt::from(-1)),
+                inf => inf.clone(),
+            };
+            (std::cmp::min(a.0, b.0), upper)
+        }
+        _ => unknown,
+    })
+}
+
+/// The range of a bitwise operand: a BooleanAtom counts as 0 or 1
+/// (`_bool_to_int`); a BooleanAtom pair folds before any range is taken.
+fn bitwise_operand(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
+    let bit = |v: i64| (Ext::Fin(BigInt::from(v)), Ext::Fin(BigInt::from(v)));
+    Ok(match &**e {
+        Node::True => bit(1),
+        Node::False => bit(0),
+        _ => try_bounds(e)?,
+    })
+}
+
+fn pow_ext(x: &Ext, n: &BigInt) -> Ext {
+    match x {
+        // `safe_pow`: a power past `sys.maxsize` in absolute value is
+        // `int_oo`, signed by the base for an odd exponent.
+        Ext::Fin(v) => match num_traits::ToPrimitive::to_usize(n) {
+            Some(k) if (v.bits() as usize).saturating_mul(k) < 1 << 16 => {
+                let p = num_traits::pow(v.clone(), k);
+                if p.abs() > BigInt::from(i64::MAX) {
+                    if p.is_negative() {
+                        Ext::NegInf
+                    } else {
+                        Ext::PosInf
+                    }
+                } else {
+                    Ext::Fin(p)
+                }
+            }
+            _ => {
+                if v.is_negative() && n.is_odd() {
+                    Ext::NegInf
+                } else {
+                    Ext::PosInf
+                }
+            }
+        },
+        Ext::PosInf => Ext::PosInf,
+        Ext::NegInf => {
+            if n.is_odd() {
+                Ext::NegInf
+            } else {
+                Ext::PosInf
+            }
+        }
+    }
+}
+
+/// One side of the `%` choice in `SymNode.mod` (sym_node.py):
+/// `expr.is_nonnegative or shape_env.bound_sympy(expr).lower >= 0`, with
+/// what that raises for a Boolean (its range's lower bound compared to 0)
+/// or a ToFloat of one (the value-range map asserts).
+pub fn mod_operand_nonneg(e: &Ex) -> torchspec_pyval::PyResult<bool> {
+    use torchspec_pyval::Raise;
+    if e.is_boolean() {
+        return Err(Raise::type_error(
+            "\nA Boolean argument can only be used in Eq and Ne; all other\nrelationals expect real expressions.",
+        ));
+    }
+    // `bound_sympy` wraps a Number as it is: `ValueRanges(nan, nan)`
+    // asserts.
+    if matches!(**e, Node::NaN) {
+        return Err(Raise::new("AssertionError", "sympy expression is NaN"));
+    }
+    if facts(e).nonneg() == Some(true) {
+        return Ok(true);
+    }
+    if let Node::Fn(Func::ToFloat, a) = &**e {
+        if a[0].is_boolean() {
+            let lower = if rel_range_lower(&a[0]) {
+                "True"
+            } else {
+                "False"
+            };
+            if !matches!(*a[0], Node::True | Node::False | Node::Rel(..)) {
+                return Err(Raise::unsupported(
+                    "the value range of ToFloat of a BooleanFunction",
+                ));
+            }
+            return Err(Raise::new("AssertionError", format!("ToFloat({lower})")));
+        }
+    }
+    // bound_sympy: `if expr.has(PythonMod, Mod)`, first
+    // `_rewrite_for_value_range_analysis`.
+    let rewritten;
+    let e = if has_mod(e) {
+        rewritten = rewrite_for_vra(e)?;
+        &rewritten
+    } else {
+        e
+    };
+    if is_float_expr(e) {
+        return match float_bounds(e) {
+            Some((lo, _)) => Ok(lo >= 0.0),
+            None => Err(Raise::unsupported(
+                "the value range of this float expression",
+            )),
+        };
+    }
+    let nan = || Raise::new("AssertionError", "sympy expression is NaN");
+    let (lower, _) = try_bounds(e).map_err(|_| nan())?;
+    Ok(matches!(lower, Ext::Fin(ref l) if !l.is_negative()) || lower == Ext::PosInf)
+}
+
+/// The lower end of a Boolean's value range (ValueRangeAnalysis `lt`,
+/// `eq` and their negations over the integer bounds): `true` when the
+/// ranges prove it.
+fn rel_range_lower(e: &Ex) -> bool {
+    use super::expr::Rel;
+    match &**e {
+        Node::True => true,
+        Node::Rel(op, l, r) => {
+            let (a, b) = (bounds(l), bounds(r));
+            match op {
+                Rel::Lt => a.1 < b.0,
+                Rel::Gt => b.1 < a.0,
+                Rel::Ge => a.0 >= b.1,
+                Rel::Le => b.0 >= a.1,
+                Rel::Eq => a.0 == a.1 && b.0 == b.1 && a.0 == b.0,
+                Rel::Ne => a.0 > b.1 || b.0 > a.1,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// `_rewrite_for_value_range_analysis` (torch/utils/_sympy/value_ranges.py):
+/// bottom-up, each sum gets `_rewrite_mod_subtractions_in_add`.
+fn rewrite_for_vra(e: &Ex) -> torchspec_pyval::PyResult<Ex> {
+    use super::expr;
+    let rebuilt = match &**e {
+        Node::Add(a) => {
+            let args = a
+                .iter()
+                .map(rewrite_for_vra)
+                .collect::<Result<Vec<_>, _>>()?;
+            let x = if args == *a {
+                e.clone()
+            } else {
+                expr::add(&args)?
+            };
+            return match &*x {
+                Node::Add(_) => rewrite_mod_subtractions_in_add(&x),
+                _ => Ok(x),
+            };
+        }
+        Node::Mul(a) => {
+            let args = a
+                .iter()
+                .map(rewrite_for_vra)
+                .collect::<Result<Vec<_>, _>>()?;
+            if args == *a {
+                e.clone()
+            } else {
+                expr::mul(&args)?
+            }
+        }
+        Node::Fn(f, a) => {
+            let args = a
+                .iter()
+                .map(rewrite_for_vra)
+                .collect::<Result<Vec<_>, _>>()?;
+            if args == *a {
+                e.clone()
+            } else {
+                match f {
+                    Func::FloorDiv => expr::floordiv(&args[0], &args[1])?,
+                    Func::Mod => expr::modulo(false, &args[0], &args[1])?,
+                    Func::PythonMod => expr::modulo(true, &args[0], &args[1])?,
+                    Func::ToFloat => expr::to_float(&args[0])?,
+                    Func::FloatTrueDiv => expr::float_truediv(&args[0], &args[1])?,
+                    Func::IntTrueDiv => expr::int_truediv(&args[0], &args[1])?,
+                    _ => {
+                        return Err(torchspec_pyval::Raise::unsupported(
+                            "bound_sympy's rewrite inside this function",
+                        ))
+                    }
+                }
+            }
+        }
+        Node::Pow(b, x) => {
+            let nb = rewrite_for_vra(b)?;
+            if nb == *b {
+                e.clone()
+            } else {
+                expr::pow_int(&nb, x.as_int().expect("integer power"))?
+            }
+        }
+        _ => e.clone(),
+    };
+    Ok(rebuilt)
+}
+
+/// `_definitely_ge(expr, lower)`: a sympy sign fact, a symbol's range, or
+/// the bound's lower end.
+fn definitely_ge(e: &Ex, lower: i64) -> bool {
+    let f = facts(e);
+    if lower == 0 && f.nonneg() == Some(true) || lower == 1 && f.pos == Some(true) {
+        return true;
+    }
+    match bounds(e).0 {
+        Ext::Fin(l) => l >= BigInt::from(lower),
+        Ext::PosInf => true,
+        Ext::NegInf => false,
+    }
+}
+
+/// `_rewrite_mod_subtractions_in_add`: `k*Mod(b, q) - k*b` becomes
+/// `-k*q*FloorDiv(b, q)` so interval arithmetic keeps the dependency.
+fn rewrite_mod_subtractions_in_add(e: &Ex) -> torchspec_pyval::PyResult<Ex> {
+    use super::expr::{self, add_args, as_coeff_mul};
+    let has_mod_term = add_args(e).iter().any(|t| {
+        let (c, f) = as_coeff_mul(t);
+        matches!(c, Num::Int(_)) && matches!(*f, Node::Fn(Func::Mod | Func::PythonMod, _))
+    });
+    if !has_mod_term {
+        return Ok(e.clone());
+    }
+    let mut terms: Vec<(Ex, BigInt)> = Vec::new();
+    for t in add_args(e) {
+        let (c, f) = as_coeff_mul(&t);
+        let Num::Int(c) = c else {
+            return Err(torchspec_pyval::Raise::unsupported(
+                "a Float term in a Mod-subtraction rewrite",
+            ));
+        };
+        match terms.iter_mut().find(|(g, _)| *g == f) {
+            Some((_, cc)) => *cc += c,
+            None => terms.push((f, c)),
+        }
+    }
+    let snapshot = terms.clone();
+    let mut replacements = Vec::new();
+    for (factor, mod_coeff) in snapshot {
+        if mod_coeff.is_zero() {
+            continue;
+        }
+        let Node::Fn(func @ (Func::Mod | Func::PythonMod), args) = &*factor else {
+            continue;
+        };
+        let (base, divisor) = (&args[0], &args[1]);
+        let valid =
+            definitely_ge(divisor, 1) && (*func == Func::PythonMod || definitely_ge(base, 0));
+        if !valid {
+            continue;
+        }
+        let mut matched: Vec<(Ex, BigInt)> = Vec::new();
+        let mut ok = true;
+        for bt in add_args(base) {
+            let (bc, bf) = as_coeff_mul(&bt);
+            let Num::Int(bc) = bc else {
+                ok = false;
+                break;
+            };
+            let term_coeff = terms
+                .iter()
+                .find(|(g, _)| *g == bf)
+                .map_or(BigInt::zero(), |(_, c)| c.clone());
+            let needed = -&mod_coeff * &bc;
+            if needed.is_zero() {
+                continue;
+            }
+            let zero = BigInt::zero();
+            if term_coeff.is_zero() || &term_coeff * &needed <= zero {
+                ok = false;
+                break;
+            }
+            if (needed > zero && term_coeff < needed) || (needed < zero && term_coeff > needed) {
+                ok = false;
+                break;
+            }
+            matched.push((bf, needed));
+        }
+        if !ok {
+            continue;
+        }
+        for (bf, needed) in matched {
+            if let Some((_, c)) = terms.iter_mut().find(|(g, _)| *g == bf) {
+                *c -= needed;
+            }
+        }
+        if let Some((_, c)) = terms.iter_mut().find(|(g, _)| *g == factor) {
+            *c = BigInt::zero();
+        }
+        // `coeff * FloorDiv(base, divisor) * divisor`, left to right.
+        let fd = expr::floordiv(base, divisor)?;
+        let r = expr::mul(&[expr::int(-mod_coeff.clone()), fd])?;
+        replacements.push(expr::mul(&[r, divisor.clone()])?);
+    }
+    if replacements.is_empty() {
+        return Ok(e.clone());
+    }
+    let mut new_terms = Vec::new();
+    for (factor, coeff) in terms {
+        if coeff.is_zero() {
+            continue;
+        }
+        new_terms.push(if factor.is_int_value(1) {
+            expr::int(coeff)
+        } else {
+            expr::mul(&[expr::int(coeff), factor])?
+        });
+    }
+    new_terms.extend(replacements);
+    expr::add(&new_terms)
+}
+
+/// `expr.has(PythonMod, Mod)`.
+fn has_mod(e: &Ex) -> bool {
+    match &**e {
+        Node::Fn(Func::Mod | Func::PythonMod, _) => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) => a.iter().any(has_mod),
+        Node::Pow(a, _) => has_mod(a),
+        _ => false,
+    }
+}
+
+/// Whether `e` is a float-valued expression (a Float, a ToFloat, a float
+/// division or power somewhere in it).
+fn is_float_expr(e: &Ex) -> bool {
+    match &**e {
+        Node::Float(_) | Node::BigFloat(_) | Node::Inf { .. } => true,
+        Node::Fn(Func::ToFloat | Func::FloatTrueDiv | Func::IntTrueDiv | Func::FloatPow, _) => true,
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) => a.iter().any(is_float_expr),
+        Node::Pow(b, _) => is_float_expr(b),
+        _ => false,
+    }
+}
+
+/// `bound_sympy` of a float expression (ValueRangeAnalysis with float
+/// arithmetic), for the node kinds modelled; `None` otherwise.
+fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
+    let ext_f = |x: &Ext| match x {
+        Ext::NegInf => f64::NEG_INFINITY,
+        Ext::PosInf => f64::INFINITY,
+        Ext::Fin(i) => num_traits::ToPrimitive::to_f64(i).unwrap_or(f64::NAN),
+    };
+    match &**e {
+        Node::Float(f) => Some((*f, *f)),
+        // The range compares exactly; only the sign of this bound is asked.
+        Node::BigFloat(m) => {
+            let f = m.to_f64();
+            Some((f, f))
+        }
+        Node::Int(_) | Node::Sym(_) => {
+            let (l, h) = bounds(e);
+            Some((ext_f(&l), ext_f(&h)))
+        }
+        Node::Inf { neg } => {
+            let v = if *neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            };
+            Some((v, v))
+        }
+        Node::Fn(Func::ToFloat, a) => {
+            if is_float_expr(&a[0]) || a[0].is_boolean() {
+                return None;
+            }
+            let (l, h) = bounds(&a[0]);
+            Some((ext_f(&l), ext_f(&h)))
+        }
+        Node::Add(args) => {
+            let (mut lo, mut hi) = (0.0f64, 0.0f64);
+            for a in args {
+                let (l, h) = float_bounds(a)?;
+                lo += l;
+                hi += h;
+            }
+            if lo.is_nan() || hi.is_nan() {
+                return None;
+            }
+            Some((lo, hi))
+        }
+        // ValueRangeAnalysis.truediv / int_truediv: unknown when the
+        // divisor's range holds 0 or both hold an infinity, else the corners.
+        Node::Fn(Func::FloatTrueDiv | Func::IntTrueDiv, args) => {
+            let (a, b) = (float_bounds(&args[0])?, float_bounds(&args[1])?);
+            let inf = |r: (f64, f64)| r.0.is_infinite() || r.1.is_infinite();
+            if (b.0 <= 0.0 && 0.0 <= b.1) || (inf(a) && inf(b)) {
+                return Some((f64::NEG_INFINITY, f64::INFINITY));
+            }
+            let c = [a.0 / b.0, a.0 / b.1, a.1 / b.0, a.1 / b.1];
+            if c.iter().any(|x| x.is_nan()) {
+                return None;
+            }
+            Some((
+                c.iter().cloned().fold(f64::INFINITY, f64::min),
+                c.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+            ))
+        }
+        Node::Mul(args) => {
+            // coordinatewise_monotone_map with safe_mul (0 * inf is 0).
+            let safe_mul = |a: f64, b: f64| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
+            let mut acc = (1.0f64, 1.0f64);
+            for a in args {
+                let (l, h) = float_bounds(a)?;
+                let c = [
+                    safe_mul(acc.0, l),
+                    safe_mul(acc.0, h),
+                    safe_mul(acc.1, l),
+                    safe_mul(acc.1, h),
+                ];
+                acc = (
+                    c.iter().cloned().fold(f64::INFINITY, f64::min),
+                    c.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+                );
+            }
+            Some(acc)
+        }
+        _ => None,
+    }
+}
+
+/// The `%` choice in `SymNode.mod`: `expr.is_nonnegative or
+/// bound_sympy(expr).lower >= 0`.
+pub fn known_nonneg(e: &Ex) -> bool {
+    if facts(e).nonneg() == Some(true) {
+        return true;
+    }
+    matches!(bounds(e).0, Ext::Fin(ref l) if !l.is_negative())
+}
+
+fn contains_zero(r: &(Ext, Ext)) -> bool {
+    let z = Ext::Fin(BigInt::zero());
+    r.0 <= z && z <= r.1
+}
+
+/// `ValueRangeAnalysis.mod` (C semantics).
+fn vr_mod(x: (Ext, Ext), y: (Ext, Ext)) -> (Ext, Ext) {
+    if contains_zero(&y) {
+        return (Ext::NegInf, Ext::PosInf);
+    }
+    let fin = |v: BigInt| Ext::Fin(v);
+    if y.0 == y.1 {
+        let Ext::Fin(yv) = &y.0 else {
+            return (Ext::NegInf, Ext::PosInf);
+        };
+        let yv = yv.abs();
+        // c_div: truncating division; infinities stay infinite.
+        let c_div = |a: &Ext| match a {
+            Ext::Fin(v) => Ext::Fin(v / &yv),
+            o => o.clone(),
+        };
+        let c_mod = |a: &Ext| match a {
+            Ext::Fin(v) => {
+                let r = v.abs() % &yv;
+                Ext::Fin(if v.is_negative() { -r } else { r })
+            }
+            o => o.clone(),
+        };
+        if c_div(&x.0) == c_div(&x.1) {
+            return (c_mod(&x.0), c_mod(&x.1));
+        }
+        let zero = Ext::Fin(BigInt::zero());
+        let one = BigInt::from(1);
+        if x.1 < zero {
+            return (fin(-&yv + &one), zero);
+        }
+        if x.0 > zero {
+            return (zero, fin(&yv - &one));
+        }
+        let lower = std::cmp::max(fin(-&yv + &one), x.0);
+        let upper = std::cmp::min(fin(&yv - &one), x.1);
+        return (lower, upper);
+    }
+    // Too difficult: +-(max |y| - 1).
+    let abs_upper = std::cmp::max(
+        match &y.0 {
+            Ext::Fin(v) => Ext::Fin(v.abs()),
+            _ => Ext::PosInf,
+        },
+        match &y.1 {
+            Ext::Fin(v) => Ext::Fin(v.abs()),
+            _ => Ext::PosInf,
+        },
+    );
+    match abs_upper {
+        Ext::Fin(u) => {
+            let u = u - 1;
+            (Ext::Fin(-&u), Ext::Fin(u))
+        }
+        _ => (Ext::NegInf, Ext::PosInf),
+    }
+}
+
+/// `FloorDiv(x, y)` of two bounds, as `ValueRangeAnalysis.floordiv` forms
+/// its corner products.
+fn floordiv_ext(x: &Ext, y: &Ext) -> Ext {
+    match (x, y) {
+        (Ext::Fin(a), Ext::Fin(b)) => Ext::Fin(a.div_floor(b)),
+        // number / infinity: float division gives (+-)0.0, floored to 0 (or
+        // -1 for a negative numerator over +inf, since -0.x floors to -1 only
+        // when non-zero: float(a)/inf is -0.0 -> floor 0).
+        (Ext::Fin(_), _) => Ext::Fin(BigInt::zero()),
+        (_, Ext::Fin(b)) => {
+            let neg = matches!(x, Ext::NegInf) != b.is_negative();
+            if neg {
+                Ext::NegInf
+            } else {
+                Ext::PosInf
+            }
+        }
+        // inf / inf is nan: sign(x)*sign(y)*int_oo.
+        _ => {
+            let neg = matches!(x, Ext::NegInf) != matches!(y, Ext::NegInf);
+            if neg {
+                Ext::NegInf
+            } else {
+                Ext::PosInf
+            }
+        }
+    }
+}
+
+/// `ValueRangeAnalysis.floordiv`.
+fn vr_floordiv(a: (Ext, Ext), b: (Ext, Ext)) -> (Ext, Ext) {
+    let zero = Ext::Fin(BigInt::zero());
+    if contains_zero(&b) {
+        if b.0 >= zero && a.0 >= zero {
+            return (zero, Ext::PosInf);
+        }
+        if b.1 <= zero && a.1 <= zero {
+            return (zero, Ext::PosInf);
+        }
+        if b.1 <= zero && a.0 >= zero {
+            return (Ext::NegInf, zero);
+        }
+        if b.0 >= zero && a.1 <= zero {
+            return (Ext::NegInf, zero);
+        }
+        return (Ext::NegInf, Ext::PosInf);
+    }
+    let c = [
+        floordiv_ext(&a.0, &b.0),
+        floordiv_ext(&a.0, &b.1),
+        floordiv_ext(&a.1, &b.0),
+        floordiv_ext(&a.1, &b.1),
+    ];
+    (
+        c.iter().min().cloned().expect("4"),
+        c.iter().max().cloned().expect("4"),
+    )
+}

@@ -1,0 +1,279 @@
+//! Mirrors torch/fx/experimental/dynamic_spec.py: `IntVar`, `ShapeVar`, and
+//! the `ValueRanges(min, max)` check their constructor runs
+//! (torch/utils/_sympy/value_ranges.py: `simple_sympify`, `sympy_generic_le`).
+
+use std::any::Any;
+use std::cmp::Ordering;
+
+use num_bigint::BigInt;
+
+use torchspec_pyval::ops::{binary, Op};
+use torchspec_pyval::{float_repr, Dict, PyObject, PyResult, Raise, Value};
+
+/// Which of the two var classes (`ShapeVar` subclasses `IntVar`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    IntVar,
+    ShapeVar,
+}
+
+impl VarKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            VarKind::IntVar => "IntVar",
+            VarKind::ShapeVar => "ShapeVar",
+        }
+    }
+}
+
+/// The keyword arguments of a var constructor; `None` means "not passed",
+/// `Some(Value::None)` means `None` passed explicitly.
+#[derive(Clone, Debug, Default)]
+pub struct VarArgs {
+    pub name: Option<Value>,
+    pub min: Option<Value>,
+    pub max: Option<Value>,
+    pub optimization_hint: Option<Value>,
+}
+
+/// A spec var: a `SymInt` whose symbol is `name#uid`.
+#[derive(Debug)]
+pub struct IntVar {
+    pub kind: VarKind,
+    pub name: Value,
+    pub uid: u64,
+    pub min: Value,
+    pub max: Value,
+    pub optimization_hint: Value,
+}
+
+/// The per-case `IntVar._uid_counter`.
+#[derive(Debug, Default)]
+pub struct UidCounter(u64);
+
+impl IntVar {
+    /// `IntVar(...)` / `ShapeVar(...)`, with every check in PyTorch's order.
+    pub fn construct(kind: VarKind, args: VarArgs, uids: &mut UidCounter) -> PyResult<IntVar> {
+        let min = match (kind, args.min) {
+            (_, Some(m)) => m,
+            (VarKind::IntVar, None) => Value::None,
+            (VarKind::ShapeVar, None) => Value::int(0),
+        };
+        if kind == VarKind::ShapeVar {
+            // `if min < 0` runs before the uid counter: `min=None` fails here
+            // with Python's comparison TypeError.
+            if binary(Op::Lt, &min, &Value::int(0))?.truth()? {
+                return Err(Raise::value_error(format!(
+                    "ShapeVar requires min >= 0 (a shape dim is non-negative); got min={}. Use IntVar(...) for unrestricted scalars.",
+                    min.py_str()?
+                )));
+            }
+        }
+        let name = match args.name {
+            None | Some(Value::None) => Value::static_str("anon"),
+            Some(n) => n,
+        };
+        let uid = uids.0;
+        uids.0 += 1;
+        let max = args.max.unwrap_or(Value::None);
+        value_ranges(&min, &max)?;
+        Ok(IntVar {
+            kind,
+            name,
+            uid,
+            min,
+            max,
+            optimization_hint: args.optimization_hint.unwrap_or(Value::None),
+        })
+    }
+
+    /// The sympy symbol name, `name#uid`.
+    pub fn symbol(&self) -> PyResult<String> {
+        Ok(format!("{}#{}", self.name.py_str()?, self.uid))
+    }
+}
+
+impl PyObject for IntVar {
+    fn type_name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        out.push_str(self.kind.name());
+        out.push('(');
+        self.name.write_str(out)?;
+        out.push('#');
+        out.push_str(itoa::Buffer::new().format(self.uid));
+        for (label, v) in [
+            (", min=", &self.min),
+            (", max=", &self.max),
+            (", optimization_hint=", &self.optimization_hint),
+        ] {
+            if !matches!(v, Value::None) {
+                out.push_str(label);
+                v.write_str(out)?;
+            }
+        }
+        out.push(')');
+        Ok(())
+    }
+
+    fn to_jsonable(&self) -> Option<PyResult<Value>> {
+        let d = Dict::from_static_pairs([
+            ("type", Value::static_str(self.kind.name())),
+            ("name", self.name.clone()),
+            ("min", self.min.clone()),
+            ("max", self.max.clone()),
+            ("optimization_hint", self.optimization_hint.clone()),
+        ]);
+        Some(Ok(Value::Dict(d.into())))
+    }
+
+    fn truth(&self) -> Option<PyResult<bool>> {
+        // `bool(SymInt)` asks the ShapeEnv to evaluate, which the spec env forbids.
+        Some(Err(Raise::type_error(
+            "_SpecShapeEnv: 'evaluate_sym_node' is not allowed at spec-definition time. Use IntVar / ShapeVar only inside TensorSpec / ShapesSpec.",
+        )))
+    }
+
+    fn is_symint(&self) -> bool {
+        true
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A bound after `simple_sympify`: the range endpoints sympy sees.
+#[derive(Clone, Debug)]
+enum Bound {
+    Int(BigInt),
+    Float(f64),
+    Bool(bool),
+    /// torch's `int_oo` (`neg`: `-int_oo`).
+    IntOo {
+        neg: bool,
+    },
+    /// sympy's `oo`, from a float infinity.
+    Oo {
+        neg: bool,
+    },
+}
+
+impl Bound {
+    fn sympify(v: &Value) -> PyResult<Bound> {
+        Ok(match v {
+            Value::Bool(b) => Bound::Bool(*b),
+            Value::Int(i) => Bound::Int(i.to_big()),
+            Value::Float(f) if f.is_infinite() => Bound::Oo { neg: *f < 0.0 },
+            Value::Float(f) => Bound::Float(*f),
+            other => {
+                return Err(Raise::new(
+                    "AssertionError",
+                    format!(
+                        "not simple sympy type <class '{}'>: {}",
+                        other.type_name(),
+                        other.py_str()?
+                    ),
+                ))
+            }
+        })
+    }
+
+    /// Position on the extended line: `-oo < -int_oo < finite < int_oo < oo`.
+    fn rank(&self) -> (i8, Option<f64>, Option<&BigInt>) {
+        match self {
+            Bound::Oo { neg: true } => (-2, None, None),
+            Bound::IntOo { neg: true } => (-1, None, None),
+            Bound::Int(i) => (0, None, Some(i)),
+            Bound::Float(f) => (0, Some(*f), None),
+            Bound::IntOo { neg: false } => (1, None, None),
+            Bound::Oo { neg: false } => (2, None, None),
+            Bound::Bool(_) => unreachable!("bools are not ordered with numbers"),
+        }
+    }
+
+    fn le(&self, other: &Bound) -> bool {
+        let (ra, fa, ia) = self.rank();
+        let (rb, fb, ib) = other.rank();
+        if ra != rb || ra != 0 {
+            return ra <= rb;
+        }
+        let a = match (ia, fa) {
+            (Some(i), _) => Value::big(i.clone()),
+            (_, Some(f)) => Value::Float(f),
+            _ => unreachable!(),
+        };
+        let b = match (ib, fb) {
+            (Some(i), _) => Value::big(i.clone()),
+            (_, Some(f)) => Value::Float(f),
+            _ => unreachable!(),
+        };
+        a.as_number()
+            .zip(b.as_number())
+            .and_then(|(x, y)| x.num_cmp(&y))
+            .is_some_and(|o| o != Ordering::Greater)
+    }
+
+    /// `str()` of the sympy object.
+    fn sympy_str(&self) -> PyResult<String> {
+        Ok(match self {
+            Bound::Int(i) => i.to_string(),
+            Bound::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            Bound::IntOo { neg } => format!("{}int_oo", if *neg { "-" } else { "" }),
+            Bound::Oo { neg } => format!("{}oo", if *neg { "-" } else { "" }),
+            Bound::Float(f) => {
+                // sympy prints Floats with 15 significant digits
+                // (`2.50000000000000`); not modelled yet.
+                return Err(Raise::unsupported(format!(
+                    "printing the sympy Float {} in a ValueRanges error",
+                    float_repr(*f)
+                )));
+            }
+        })
+    }
+}
+
+/// `ValueRanges(min or -int_oo, max or int_oo)`: only its checks matter here.
+fn value_ranges(min: &Value, max: &Value) -> PyResult<()> {
+    let lower = match min {
+        Value::None => Bound::IntOo { neg: true },
+        v => Bound::sympify(v)?,
+    };
+    let upper = match max {
+        Value::None => Bound::IntOo { neg: false },
+        v => Bound::sympify(v)?,
+    };
+    let ok = match (&lower, &upper) {
+        (Bound::Bool(_), Bound::Bool(_)) | (Bound::Bool(_), _) | (_, Bound::Bool(_)) => {
+            match (&lower, &upper) {
+                (Bound::Bool(l), Bound::Bool(u)) => !*l || *u,
+                (Bound::Bool(_), _) => {
+                    return Err(Raise::new(
+                        "AssertionError",
+                        format!("({}, {})", lower.sympy_str()?, upper.sympy_str()?),
+                    ))
+                }
+                _ => {
+                    return Err(Raise::new(
+                        "AssertionError",
+                        "upper must be a sympy.Expr when lower is a sympy.Expr",
+                    ))
+                }
+            }
+        }
+        _ => lower.le(&upper),
+    };
+    if !ok {
+        return Err(Raise::new(
+            "ValueRangeError",
+            format!(
+                "Invalid ranges [{}:{}]",
+                lower.sympy_str()?,
+                upper.sympy_str()?
+            ),
+        ));
+    }
+    Ok(())
+}
