@@ -1,0 +1,1165 @@
+"""Mutated program files: the zoo's `.pt2` archives with one schema-aware change
+to `models/model.json` each (issue 15 item 3, issue 20).
+
+Usage:
+    .oracle/bin/python oracle/mutate.py --seed 1 --count 2000 --out target/mutants/s1
+
+For mutant i (0-based) the class is CLASSES[i % len(CLASSES)] and everything else
+(program, variant, site) comes from random.Random(f"{seed}:{i}"), so a mutant
+depends only on (seed, i, the zoo, torch's schema and operator set): a larger
+--count is the smaller run plus more mutants. Every archive is the original zip
+with only `<prefix>/models/model.json` replaced; every other entry keeps its
+bytes, its ZipInfo and its place. DIR gets one `<id>.pt2` per mutant and
+`mutants.jsonl`, one record per mutant:
+
+    {"id", "program", "class", "mutation": "<what changed, with its JSON path>",
+     "expect": "accept" | "refuse" | null}
+
+"expect" is only the author's guess when writing the variant (null: no guess);
+the outcome is what `oracle/mutant_outcomes.py` measures.
+
+The mutations are schema-aware: the model JSON is walked against the dataclasses
+of `torch/_export/serde/schema.py` (schema.yaml in the same directory is the same
+schema), so every JSON node is known as a dataclass, a union (one tag), an enum,
+a list, a dict or a scalar. The classes (CLASSES below) cover both directions:
+changes PyTorch refuses and ones it accepts (a float 2.0 where an int is, a moved
+schema minor version, a `torchx.ops.aten...` target prefix, unknown fields, a
+duplicated key whose last copy is the original, ...).
+
+DIR must be under target/ (mutants are never committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import enum
+import json
+import os
+import random
+import sys
+import types
+import typing
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAMS = os.path.join(ROOT, "corpus", "programs")
+
+import torch  # noqa: E402
+from torch._export.serde import schema as S  # noqa: E402
+from torch._export.serde.union import _Union  # noqa: E402
+
+
+# ---------------------------------------------------------------------------
+# JSON with duplicated keys and paths.
+# ---------------------------------------------------------------------------
+
+class Dup:
+    """A JSON object written with these (key, value) pairs, keys possibly repeated."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+
+def dumps(o) -> str:
+    if isinstance(o, Dup):
+        return "{" + ", ".join(json.dumps(k) + ": " + dumps(v) for k, v in o.pairs) + "}"
+    if isinstance(o, dict):
+        return "{" + ", ".join(json.dumps(k) + ": " + dumps(v) for k, v in o.items()) + "}"
+    if isinstance(o, list):
+        return "[" + ", ".join(dumps(v) for v in o) + "]"
+    return json.dumps(o)
+
+
+def fmt_path(path) -> str:
+    out = "$"
+    for p in path:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif isinstance(p, str) and p.isidentifier():
+            out += "." + p
+        else:
+            out += "[" + json.dumps(p) + "]"
+    return out
+
+
+def get(doc, path):
+    for p in path:
+        doc = doc[p]
+    return doc
+
+
+def put(doc, path, value):
+    get(doc, path[:-1])[path[-1]] = value
+
+
+def short(v, n=60) -> str:
+    s = dumps(v)
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+# ---------------------------------------------------------------------------
+# The schema walk.
+# ---------------------------------------------------------------------------
+
+_HINTS: dict = {}
+
+
+def hints(cls):
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls, globalns=vars(S))
+    return _HINTS[cls]
+
+
+def strip_optional(tp):
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return args[0], True
+    return tp, False
+
+
+def kind_of(tp) -> str:
+    origin = typing.get_origin(tp)
+    if origin is list:
+        return "list"
+    if origin is dict:
+        return "dict"
+    if isinstance(tp, type):
+        if issubclass(tp, _Union):
+            return "union"
+        if dataclasses.is_dataclass(tp):
+            return "dataclass"
+        if issubclass(tp, enum.IntEnum):
+            return "enum"
+        if tp is bool:
+            return "bool"
+        if tp is int:
+            return "int"
+        if tp is float:
+            return "float"
+        if tp is str:
+            return "str"
+    return "other"
+
+
+@dataclasses.dataclass
+class Site:
+    path: tuple
+    tp: typing.Any
+    optional: bool
+    kind: str
+
+    @property
+    def name(self) -> str:
+        tp = self.tp
+        return getattr(tp, "__name__", None) or str(tp)
+
+
+def walk(v, tp, path=(), out=None):
+    if out is None:
+        out = []
+    tp, optional = strip_optional(tp)
+    k = kind_of(tp)
+    out.append(Site(path, tp, optional, k))
+    if v is None:
+        return out
+    if k == "union":
+        if isinstance(v, dict) and len(v) == 1:
+            tag = next(iter(v))
+            h = hints(tp)
+            if tag in h:
+                walk(v[tag], h[tag], path + (tag,), out)
+    elif k == "dataclass" and isinstance(v, dict):
+        h = hints(tp)
+        for f in dataclasses.fields(tp):
+            if f.name in v:
+                walk(v[f.name], h[f.name], path + (f.name,), out)
+    elif k == "list" and isinstance(v, list):
+        (et,) = typing.get_args(tp)
+        for i, x in enumerate(v):
+            walk(x, et, path + (i,), out)
+    elif k == "dict" and isinstance(v, dict):
+        vt = typing.get_args(tp)[1]
+        for key, x in v.items():
+            walk(x, vt, path + (key,), out)
+    return out
+
+
+def field_default(cls, name) -> bool:
+    for f in dataclasses.fields(cls):
+        if f.name == name:
+            return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Context of one program.
+# ---------------------------------------------------------------------------
+
+class Ctx:
+    def __init__(self, doc, rng, ops):
+        self.doc = doc
+        self.rng = rng
+        self.ops = ops
+        self.sites = walk(doc, S.ExportedProgram)
+        self.expect = None
+
+    def pick(self, seq):
+        seq = list(seq)
+        return self.rng.choice(seq) if seq else None
+
+    def of_kind(self, *kinds):
+        return [s for s in self.sites if s.kind in kinds]
+
+    def nodes(self):
+        """(path, node) of every node, nested graphs too."""
+        return [(s.path, get(self.doc, s.path)) for s in self.sites
+                if s.tp is S.Node and isinstance(get(self.doc, s.path), dict)]
+
+    def graphs(self):
+        return [s.path for s in self.sites if s.tp is S.Graph]
+
+    def tensor_names(self, graph_path):
+        g = get(self.doc, graph_path)
+        return list(g.get("tensor_values", {}))
+
+    def sym_expr_sites(self):
+        return [s for s in self.sites if s.tp is S.SymExpr]
+
+    def fresh(self, base="mut"):
+        return f"{base}_{self.rng.randrange(10**6)}"
+
+
+def graph_of(node_path):
+    # .../graph/nodes/i  ->  .../graph
+    return node_path[:-2]
+
+
+def arg_tensor_refs(arg_path, arg):
+    """Paths of TensorArgument names in an Argument (as_tensor / as_tensors / optional)."""
+    out = []
+    if not isinstance(arg, dict) or len(arg) != 1:
+        return out
+    (tag, v), = arg.items()
+    if tag == "as_tensor" and isinstance(v, dict):
+        out.append(arg_path + (tag, "name"))
+    elif tag == "as_tensors" and isinstance(v, list):
+        out += [arg_path + (tag, i, "name") for i, x in enumerate(v) if isinstance(x, dict)]
+    elif tag == "as_optional_tensors" and isinstance(v, list):
+        out += [arg_path + (tag, i, "as_tensor", "name") for i, x in enumerate(v)
+                if isinstance(x, dict) and "as_tensor" in x]
+    elif tag == "as_optional_tensor" and isinstance(v, dict) and "as_tensor" in v:
+        out.append(arg_path + (tag, "as_tensor", "name"))
+    return out
+
+
+def other_values(v, rng):
+    """Replacement values of another JSON type than v."""
+    cands = []
+    if isinstance(v, bool):
+        cands = [int(v), str(v).lower(), None, [v]]
+    elif isinstance(v, int):
+        cands = [float(v), float(v), str(v), v != 0, None, [v], v + 0.5]
+    elif isinstance(v, float):
+        cands = [int(v), str(v), None, True]
+    elif isinstance(v, str):
+        cands = [len(v), None, [v], {"s": v}, True]
+    elif isinstance(v, list):
+        cands = [{}, "", None, 0, {"0": v[0]} if v else {"x": 1}]
+    elif isinstance(v, dict):
+        cands = [[], [v], "", None, 1]
+    elif v is None:
+        cands = [0, "", [], {}, False]
+    return rng.choice(cands)
+
+
+# ---------------------------------------------------------------------------
+# Mutation classes. Each variant returns a description, or None when the
+# program has no site for it (another variant or program is tried).
+# ---------------------------------------------------------------------------
+
+def _dataclass_field_site(c: Ctx, allow=lambda s, f: True):
+    by_type: dict = {}
+    for s in c.of_kind("dataclass"):
+        v = get(c.doc, s.path)
+        if isinstance(v, dict) and any(f in v and allow(s, f) for f in (x.name for x in dataclasses.fields(s.tp))):
+            by_type.setdefault(s.name, []).append(s)
+    if not by_type:
+        return None, None
+    s = c.pick(by_type[c.pick(sorted(by_type))])
+    v = get(c.doc, s.path)
+    f = c.pick([x.name for x in dataclasses.fields(s.tp) if x.name in v and allow(s, x.name)])
+    return s, f
+
+
+def field_delete(c: Ctx):
+    s, f = _dataclass_field_site(c)
+    if s is None:
+        return None
+    del get(c.doc, s.path)[f]
+    c.expect = "accept" if field_default(s.tp, f) else None
+    return f"delete field {f} of {s.name} at {fmt_path(s.path + (f,))}"
+
+
+def field_duplicate(c: Ctx):
+    s, f = _dataclass_field_site(c)
+    if s is None:
+        return None
+    obj = get(c.doc, s.path)
+    orig = obj[f]
+    variant = c.rng.choice(["same", "first_other", "last_other"])
+    other = other_values(orig, c.rng)
+    pairs = []
+    for k, v in obj.items():
+        if k != f:
+            pairs.append((k, v))
+        elif variant == "same":
+            pairs += [(k, v), (k, copy.deepcopy(v))]
+        elif variant == "first_other":
+            pairs += [(k, other), (k, v)]
+        else:
+            pairs += [(k, v), (k, other)]
+    if s.path:
+        put(c.doc, s.path, Dup(pairs))
+    else:
+        c.doc = Dup(pairs)
+    where = fmt_path(s.path + (f,))
+    if variant == "same":
+        c.expect = "accept"
+        return f"duplicate key {f!r} at {where} (same value twice)"
+    if variant == "first_other":
+        c.expect = "accept"
+        return f"duplicate key {f!r} at {where}: first copy {short(other)}, last copy the original"
+    return f"duplicate key {f!r} at {where}: last copy {short(other)} (was {short(orig)})"
+
+
+def field_retype(c: Ctx):
+    sites = [s for s in c.sites if s.path and s.kind != "other"]
+    # choose by kind first so scalar sites do not drown the rest
+    kinds = sorted({s.kind for s in sites})
+    k = c.pick(kinds)
+    s = c.pick([x for x in sites if x.kind == k])
+    v = get(c.doc, s.path)
+    new = other_values(v, c.rng)
+    if isinstance(v, int) and not isinstance(v, bool) and isinstance(new, float) and new == int(new):
+        c.expect = "accept"
+    put(c.doc, s.path, new)
+    return f"retype {s.name} at {fmt_path(s.path)}: {short(v)} -> {short(new)}"
+
+
+def union_tag_unknown(c: Ctx):
+    sites = [s for s in c.of_kind("union") if s.path and isinstance(get(c.doc, s.path), dict)
+             and len(get(c.doc, s.path)) == 1]
+    by_type: dict = {}
+    for s in sites:
+        by_type.setdefault(s.name, []).append(s)
+    if not by_type:
+        return None
+    s = c.pick(by_type[c.pick(sorted(by_type))])
+    v = get(c.doc, s.path)
+    (tag, val), = v.items()
+    tags = [f.name for f in dataclasses.fields(s.tp)]
+    variant = c.rng.choice(["unknown", "unknown", "other_tag", "empty", "two_tags", "case"])
+    if variant == "unknown":
+        new_tag = c.rng.choice(["as_bogus", "as_" + tag, tag + "s", "type", ""])
+        put(c.doc, s.path, {new_tag: val})
+        return f"unknown tag {new_tag!r} for {s.name} at {fmt_path(s.path)} (was {tag!r})"
+    if variant == "other_tag":
+        new_tag = c.pick([t for t in tags if t != tag])
+        put(c.doc, s.path, {new_tag: val})
+        return f"tag {tag!r} -> {new_tag!r} (another {s.name} tag, value kept) at {fmt_path(s.path)}"
+    if variant == "empty":
+        put(c.doc, s.path, {})
+        return f"empty object for {s.name} at {fmt_path(s.path)}"
+    if variant == "two_tags":
+        t2 = c.pick([t for t in tags if t != tag])
+        put(c.doc, s.path, {tag: val, t2: copy.deepcopy(val)})
+        return f"two tags {tag!r}, {t2!r} for {s.name} at {fmt_path(s.path)}"
+    put(c.doc, s.path, {tag.upper(): val})
+    return f"tag {tag!r} -> {tag.upper()!r} for {s.name} at {fmt_path(s.path)}"
+
+
+def enum_value_unknown(c: Ctx):
+    sites = [s for s in c.of_kind("enum") if s.path]
+    by_type: dict = {}
+    for s in sites:
+        by_type.setdefault(s.name, []).append(s)
+    if not by_type:
+        return None
+    s = c.pick(by_type[c.pick(sorted(by_type))])
+    v = get(c.doc, s.path)
+    values = sorted(int(m) for m in s.tp)
+    gaps = [x for x in range(0, max(values) + 2) if x not in values]
+    variant = c.rng.choice(["unknown", "unknown", "negative", "other_valid", "name", "float", "null"])
+    if variant == "unknown":
+        new = c.pick(gaps + [max(values) + 1, 99, 1000])
+    elif variant == "negative":
+        new = -1
+    elif variant == "other_valid":
+        new = c.pick([x for x in values if x != v])
+    elif variant == "name":
+        new = s.tp(v).name if isinstance(v, int) and v in values else "FLOAT"
+    elif variant == "float":
+        new = float(v) if isinstance(v, int) else 1.0
+    else:
+        new = None
+        if s.optional:
+            c.expect = "accept"
+    put(c.doc, s.path, new)
+    return f"{s.name} at {fmt_path(s.path)}: {short(v)} -> {short(new)}"
+
+
+def schema_version(c: Ctx):
+    sv = c.doc.get("schema_version")
+    if not isinstance(sv, dict):
+        return None
+    major, minor = sv.get("major"), sv.get("minor")
+    variant = c.rng.choice(["major+1", "major-1", "minor+1", "minor-1", "minor0", "minor_big",
+                            "major_str", "minor_float", "major_float", "delete", "delete_minor",
+                            "null_major", "major0"])
+    if variant == "major+1":
+        sv["major"] = major + 1
+    elif variant == "major-1":
+        sv["major"] = major - 1
+    elif variant == "major0":
+        sv["major"] = 0
+    elif variant == "minor+1":
+        sv["minor"] = minor + 1
+        c.expect = "accept"
+    elif variant == "minor-1":
+        sv["minor"] = minor - 1
+        c.expect = "accept"
+    elif variant == "minor0":
+        sv["minor"] = 0
+        c.expect = "accept"
+    elif variant == "minor_big":
+        sv["minor"] = 2**40
+    elif variant == "major_str":
+        sv["major"] = str(major)
+    elif variant == "minor_float":
+        sv["minor"] = float(minor)
+    elif variant == "major_float":
+        sv["major"] = float(major)
+    elif variant == "delete":
+        del c.doc["schema_version"]
+        return "delete $.schema_version"
+    elif variant == "delete_minor":
+        del sv["minor"]
+    else:
+        sv["major"] = None
+    return f"$.schema_version {short({'major': major, 'minor': minor})} -> {short(sv)}"
+
+
+def _op_nodes(c: Ctx, prefix="torch.ops."):
+    return [(p, n) for p, n in c.nodes() if isinstance(n.get("target"), str) and n["target"].startswith(prefix)]
+
+
+def target_missing_op(c: Ctx):
+    nodes = _op_nodes(c)
+    if not nodes:
+        return None
+    p, n = c.pick(nodes)
+    t = n["target"]
+    parts = t.split(".")
+    variant = c.rng.choice(["name", "overload", "namespace", "packet", "extra", "torchx",
+                            "empty", "operator", "math", "bare", "hash"])
+    if variant == "name" and len(parts) >= 4:
+        new = ".".join(parts[:3] + [parts[3] + "_nonexistent"] + parts[4:])
+    elif variant == "overload" and len(parts) >= 5:
+        new = ".".join(parts[:4] + ["nonexistent_overload"])
+    elif variant == "namespace" and len(parts) >= 3:
+        new = ".".join(parts[:2] + ["nonexistent_ns"] + parts[3:])
+    elif variant == "packet" and len(parts) >= 5:
+        new = ".".join(parts[:4])
+    elif variant == "extra":
+        new = t + ".extra"
+    elif variant == "torchx":
+        new = "torchx" + t[len("torch"):]
+        c.expect = "accept"
+    elif variant == "empty":
+        new = ""
+    elif variant == "operator":
+        new = "_operator.nonexistent_fn"
+    elif variant == "math":
+        new = "math.nonexistent_fn"
+    elif variant == "hash":
+        new = "#nonexistent_extension"
+    else:
+        new = "nonexistent.module." + parts[-2] if len(parts) >= 2 else "nonexistent"
+    n["target"] = new
+    return f"target at {fmt_path(p + ('target',))}: {t!r} -> {new!r}"
+
+
+def target_other_op(c: Ctx):
+    nodes = _op_nodes(c, "torch.ops.aten.")
+    if not nodes:
+        return None
+    p, n = c.pick(nodes)
+    t = n["target"]
+    parts = t.split(".")
+    if len(parts) != 5:
+        return None
+    cur = (parts[3], parts[4])
+    cur_schema = c.ops.get(cur)
+    variant = c.rng.choice(["any", "any", "same_name"])
+    cands = []
+    if variant == "same_name":
+        cands = [k for k in c.ops if k[0] == cur[0] and k != cur and c.ops[k] != cur_schema]
+    if not cands:
+        while True:
+            k = c.rng.choice(c.op_keys)
+            if k != cur and c.ops[k] != cur_schema:
+                cands = [k]
+                break
+    k = c.pick(sorted(cands))
+    new = f"torch.ops.aten.{k[0]}.{k[1]}"
+    n["target"] = new
+    return f"target at {fmt_path(p + ('target',))}: {t!r} -> {new!r} ({c.ops[k]})"
+
+
+def node_args(c: Ctx):
+    nodes = [(p, n) for p, n in c.nodes() if isinstance(n.get("inputs"), list) and n["inputs"]]
+    if not nodes:
+        return None
+    p, n = c.pick(nodes)
+    ins = n["inputs"]
+    i = c.rng.randrange(len(ins))
+    a = ins[i]
+    where = fmt_path(p + ("inputs", i))
+    variant = c.rng.choice(["rename", "swap_names", "drop", "retype", "kind", "extra", "reorder",
+                            "int_float"])
+    if variant == "rename":
+        old = a.get("name")
+        a["name"] = "bogus_arg"
+        return f"rename argument {old!r} -> 'bogus_arg' at {where}"
+    if variant == "swap_names" and len(ins) >= 2:
+        j = c.pick([x for x in range(len(ins)) if x != i])
+        ins[i]["name"], ins[j]["name"] = ins[j].get("name"), ins[i].get("name")
+        return f"swap argument names at {where} and [{j}] ({ins[j].get('name')!r}, {ins[i].get('name')!r})"
+    if variant == "reorder" and len(ins) >= 2:
+        j = c.pick([x for x in range(len(ins)) if x != i])
+        ins[i], ins[j] = ins[j], ins[i]
+        return f"swap arguments {where} and [{j}]"
+    if variant == "drop":
+        del ins[i]
+        return f"drop argument {a.get('name')!r} at {where}"
+    if variant == "kind":
+        old = a.get("kind")
+        a["kind"] = {1: 2, 2: 1}.get(old, 1)
+        return f"kind of argument {a.get('name')!r} at {where}: {old!r} -> {a['kind']!r}"
+    if variant == "extra":
+        ins.append({"name": "bogus_extra", "arg": {"as_int": 1}, "kind": 2})
+        return f"extra keyword argument 'bogus_extra'=1 appended to {fmt_path(p + ('inputs',))}"
+    arg = a.get("arg")
+    if not isinstance(arg, dict) or len(arg) != 1:
+        return None
+    (tag, v), = arg.items()
+    if variant == "int_float":
+        if tag == "as_int":
+            a["arg"] = {"as_int": float(v)}
+            c.expect = "accept"
+            return f"argument {a.get('name')!r} at {where}: as_int {v} -> {float(v)}"
+        if tag == "as_ints":
+            a["arg"] = {"as_ints": [float(x) for x in v]}
+            c.expect = "accept"
+            return f"argument {a.get('name')!r} at {where}: as_ints {short(v)} -> floats"
+        return None
+    # retype
+    names = c.tensor_names(graph_of(p))
+    if tag in ("as_tensor", "as_tensors"):
+        new = c.rng.choice([{"as_int": 1}, {"as_none": True}, {"as_float": 1.5}, {"as_string": "x"}])
+    elif tag == "as_none":
+        new = {"as_tensor": {"name": c.pick(names)}} if names else {"as_int": 0}
+    elif tag in ("as_int", "as_ints", "as_float", "as_floats", "as_bool", "as_bools"):
+        new = c.rng.choice([{"as_string": "1"}, {"as_tensor": {"name": c.pick(names) or "x"}},
+                            {"as_bool": True}, {"as_none": True}])
+    else:
+        new = {"as_int": 1}
+    a["arg"] = new
+    return f"argument {a.get('name')!r} at {where}: {short(arg)} -> {short(new)}"
+
+
+def node_outputs(c: Ctx):
+    nodes = [(p, n) for p, n in c.nodes() if isinstance(n.get("outputs"), list) and n["outputs"]]
+    if not nodes:
+        return None
+    p, n = c.pick(nodes)
+    outs = n["outputs"]
+    i = c.rng.randrange(len(outs))
+    o = outs[i]
+    where = fmt_path(p + ("outputs", i))
+    variant = c.rng.choice(["drop_all", "drop", "rename", "retype_list", "retype_none", "extra",
+                            "retype_int"])
+    if variant == "drop_all":
+        n["outputs"] = []
+        return f"drop all outputs of {fmt_path(p)}"
+    if variant == "drop":
+        del outs[i]
+        return f"drop output {short(o)} at {where}"
+    if variant == "extra":
+        outs.append({"as_tensor": {"name": c.fresh("extra_out")}})
+        return f"extra output {short(outs[-1])} appended at {fmt_path(p + ('outputs',))}"
+    if variant == "retype_int":
+        outs[i] = {"as_int": 3}
+        return f"output at {where}: {short(o)} -> {{\"as_int\": 3}}"
+    if variant == "retype_none":
+        outs[i] = {"as_none": True}
+        return f"output at {where}: {short(o)} -> {{\"as_none\": true}}"
+    refs = arg_tensor_refs(p + ("outputs", i), o)
+    if variant == "retype_list":
+        if isinstance(o, dict) and "as_tensor" in o:
+            outs[i] = {"as_tensors": [o["as_tensor"]]}
+            return f"output at {where}: as_tensor -> as_tensors [same]"
+        if isinstance(o, dict) and "as_tensors" in o:
+            outs[i] = {"as_tensor": o["as_tensors"][0]} if o["as_tensors"] else {"as_none": True}
+            return f"output at {where}: as_tensors -> {short(outs[i])}"
+        return None
+    if not refs:
+        return None
+    rp = c.pick(refs)
+    old = get(c.doc, rp)
+    new = c.fresh("renamed")
+    put(c.doc, rp, new)
+    return f"rename output value {old!r} -> {new!r} at {fmt_path(rp)} (uses not renamed)"
+
+
+def value_dangling(c: Ctx):
+    variant = c.rng.choice(["node_input", "node_input", "graph_output", "output_spec",
+                            "input_spec", "tensor_values", "sym_values", "graph_input"])
+    if variant == "node_input":
+        refs = []
+        for p, n in c.nodes():
+            for i, a in enumerate(n.get("inputs") or []):
+                if isinstance(a, dict):
+                    refs += arg_tensor_refs(p + ("inputs", i, "arg"), a.get("arg"))
+        rp = c.pick(refs)
+    elif variant == "graph_output":
+        refs = []
+        for g in c.graphs():
+            for i, a in enumerate(get(c.doc, g).get("outputs") or []):
+                refs += arg_tensor_refs(g + ("outputs", i), a)
+        rp = c.pick(refs)
+    elif variant == "graph_input":
+        refs = []
+        for g in c.graphs():
+            for i, a in enumerate(get(c.doc, g).get("inputs") or []):
+                refs += arg_tensor_refs(g + ("inputs", i), a)
+        rp = c.pick(refs)
+    elif variant in ("output_spec", "input_spec"):
+        key = variant + "s"
+        specs = c.doc["graph_module"]["signature"].get(key) or []
+        refs = []
+        for i, sp in enumerate(specs):
+            if isinstance(sp, dict) and len(sp) == 1:
+                (tag, v), = sp.items()
+                base = ("graph_module", "signature", key, i, tag)
+                if isinstance(v, dict) and isinstance(v.get("arg"), dict):
+                    if "name" in v["arg"] and isinstance(v["arg"]["name"], str):
+                        refs.append(base + ("arg", "name"))
+                    else:
+                        refs += arg_tensor_refs(base + ("arg",), v["arg"])
+        rp = c.pick(refs)
+    elif variant == "tensor_values":
+        cands = [(g, k) for g in c.graphs() for k in get(c.doc, g).get("tensor_values", {})]
+        gk = c.pick(cands)
+        if gk is None:
+            return None
+        del get(c.doc, gk[0])["tensor_values"][gk[1]]
+        return f"delete tensor_values entry {gk[1]!r} at {fmt_path(gk[0] + ('tensor_values',))}"
+    else:
+        cands = [(g, d, k) for g in c.graphs() for d in ("sym_int_values", "sym_bool_values", "sym_float_values")
+                 for k in (get(c.doc, g).get(d) or {})]
+        gk = c.pick(cands)
+        if gk is None:
+            return None
+        del get(c.doc, gk[0])[gk[1]][gk[2]]
+        return f"delete {gk[1]} entry {gk[2]!r} at {fmt_path(gk[0] + (gk[1],))}"
+    if rp is None:
+        return None
+    old = get(c.doc, rp)
+    new = "dangling_" + str(old)
+    put(c.doc, rp, new)
+    return f"reference {old!r} -> undefined {new!r} at {fmt_path(rp)}"
+
+
+def value_duplicate(c: Ctx):
+    variant = c.rng.choice(["node_output", "node_output", "output_is_input", "node_name",
+                            "graph_input", "input_spec"])
+    nodes = c.nodes()
+    if variant in ("node_output", "output_is_input"):
+        outs = []
+        for p, n in nodes:
+            for i, o in enumerate(n.get("outputs") or []):
+                outs += arg_tensor_refs(p + ("outputs", i), o)
+        if not outs:
+            return None
+        rp = c.pick(outs)
+        g = rp[: rp.index("nodes")]
+        if variant == "node_output":
+            others = [get(c.doc, q) for q in outs if q != rp and q[: q.index("nodes")] == g]
+        else:
+            others = []
+            for a in get(c.doc, g).get("inputs") or []:
+                if isinstance(a, dict) and "as_tensor" in a and isinstance(a["as_tensor"], dict):
+                    others.append(a["as_tensor"].get("name"))
+        others = [o for o in others if isinstance(o, str) and o != get(c.doc, rp)]
+        if not others:
+            return None
+        old, new = get(c.doc, rp), c.pick(others)
+        put(c.doc, rp, new)
+        what = "another node's output" if variant == "node_output" else "a graph input"
+        return f"output value {old!r} -> {new!r} ({what}) at {fmt_path(rp)}"
+    if variant == "node_name":
+        named = [(p, n) for p, n in nodes if isinstance(n.get("name"), str)]
+        if len(named) < 2:
+            return None
+        (p, n), (q, m) = c.rng.sample(named, 2)
+        old = n["name"]
+        n["name"] = m["name"]
+        return f"node name {old!r} -> {m['name']!r} (the name of {fmt_path(q)}) at {fmt_path(p + ('name',))}"
+    if variant == "graph_input":
+        gi = c.doc["graph_module"]["graph"].get("inputs") or []
+        if len(gi) < 2:
+            return None
+        i, j = c.rng.sample(range(len(gi)), 2)
+        old = gi[i]
+        gi[i] = copy.deepcopy(gi[j])
+        return f"graph input {short(old)} -> {short(gi[j])} (duplicate of [{j}]) at $.graph_module.graph.inputs[{i}]"
+    specs = c.doc["graph_module"]["signature"].get("input_specs") or []
+    if not specs:
+        return None
+    i = c.rng.randrange(len(specs))
+    specs.insert(i, copy.deepcopy(specs[i]))
+    return f"input spec {short(specs[i])} duplicated at $.graph_module.signature.input_specs[{i}]"
+
+
+BROKEN_EXPRS = [
+    "s0\n+1", "s77\n+1", "s0 +", "+", "", " ", "(((", "s0 $ 1", "s0 +* 1", "s0 @@ 2",
+    "unknown_sym + 1", "zz9", "s999", "s77 + u99", "Symbol('s77', positive=True, integer=True",
+    "Symbol(s77)", "Symbol('s77', bogus_kw=True)", "Integer('x')", "1/0", "oo", "nan", "True",
+    "2", "Symbol('s77', positive=True, integer=True) + 1", "Max(", "Symbol('', integer=True)",
+    "s0\t+ 1", "s0;1", "lambda: 1", "Symbol('s77', positive=True, integer=True)\n",
+]
+
+
+def expr_str_broken(c: Ctx):
+    sites = c.sym_expr_sites()
+    if not sites:
+        # range constraint keys and sym values are the other expression texts
+        return None
+    s = c.pick(sites)
+    e = get(c.doc, s.path)
+    old = e.get("expr_str")
+    new = c.rng.choice(BROKEN_EXPRS)
+    if new in ("2",) or new == "Symbol('s77', positive=True, integer=True)\n":
+        c.expect = None
+    e["expr_str"] = new
+    return f"expr_str at {fmt_path(s.path + ('expr_str',))}: {short(old, 40)} -> {new!r}"
+
+
+def range_constraints(c: Ctx):
+    rc = c.doc.get("range_constraints")
+    if not isinstance(rc, dict):
+        return None
+    keys = list(rc)
+    variant = c.rng.choice(["min_gt_max", "min_2_64", "max_2_64", "float", "float_int", "bool",
+                            "string", "null", "negative", "unknown_key", "rename_key",
+                            "expr_key", "delete_key", "infinity", "delete_field", "empty"])
+    if variant == "unknown_key":
+        rc["zz_unknown"] = {"min_val": 0, "max_val": 10}
+        return "add range constraint 'zz_unknown' [0, 10] to $.range_constraints"
+    if variant == "empty":
+        c.doc["range_constraints"] = {}
+        return f"$.range_constraints {short(rc)} -> {{}}"
+    if not keys:
+        return None
+    k = c.pick(keys)
+    r = rc[k]
+    where = fmt_path(("range_constraints", k))
+    if not isinstance(r, dict):
+        return None
+    lo, hi = r.get("min_val"), r.get("max_val")
+    if variant == "min_gt_max":
+        r["min_val"], r["max_val"] = (hi if isinstance(hi, int) else 10) + 5, hi if isinstance(hi, int) else 10
+    elif variant == "min_2_64":
+        r["min_val"] = 2**64
+    elif variant == "max_2_64":
+        r["max_val"] = 2**64
+    elif variant == "float":
+        f = c.rng.choice(["min_val", "max_val"])
+        r[f] = (r[f] or 0) + 0.5
+    elif variant == "float_int":
+        f = c.rng.choice(["min_val", "max_val"])
+        r[f] = float(r[f] or 0)
+    elif variant == "bool":
+        r[c.rng.choice(["min_val", "max_val"])] = c.rng.choice([True, False])
+    elif variant == "string":
+        f = c.rng.choice(["min_val", "max_val"])
+        r[f] = str(r[f])
+    elif variant == "null":
+        r[c.rng.choice(["min_val", "max_val"])] = None
+    elif variant == "negative":
+        r["min_val"] = -5
+    elif variant == "infinity":
+        r["max_val"] = float("inf")
+    elif variant == "delete_field":
+        f = c.rng.choice(["min_val", "max_val"])
+        del r[f]
+        return f"delete {f} of {where}"
+    elif variant == "rename_key":
+        nk = c.fresh("s")
+        rc[nk] = rc.pop(k)
+        return f"rename range constraint key {k!r} -> {nk!r} at $.range_constraints"
+    elif variant == "expr_key":
+        nk = c.rng.choice([k + " + 1", k + "\n", "2*" + k, k + " $"])
+        rc[nk] = rc.pop(k)
+        return f"range constraint key {k!r} -> {nk!r} at $.range_constraints"
+    elif variant == "delete_key":
+        del rc[k]
+        return f"delete range constraint {where}"
+    return f"{where}: [{lo!r}, {hi!r}] -> {short(r)}"
+
+
+def _spec_sites(c: Ctx):
+    out = []
+    for i, e in enumerate(c.doc["graph_module"].get("module_call_graph") or []):
+        sig = e.get("signature") if isinstance(e, dict) else None
+        if isinstance(sig, dict):
+            for f in ("in_spec", "out_spec"):
+                if isinstance(sig.get(f), str):
+                    out.append(("graph_module", "module_call_graph", i, "signature", f))
+    return out
+
+
+def _spec_nodes(node, path=()):
+    yield path, node
+    for i, ch in enumerate(node.get("children_spec") or []):
+        yield from _spec_nodes(ch, path + (i,))
+
+
+def treespec(c: Ctx):
+    sites = _spec_sites(c)
+    variant = c.rng.choice(["version", "broken_json", "unknown_type", "drop_child", "add_child",
+                            "context", "leaf", "not_list", "namedtuple_fields", "type_null",
+                            "context_json", "spaces"])
+    if variant == "namedtuple_fields":
+        ntf = c.doc["graph_module"].get("treespec_namedtuple_fields")
+        if ntf:
+            k = c.pick(sorted(ntf))
+            ntf[k]["field_names"] = ntf[k]["field_names"][:-1] + ["bogus_field"]
+            return f"namedtuple fields of {k!r} at $.graph_module.treespec_namedtuple_fields -> {short(ntf[k])}"
+        c.doc["graph_module"]["treespec_namedtuple_fields"] = {"bogus.Type": {"field_names": ["a"]}}
+        c.expect = "accept"
+        return "add unused $.graph_module.treespec_namedtuple_fields['bogus.Type']"
+    if not sites:
+        return None
+    sp = c.pick(sites)
+    text = get(c.doc, sp)
+    where = fmt_path(sp)
+    if variant == "broken_json":
+        new = text[: c.rng.randrange(1, max(2, len(text)))]
+        put(c.doc, sp, new)
+        return f"{where} truncated to {len(new)} of {len(text)} chars"
+    if variant == "spaces":
+        put(c.doc, sp, json.dumps(json.loads(text), indent=1))
+        c.expect = "accept"
+        return f"{where} re-encoded with indent=1 (same JSON)"
+    try:
+        ver, spec = json.loads(text)
+    except Exception:
+        return None
+    if variant == "version":
+        new_ver = c.rng.choice([0, 2, "1", None, 1.0])
+        put(c.doc, sp, json.dumps([new_ver, spec]))
+        return f"{where} treespec version 1 -> {new_ver!r}"
+    if variant == "not_list":
+        put(c.doc, sp, json.dumps(c.rng.choice([spec, {"v": 1}, 1, None])))
+        return f"{where} -> not a [version, spec] pair"
+    if variant == "leaf":
+        put(c.doc, sp, json.dumps([ver, {"type": None, "context": None, "children_spec": []}]))
+        return f"{where} -> a single leaf"
+    nodes = list(_spec_nodes(spec))
+    if variant == "unknown_type":
+        path, nd = c.pick([x for x in nodes if x[1].get("type") is not None] or nodes)
+        old = nd.get("type")
+        nd["type"] = c.rng.choice(["builtins.bogus", "collections.bogus", "torchspec.zoo.Missing", "bogus"])
+        put(c.doc, sp, json.dumps([ver, spec]))
+        return f"{where} node {list(path)} type {old!r} -> {nd['type']!r}"
+    if variant == "type_null":
+        inner = [x for x in nodes if x[1].get("type") is not None]
+        if not inner:
+            return None
+        path, nd = c.pick(inner)
+        old = nd["type"]
+        nd["type"] = None
+        put(c.doc, sp, json.dumps([ver, spec]))
+        return f"{where} node {list(path)} type {old!r} -> null (children kept)"
+    inner = [x for x in nodes if x[1].get("children_spec")]
+    if variant == "drop_child":
+        if not inner:
+            return None
+        path, nd = c.pick(inner)
+        nd["children_spec"].pop()
+        put(c.doc, sp, json.dumps([ver, spec]))
+        return f"{where} node {list(path)} ({nd.get('type')}): last child dropped"
+    if variant == "add_child":
+        cont = [x for x in nodes if x[1].get("type") is not None]
+        if not cont:
+            return None
+        path, nd = c.pick(cont)
+        nd.setdefault("children_spec", []).append({"type": None, "context": None, "children_spec": []})
+        put(c.doc, sp, json.dumps([ver, spec]))
+        return f"{where} node {list(path)} ({nd.get('type')}): leaf child appended"
+    # context / context_json
+    cont = [x for x in nodes if x[1].get("type") is not None]
+    if not cont:
+        return None
+    path, nd = c.pick(cont)
+    old = nd.get("context")
+    if variant == "context_json":
+        nd["context"] = c.rng.choice(["[", "{\"a\": 1}", "42", "[\"x\", \"y\", \"z\", \"w\"]"])
+    else:
+        nd["context"] = c.rng.choice([None, 5, ["x"], "null"])
+    put(c.doc, sp, json.dumps([ver, spec]))
+    return f"{where} node {list(path)} ({nd.get('type')}) context {old!r} -> {nd['context']!r}"
+
+
+def guards_code(c: Ctx):
+    old = c.doc.get("guards_code")
+    variant = c.rng.choice(["null", "string", "ints", "garbage", "valid", "empty", "nulls", "dict",
+                            "delete", "empty_string"])
+    new = {
+        "null": None,
+        "string": "L['x'].size()[0] > 2",
+        "ints": [1, 2, 3],
+        "garbage": ["!!! this is not python ((("],
+        "valid": ["L['x'].size()[0] >= 0"],
+        "empty": [],
+        "nulls": [None],
+        "dict": {"a": "b"},
+        "empty_string": [""],
+    }.get(variant)
+    if variant == "delete":
+        if "guards_code" not in c.doc:
+            return None
+        del c.doc["guards_code"]
+        c.expect = "accept"
+        return "delete $.guards_code"
+    if variant in ("empty", "valid", "garbage", "empty_string"):
+        c.expect = "accept"
+    c.doc["guards_code"] = new
+    return f"$.guards_code {short(old)} -> {short(new)}"
+
+
+def node_metadata(c: Ctx):
+    nodes = [(p, n) for p, n in c.nodes() if isinstance(n.get("metadata"), dict)]
+    if not nodes:
+        return None
+    p, n = c.pick(nodes)
+    md = n["metadata"]
+    where = fmt_path(p + ("metadata",))
+    variant = c.rng.choice(["stack_trace_int", "nn_module_stack", "nn_module_stack_parts",
+                            "source_fn_stack", "torch_fn", "unknown_key", "null", "list",
+                            "custom", "empty", "stack_trace_empty"])
+    def setkey(k, v):
+        md[k] = v
+        return f"{fmt_path(p + ('metadata', k))} = {short(v)}"
+
+    if variant == "stack_trace_int":
+        return setkey("stack_trace", 7)
+    if variant == "stack_trace_empty":
+        c.expect = "accept"
+        return setkey("stack_trace", "")
+    if variant == "nn_module_stack":
+        return setkey("nn_module_stack", c.rng.choice(["garbage", "a,b", "a,b,c,d", ",,", "a,(b,c"]))
+    if variant == "nn_module_stack_parts":
+        c.expect = "accept"
+        return setkey("nn_module_stack", "L__self__,,bogus.Module")
+    if variant == "source_fn_stack":
+        return setkey("source_fn_stack", c.rng.choice(
+            ["x", "a,b,c", "add_1,torch.nonexistent", "add,<built-in function add>"]))
+    if variant == "torch_fn":
+        return setkey("torch_fn", c.rng.choice(["x", "a;b;c", "sum_1", ";"]))
+    if variant == "unknown_key":
+        c.expect = "accept"
+        return setkey("bogus_key", "anything")
+    if variant == "custom":
+        return setkey("custom", c.rng.choice(["{not json", "{\"a\": 1}", "[]", "1"]))
+    if variant == "null":
+        n["metadata"] = None
+        return f"{where} -> null"
+    if variant == "list":
+        n["metadata"] = []
+        return f"{where} -> []"
+    n["metadata"] = {}
+    c.expect = "accept"
+    return f"{where} -> {{}}"
+
+
+def top_level(c: Ctx):
+    d = c.doc
+    variant = c.rng.choice(["extra_field", "extra_nested", "opset", "opset_delete", "opset_str",
+                            "verifiers", "verifiers_empty", "torch_version", "torch_version_int",
+                            "graph_module_delete", "module_call_graph_empty", "gm_metadata",
+                            "not_object", "opset_extra"])
+    if variant == "extra_field":
+        d["bogus_top_level_field"] = {"x": [1, 2]}
+        c.expect = "accept"
+        return "add unknown field $.bogus_top_level_field"
+    if variant == "extra_nested":
+        d["graph_module"]["graph"]["bogus_field"] = 1
+        c.expect = "accept"
+        return "add unknown field $.graph_module.graph.bogus_field"
+    if variant == "opset":
+        old = d.get("opset_version")
+        d["opset_version"] = {k: v + 1 for k, v in (old or {"aten": 10}).items()}
+        return f"$.opset_version {short(old)} -> {short(d['opset_version'])}"
+    if variant == "opset_extra":
+        d.setdefault("opset_version", {})["bogus_ns"] = 3
+        return "add $.opset_version.bogus_ns = 3"
+    if variant == "opset_delete":
+        d.pop("opset_version", None)
+        return "delete $.opset_version"
+    if variant == "opset_str":
+        d["opset_version"] = {k: str(v) for k, v in (d.get("opset_version") or {}).items()}
+        return f"$.opset_version values -> strings {short(d['opset_version'])}"
+    if variant == "verifiers":
+        old = d.get("verifiers")
+        d["verifiers"] = [c.rng.choice(["BOGUS", "training", "INFERENCE", ""])]
+        return f"$.verifiers {short(old)} -> {short(d['verifiers'])}"
+    if variant == "verifiers_empty":
+        old = d.get("verifiers")
+        d["verifiers"] = []
+        return f"$.verifiers {short(old)} -> []"
+    if variant == "torch_version":
+        old = d.get("torch_version")
+        d["torch_version"] = c.rng.choice(["garbage", "", "<=2.4", "3.0.0", "2.15.0"])
+        c.expect = "accept"
+        return f"$.torch_version {old!r} -> {d['torch_version']!r}"
+    if variant == "torch_version_int":
+        d["torch_version"] = 215
+        return "$.torch_version -> 215"
+    if variant == "graph_module_delete":
+        del d["graph_module"]
+        return "delete $.graph_module"
+    if variant == "module_call_graph_empty":
+        d["graph_module"]["module_call_graph"] = []
+        return "$.graph_module.module_call_graph -> []"
+    if variant == "gm_metadata":
+        d["graph_module"]["metadata"] = c.rng.choice([{"bogus": "x"}, None, []])
+        return f"$.graph_module.metadata -> {short(d['graph_module']['metadata'])}"
+    c.doc = c.rng.choice([[d], "program", None, 1])
+    return f"$ -> {short(c.doc)}"
+
+
+CLASSES = {
+    "field_delete": field_delete,
+    "field_duplicate": field_duplicate,
+    "field_retype": field_retype,
+    "union_tag_unknown": union_tag_unknown,
+    "enum_value_unknown": enum_value_unknown,
+    "schema_version": schema_version,
+    "target_missing_op": target_missing_op,
+    "target_other_op": target_other_op,
+    "node_args": node_args,
+    "node_outputs": node_outputs,
+    "value_dangling": value_dangling,
+    "value_duplicate": value_duplicate,
+    "expr_str_broken": expr_str_broken,
+    "range_constraints": range_constraints,
+    "treespec": treespec,
+    "guards_code": guards_code,
+    "node_metadata": node_metadata,
+    "top_level": top_level,
+}
+
+
+# ---------------------------------------------------------------------------
+# Archives.
+# ---------------------------------------------------------------------------
+
+def model_entry(z: zipfile.ZipFile) -> str:
+    names = [n for n in z.namelist() if n.endswith("models/model.json")]
+    if not names and "serialized_exported_program.json" in z.namelist():
+        # the pre-2.8 layout (legacy-format.pt2): its program JSON is at the root
+        names = ["serialized_exported_program.json"]
+    if len(names) != 1:
+        raise SystemExit(f"{z.filename}: expected one models/model.json, found {names}")
+    return names[0]
+
+
+def write_mutant(src: str, dst: str, model_bytes: bytes) -> None:
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        name = model_entry(zin)
+        for info in zin.infolist():
+            data = model_bytes if info.filename == name else zin.read(info)
+            zi = copy.copy(info)
+            zout.writestr(zi, data, compress_type=info.compress_type)
+
+
+def aten_ops():
+    ops = {}
+    for full in torch._C._dispatch_get_all_op_names():
+        if not full.startswith("aten::"):
+            continue
+        name = full[len("aten::"):]
+        base, _, overload = name.partition(".")
+        try:
+            schema = str(torch._C._get_schema("aten::" + base, overload))
+        except Exception:
+            continue
+        ops[(base, overload or "default")] = schema
+    return ops
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--classes", help="comma-separated subset of the classes")
+    args = ap.parse_args(argv)
+
+    out = os.path.abspath(args.out)
+    if not out.startswith(os.path.join(ROOT, "target") + os.sep) and "/target" not in out:
+        raise SystemExit(f"--out must be under target/ (mutants are never committed): {out}")
+    os.makedirs(out, exist_ok=True)
+
+    classes = list(CLASSES) if not args.classes else args.classes.split(",")
+    programs = sorted(f for f in os.listdir(PROGRAMS) if f.endswith(".pt2"))
+    docs = {}
+    for p in programs:
+        with zipfile.ZipFile(os.path.join(PROGRAMS, p)) as z:
+            docs[p] = json.loads(z.read(model_entry(z)))
+    ops = aten_ops()
+    op_keys = sorted(ops)
+
+    written = 0
+    with open(os.path.join(out, "mutants.jsonl"), "w") as rec:
+        for i in range(args.count):
+            cls = classes[i % len(classes)]
+            rng = random.Random(f"{args.seed}:{i}")
+            desc = None
+            for _attempt in range(50):
+                prog = rng.choice(programs)
+                c = Ctx(copy.deepcopy(docs[prog]), rng, ops)
+                c.op_keys = op_keys
+                desc = CLASSES[cls](c)
+                if desc is not None:
+                    break
+            if desc is None:
+                print(f"mutant {i}: no site for {cls}", file=sys.stderr)
+                continue
+            mid = f"s{args.seed}-{i:05d}-{cls}"
+            write_mutant(os.path.join(PROGRAMS, prog), os.path.join(out, mid + ".pt2"),
+                         dumps(c.doc).encode("utf-8"))
+            rec.write(json.dumps({"id": mid, "program": prog[:-4], "class": cls,
+                                  "mutation": desc, "expect": c.expect}) + "\n")
+            written += 1
+    print(f"{written} mutants in {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
