@@ -12,6 +12,49 @@ use std::path::Path;
 
 use torchspec_pyval::error::{Error, Result};
 
+/// The bytes of a `.pt2`: read into memory, or mapped from its file so
+/// that only the pages of the entries read (the program JSON, the
+/// configs) are ever loaded, whatever the size of the weights.
+pub enum ArchiveBytes {
+    /// Bytes the caller holds (an archive built or read in memory).
+    Owned(Vec<u8>),
+    /// The file, memory-mapped read-only.
+    Mapped(memmap2::Mmap),
+}
+
+impl ArchiveBytes {
+    /// Maps the file at `path`. Like every reader that maps a file
+    /// (ripgrep, safetensors), this assumes no other process truncates or
+    /// rewrites the file while the program is alive.
+    pub fn map(path: &Path) -> Result<ArchiveBytes> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        // SAFETY: the map is read-only and private to this process; the
+        // file is not expected to change while it is mapped (see above).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        Ok(ArchiveBytes::Mapped(map))
+    }
+}
+
+impl std::ops::Deref for ArchiveBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            ArchiveBytes::Owned(v) => v,
+            ArchiveBytes::Mapped(m) => m,
+        }
+    }
+}
+
+impl std::fmt::Debug for ArchiveBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match self {
+            ArchiveBytes::Owned(_) => "Owned",
+            ArchiveBytes::Mapped(_) => "Mapped",
+        };
+        write!(f, "ArchiveBytes::{how}({} bytes)", self.len())
+    }
+}
+
 /// The largest entry read into memory (program JSON, configs).
 pub const MAX_ENTRY_BYTES: u64 = 512 << 20;
 
@@ -25,11 +68,25 @@ pub struct Pt2Archive<R: Read + Seek> {
     names: Vec<String>,
 }
 
-impl Pt2Archive<std::io::Cursor<Vec<u8>>> {
-    /// Reads the archive at `path` into memory and opens it.
+impl AsRef<[u8]> for ArchiveBytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl Pt2Archive<std::io::Cursor<ArchiveBytes>> {
+    /// Maps the archive at `path` ([`ArchiveBytes::map`]) and opens it:
+    /// only the central directory is read here, and each entry when asked.
     pub fn open(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = ArchiveBytes::map(path)?;
         Self::from_reader(std::io::Cursor::new(bytes)).map_err(|e| e.in_file(path))
+    }
+}
+
+impl<'a> Pt2Archive<std::io::Cursor<&'a [u8]>> {
+    /// Opens an archive over bytes in memory or mapped.
+    pub fn over(bytes: &'a [u8]) -> Result<Self> {
+        Self::from_reader(std::io::Cursor::new(bytes))
     }
 }
 

@@ -67,7 +67,7 @@ pub struct ExportedProgram {
     pub guards_code: Vec<String>,
     /// The `.pt2` the program was loaded from (its weights, constants and
     /// sample inputs go into a `.pt2` written back).
-    pub archive: Option<std::sync::Arc<Vec<u8>>>,
+    pub archive: Option<Arc<archive::ArchiveBytes>>,
     /// What the loading process registered (custom ops, pytree types):
     /// [`Registrations::plain`] unless loaded with `*_in`.
     pub registrations: Arc<Registrations>,
@@ -91,10 +91,17 @@ impl ExportedProgram {
         mode: Mode,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        if bytes.starts_with(b"PK") {
-            Self::load_pt2_in(bytes, mode, registrations)
+        let mut head = [0u8; 2];
+        let is_zip = std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .map_err(|e| Error::io(path, e))?
+            == 2
+            && head == *b"PK";
+        if is_zip {
+            let bytes = archive::ArchiveBytes::map(path)?;
+            Self::load_archive_in(Arc::new(bytes), mode, registrations)
         } else {
+            let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             Self::load_json_in(&bytes, mode, registrations)
         }
         .map_err(|e| e.in_file(path))
@@ -111,7 +118,19 @@ impl ExportedProgram {
         mode: Mode,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
-        let mut archive = match archive::Pt2Archive::from_reader(std::io::Cursor::new(&bytes[..])) {
+        let bytes = Arc::new(archive::ArchiveBytes::Owned(bytes));
+        Self::load_archive_in(bytes, mode, registrations)
+    }
+
+    /// A `.pt2` over bytes in memory or mapped from its file: only the
+    /// program JSON and the configs are read (each entry bounded by
+    /// [`archive::MAX_ENTRY_BYTES`]); the weights stay where they are.
+    pub fn load_archive_in(
+        bytes: Arc<archive::ArchiveBytes>,
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
+        let mut archive = match archive::Pt2Archive::over(&bytes) {
             Ok(a) => a,
             // `torch.export.load` falls back to the pre-2.8 layout when the
             // pt2 reader fails.
@@ -129,7 +148,7 @@ impl ExportedProgram {
             })?);
         }
         drop(archive);
-        ep.archive = Some(std::sync::Arc::new(bytes));
+        ep.archive = Some(bytes);
         Ok(ep)
     }
 
