@@ -812,18 +812,17 @@ impl<'w> Deserializer<'w> {
                     "a custom object argument that is not a graph input (a ScriptObject constant)",
                 )),
             },
-            A::AsOperator(op) => match op.strip_prefix("torch.ops.") {
-                // str(OpOverload) is `aten.add.Tensor`.
-                Some(rest)
-                    if !rest.starts_with("higher_order.") && rest.split('.').count() == 3 =>
-                {
-                    Arg::Torch(rest.to_string())
-                }
-                _ => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "operator argument `{op}`"
-                    )))
-                }
+            // `deserialize_operator`: an overload the process has prints as
+            // `str(OpOverload)` (`testlib.foo.default`); one it cannot
+            // resolve stays the target string, which `_format_arg` prints
+            // as is (`torch.ops.testlib.foo.default`).
+            A::AsOperator(op) => match ops::resolve(op, self.registrations) {
+                Resolved::OpOverload(t) => match t.strip_prefix("torch.ops.") {
+                    Some(rest) => Arg::Torch(rest.to_string()),
+                    None => return Err(LoadFailure::unsupported(format!("operator argument `{op}`"))),
+                },
+                Resolved::Str(s) => Arg::Str(s),
+                _ => return Err(LoadFailure::unsupported(format!("operator argument `{op}`"))),
             },
         })
     }
