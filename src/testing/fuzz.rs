@@ -94,7 +94,8 @@ pub fn check_wrapper_invariance(case: &Case, depth: usize) {
 /// `program`: bytes as an exported program — a `.pt2` archive when they
 /// start like a zip, else the program JSON. Loading either fails with an
 /// error or gives a program whose report, passes and JSON never panic, and
-/// whose JSON reads back to the same bytes.
+/// whose JSON reads back to the same bytes, and whose input checks answer
+/// every probe derived from it.
 pub fn program(data: &[u8]) {
     use crate::export::schema::Mode;
     use crate::export::ExportedProgram;
@@ -121,6 +122,13 @@ pub fn program(data: &[u8]) {
     );
     for pass in crate::export::passes::PASSES {
         let _ = crate::export::passes::transform_report(&ep, &[pass.to_string()]);
+    }
+    // check-inputs on probes derived from the program: an answer per probe
+    // (what a bad guard text raises, or unsupported), never a panic.
+    if let Ok(checker) = crate::export::inputs::InputChecker::new(&ep) {
+        for probe in crate::export::inputs::derive::derive_probes(&ep) {
+            let _ = checker.check(&probe).to_json(&probe.id);
+        }
     }
     // Serialized as torch.export.save would (as loaded, and after DCE): an
     // error or JSON the schema reader takes back.

@@ -446,3 +446,48 @@ fn legacy_archives_are_read_or_refused_as_pytorch_does() {
     let no_program = zip_of(&[("version", b"8.20")]);
     assert!(load_err(no_program).contains("AssertionError: serialized_exported_program is None"));
 }
+
+/// Probes derived from a program alone (what the `program` fuzz target
+/// checks): the saved hints pass the shape guards, and a static dim one
+/// smaller is the guard failure PyTorch raises for the zoo's own
+/// static-dim probe.
+#[test]
+fn derived_probes_follow_the_program() {
+    use torchspec::export::inputs::{derive::derive_probes, InputChecker, Outcome};
+    let ep = ExportedProgram::load_path(&zoo("mlp-dynamic")).expect("zoo program loads");
+    let checker = InputChecker::new(&ep).expect("checks build");
+    let probes = derive_probes(&ep);
+    let ids: Vec<&str> = probes.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "derived/hint",
+            "derived/leaf0-dim0-plus",
+            "derived/leaf0-dim0-minus",
+            "derived/leaf0-dim1-plus",
+            "derived/leaf0-dim1-minus"
+        ]
+    );
+    assert_eq!(checker.check(&probes[0]), Outcome::Runs);
+    // PyTorch's answer to the same static-dim change, from the golden.
+    let golden = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("corpus/goldens/torch-2.15.0/programs/mlp-dynamic.probes.jsonl"),
+    )
+    .expect("golden reads");
+    let line = golden
+        .lines()
+        .find(|l| l.contains("\"mlp-dynamic/static-dim\""))
+        .expect("golden line");
+    let want: serde_json::Value = serde_json::from_str(line).expect("golden JSON");
+    match checker.check(&probes[4]) {
+        Outcome::Error(e) => assert_eq!(
+            (e.type_name.as_str(), e.message.as_str()),
+            (
+                want["error"]["type"].as_str().unwrap(),
+                want["error"]["message"].as_str().unwrap()
+            )
+        ),
+        other => panic!("a static dim one smaller: {other:?}"),
+    }
+}

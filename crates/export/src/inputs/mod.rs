@@ -4,6 +4,7 @@
 //! the `_guards_fn` built by `_get_input_guards_for_graph` (static dims,
 //! ranges, equal dims) followed by the program's `guards_code`.
 
+pub mod derive;
 pub mod probe;
 pub mod pyexpr;
 
