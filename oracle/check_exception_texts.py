@@ -1,4 +1,4 @@
-"""Checks that every Python exception text hard-coded in src/ is one that
+"""Checks that every Python exception text hard-coded in src/ and crates/*/src/ is one that
 PyTorch 2.15.0 or CPython 3.11 really prints (issue 16 item 5, "no invented
 texts").
 
@@ -62,7 +62,9 @@ import sysconfig
 from importlib.util import find_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SRC = os.path.join(ROOT, "src")
+# The Rust sources: the harness (src/) and the library crates (crates/*/src/).
+SRCS = [os.path.join(ROOT, "src")] + sorted(
+    os.path.join(ROOT, "crates", c, "src") for c in os.listdir(os.path.join(ROOT, "crates")))
 TORCH_VERSION = "2.15.0"
 GOLDENS = os.path.join(ROOT, "corpus", "goldens", f"torch-{TORCH_VERSION}")
 MIN_PIECE = 8
@@ -725,10 +727,11 @@ def main():
         sys.exit(f"check_exception_texts: torch {have} is installed; the texts are torch {TORCH_VERSION}'s")
 
     files = []
-    for dirpath, _, filenames in os.walk(SRC):
-        for fn in sorted(filenames):
-            if fn.endswith(".rs") and fn != "tests.rs":
-                files.append(RustFile(os.path.join(dirpath, fn)))
+    for src in SRCS:
+        for dirpath, _, filenames in os.walk(src):
+            for fn in sorted(filenames):
+                if fn.endswith(".rs") and fn != "tests.rs":
+                    files.append(RustFile(os.path.join(dirpath, fn)))
     files.sort(key=lambda rf: rf.rel)
     sites, wrappers = collect(files)
 
