@@ -853,6 +853,24 @@ def _() -> Export:
     return Export(M(), (T(3), T(3)), dynamic_shapes=({0: Dim("n")}, {0: Dim("n")}))
 
 
+# custom-op-unregistered: a mutating custom op defined only in the exporting
+# process (not in zoo_types.py, so no loading process has it): after
+# run_decompositions() it is an OpOverload *argument* of
+# auto_functionalized_v2, which the loader's deserialize_operator leaves as
+# the string `torch.ops.zoo_local.bump.default` (printed as is).
+@program("custom-op-unregistered")
+def _() -> Export:
+    @torch.library.custom_op("zoo_local::bump", mutates_args=("x",))
+    def bump(x: torch.Tensor, y: torch.Tensor) -> None:
+        x.add_(y)
+
+    class M(nn.Module):
+        def forward(self, x, y):
+            bump(x, y)
+            return x + 1
+    return Export(M(), (T(3), T(3)), decompose=True)
+
+
 # legacy-format: the archive layout torch.export.save wrote up to 2.7 (a
 # zip with `version`, `serialized_exported_program.json` and pickled state
 # dict, constants and example inputs at its root), which torch.export.load

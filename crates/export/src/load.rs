@@ -819,10 +819,18 @@ impl<'w> Deserializer<'w> {
             A::AsOperator(op) => match ops::resolve(op, self.registrations) {
                 Resolved::OpOverload(t) => match t.strip_prefix("torch.ops.") {
                     Some(rest) => Arg::Torch(rest.to_string()),
-                    None => return Err(LoadFailure::unsupported(format!("operator argument `{op}`"))),
+                    None => {
+                        return Err(LoadFailure::unsupported(format!(
+                            "operator argument `{op}`"
+                        )))
+                    }
                 },
                 Resolved::Str(s) => Arg::Str(s),
-                _ => return Err(LoadFailure::unsupported(format!("operator argument `{op}`"))),
+                _ => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "operator argument `{op}`"
+                    )))
+                }
             },
         })
     }

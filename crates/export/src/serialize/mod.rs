@@ -41,6 +41,7 @@ use std::collections::HashMap;
 use crate::fx::{Arg, Graph, NodeId, Op};
 use crate::load::{LoadedGraphModule, ModuleCallEntry, SubGraph};
 use crate::ranges::Bound;
+use crate::registrations::Registrations;
 use crate::schema as wire;
 use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
@@ -112,6 +113,7 @@ pub fn serialize_program(ep: &ExportedProgram) -> Result<wire::ExportedProgram> 
         &gm.graph,
         &gm.submodules,
         "graph",
+        &ep.registrations,
     )?;
     let graph_module = wire::GraphModule {
         graph,
@@ -196,6 +198,9 @@ struct GraphSer<'a, 'w> {
     /// Serialized value name → the node the loader synced to it.
     by_wire_name: HashMap<&'a str, NodeId>,
     where_: &'a str,
+    /// What the loading process registered: which operator arguments
+    /// resolved to an `OpOverload`.
+    registrations: &'a Registrations,
     out: wire::Graph,
 }
 
@@ -204,6 +209,7 @@ fn serialize_graph(
     graph: &Graph,
     submodules: &[SubGraph],
     where_: &str,
+    registrations: &Registrations,
 ) -> Result<wire::Graph> {
     let mut by_wire_name = HashMap::new();
     for (id, n) in graph.arena() {
@@ -218,6 +224,7 @@ fn serialize_graph(
         submodules,
         by_wire_name,
         where_,
+        registrations,
         out: wire::Graph {
             inputs: Vec::new(),
             outputs: Vec::new(),
@@ -368,6 +375,17 @@ impl<'a, 'w> GraphSer<'a, 'w> {
                     .map(|t| self.optional_tensor(t))
                     .collect::<Result<_>>()?,
             ),
+            // An operator argument the loader could not resolve is the
+            // target string in the loaded graph: `serialize_input` writes a
+            // str as `as_string`.
+            A::AsOperator(op)
+                if matches!(
+                    crate::ops::resolve(op, self.registrations),
+                    crate::ops::Resolved::Str(_)
+                ) =>
+            {
+                A::AsString(op.clone())
+            }
             A::AsCustomObj(c) => A::AsCustomObj(wire::CustomObjArgument {
                 name: match self.by_wire_name.contains_key(c.name.as_str()) {
                     true => self.current(&c.name)?,
@@ -382,7 +400,13 @@ impl<'a, 'w> GraphSer<'a, 'w> {
                         self.where_, g.name
                     )));
                 };
-                let graph = serialize_graph(&g.graph, &sub.graph, &sub.submodules, &sub.name)?;
+                let graph = serialize_graph(
+                    &g.graph,
+                    &sub.graph,
+                    &sub.submodules,
+                    &sub.name,
+                    self.registrations,
+                )?;
                 A::AsGraph(Box::new(wire::GraphArgument {
                     name: g.name.clone(),
                     graph,
