@@ -14,3 +14,4 @@ mod pytree;
 mod schema;
 mod serialize;
 mod snapshots;
+mod verdicts;
