@@ -389,7 +389,7 @@ pub fn serialized_after(
             Err(PassError::Unsupported(w)) => return Err(w),
         }
     };
-    match ep.serialize_json() {
+    match ep.to_json() {
         Ok(s) => Ok(Ok(s)),
         Err(e) => match &e.exception {
             Some(t) => Ok(Err((t.clone(), e.message.clone()))),

@@ -3,6 +3,7 @@
 mod cli;
 mod derived_props;
 mod errors;
+mod footguns;
 mod fuzz_corpus;
 mod live;
 mod lookup_props;

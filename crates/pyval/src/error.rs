@@ -11,6 +11,9 @@ pub struct Error {
     pub file: Option<PathBuf>,
     /// 1-based line number within `file`.
     pub line: Option<usize>,
+    /// The archive member the input came from (`models/model.json` of a
+    /// `.pt2`), shown after `file`.
+    pub entry: Option<String>,
     /// JSON path inside the document (`$.value.dict[0][1]`).
     pub path: Option<String>,
     /// The Python exception type when the refusal mirrors one
@@ -27,6 +30,7 @@ impl Error {
         Error {
             file: None,
             line: None,
+            entry: None,
             path: None,
             exception: None,
             message: message.into(),
@@ -65,6 +69,13 @@ impl Error {
         self
     }
 
+    /// The error came from reading the archive member `entry`; the rest
+    /// (JSON path, Python exception, message) is kept as it was.
+    pub fn in_entry(mut self, entry: &str) -> Error {
+        self.entry.get_or_insert_with(|| entry.to_string());
+        self
+    }
+
     pub fn on_line(mut self, line: usize) -> Error {
         self.line.get_or_insert(line);
         self
@@ -78,6 +89,9 @@ impl fmt::Display for Error {
             (Some(file), None) => write!(f, "{}: ", file.display())?,
             (None, Some(line)) => write!(f, "line {line}: ")?,
             (None, None) => {}
+        }
+        if let Some(entry) = &self.entry {
+            write!(f, "in `{entry}`: ")?;
         }
         if let Some(path) = &self.path {
             write!(f, "at {path}: ")?;
