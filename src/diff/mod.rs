@@ -92,25 +92,6 @@ pub fn render_divergence(golden: &ResultLine, ours: &ResultLine) -> String {
         .to_string()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_keep_int_float_apart() {
-        let j = |s: &str| serde_json::from_str::<Json>(s).unwrap();
-        assert!(json_eq(&j("2"), &j("2")));
-        assert!(!json_eq(&j("2"), &j("2.0")));
-        assert!(json_eq(&j("1e-05"), &j("0.00001")));
-        assert!(json_eq(
-            &j("123456789012345678901234567890"),
-            &j("123456789012345678901234567890")
-        ));
-        assert!(!json_eq(&j("true"), &j("1")));
-        assert!(json_eq(&j(r#"{"a":1,"b":2}"#), &j(r#"{"b":2,"a":1}"#)));
-    }
-}
-
 /// The keys whose values differ between two JSON objects, sorted: a key
 /// both sides hold as an object is followed `depth - 1` levels further
 /// (`ok.repr`), and `id` is never one. A non-object side differs as `$`.
@@ -142,5 +123,24 @@ fn walk_paths(a: &Json, b: &Json, depth: usize, prefix: &str, out: &mut Vec<Stri
             (Some(p), Some(q)) => walk_paths(p, q, depth - 1, &path, out),
             _ => out.push(path),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_int_float_apart() {
+        let j = |s: &str| serde_json::from_str::<Json>(s).unwrap();
+        assert!(json_eq(&j("2"), &j("2")));
+        assert!(!json_eq(&j("2"), &j("2.0")));
+        assert!(json_eq(&j("1e-05"), &j("0.00001")));
+        assert!(json_eq(
+            &j("123456789012345678901234567890"),
+            &j("123456789012345678901234567890")
+        ));
+        assert!(!json_eq(&j("true"), &j("1")));
+        assert!(json_eq(&j(r#"{"a":1,"b":2}"#), &j(r#"{"b":2,"a":1}"#)));
     }
 }
