@@ -411,7 +411,7 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
             };
             report.cases.retain(|c| shard.has_id(&c.id));
             if let Some(v) = matrix {
-                let (_, _, drift, _, _) = report.totals();
+                let drift = report.totals().drift;
                 let _ = writeln!(
                     out,
                     "goldens of torch {v}; drift: {drift} line(s) where the reference disagrees with torch {v} and torch {v} differs from torch {}",
@@ -427,7 +427,7 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                         out,
                         "allow-listed `{}`: {}",
                         c.id,
-                        c.allowed.as_deref().unwrap_or("")
+                        c.allowed.as_ref().map_or("", |a| a.reason.as_str())
                     );
                 }
             }

@@ -9,11 +9,13 @@ use std::path::{Path, PathBuf};
 
 use crate::case::file::{each_case_in, parse_results, read_results};
 use crate::case::{eval_case, Outcome, ResultLine};
-use crate::diff::{render_divergence, results_agree};
+use crate::diff::{differing_paths, render_divergence, results_agree};
 use crate::error::{Error, Result};
 use crate::live::shard::Shard;
 
 pub mod programs;
+pub mod pytree;
+pub mod schema;
 
 /// The torch version this reference targets.
 pub const TARGET_TORCH: &str = "2.15.0";
@@ -29,8 +31,12 @@ pub const REGRESSIONS: &str = "corpus/regressions";
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
     Agree,
-    /// The unified diff from PyTorch's result to ours.
-    Diverge(String),
+    /// The reference's result differs from PyTorch's.
+    Diverge(Divergence),
+    /// An input probe the reference says `runs` where PyTorch's kernel
+    /// raised (golden `pre_kernel: false`): kernels are out of scope, so it
+    /// is neither agreement nor a failure.
+    Runs,
     Unsupported(String),
     MissingGolden,
     /// The version matrix (`check --torch X`): the reference disagrees with
@@ -38,6 +44,97 @@ pub enum Verdict {
     /// behaviour that moved between versions, not a failure. The diff from
     /// X's result to ours.
     Drift(String),
+}
+
+/// How a result differs from PyTorch's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Divergence {
+    /// The unified diff from PyTorch's result to ours.
+    pub diff: String,
+    /// What differs, sorted: top-level keys of the compared lines or dotted
+    /// paths under them (`ok.repr`, `error.message`, a report key, a pytree
+    /// field). What an allow-list entry's `differs` records.
+    pub differs: Vec<String>,
+}
+
+impl Divergence {
+    /// A divergence of `differs` (sorted here), shown as `diff`.
+    pub fn new(diff: impl Into<String>, mut differs: Vec<String>) -> Divergence {
+        differs.sort();
+        differs.dedup();
+        Divergence {
+            diff: diff.into(),
+            differs,
+        }
+    }
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.diff)
+    }
+}
+
+impl Verdict {
+    /// The verdict's name, as an allow-list entry's `verdict` spells it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Verdict::Agree => "agree",
+            Verdict::Diverge(_) => "diverge",
+            Verdict::Runs => "runs",
+            Verdict::Unsupported(_) => "unsupported",
+            Verdict::MissingGolden => "no golden",
+            Verdict::Drift(_) => "drift",
+        }
+    }
+}
+
+/// One line of `corpus/allow-list.jsonl`: why a case may fail, and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AllowEntry {
+    pub reason: String,
+    /// The verdict the case has, as triaged: `diverge` or `unsupported`
+    /// (any, when absent).
+    pub verdict: Option<String>,
+    /// For a divergence, what differs ([`Divergence::differs`]; anything,
+    /// when absent).
+    pub differs: Option<Vec<String>>,
+    /// Added by the live fuzzer and not looked at yet (`"untriaged": true`).
+    pub untriaged: bool,
+}
+
+impl AllowEntry {
+    /// Why `verdict` breaks this entry (it agrees or runs now, or fails
+    /// otherwise than recorded), if it does.
+    pub fn mismatch(&self, verdict: &Verdict) -> Option<String> {
+        let kind = verdict.kind();
+        match verdict {
+            Verdict::Agree | Verdict::Runs => {
+                return Some(format!(
+                    "is `{kind}` now: delete its entry from {ALLOW_LIST} (the list only shrinks)"
+                ))
+            }
+            Verdict::MissingGolden | Verdict::Drift(_) => return None,
+            Verdict::Diverge(_) | Verdict::Unsupported(_) => {}
+        }
+        let shown = match verdict {
+            Verdict::Diverge(d) => d.diff.clone(),
+            Verdict::Unsupported(why) => why.clone(),
+            _ => String::new(),
+        };
+        if let Some(want) = self.verdict.as_deref().filter(|w| *w != kind) {
+            return Some(format!(
+                "is allow-listed as `{want}` but is `{kind}` in {ALLOW_LIST}: re-triage it\n{shown}"
+            ));
+        }
+        match (verdict, &self.differs) {
+            (Verdict::Diverge(d), Some(want)) if *want != d.differs => Some(format!(
+                "is allow-listed as differing in {want:?} but differs in {:?}: re-triage it in {ALLOW_LIST}\n{shown}",
+                d.differs
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// One case's verdict and what the allow-list says of it.
@@ -49,8 +146,8 @@ pub struct CaseReport {
     pub file: PathBuf,
     pub line: usize,
     pub verdict: Verdict,
-    /// The allow-list's reason, when the case is on it.
-    pub allowed: Option<String>,
+    /// The allow-list's entry, when the case is on it.
+    pub allowed: Option<AllowEntry>,
 }
 
 /// The suffix of a serialized-bytes row's id: row `P#serialized` compares
@@ -72,18 +169,14 @@ impl CaseReport {
             format!("{}:{}: `{}`", self.file.display(), self.line, self.id)
         };
         match (&self.verdict, &self.allowed) {
-            (Verdict::Agree, Some(_)) => Some(format!(
-                "{loc} now agrees with PyTorch: delete its entry from {ALLOW_LIST} (the list only shrinks)"
+            (Verdict::MissingGolden, _) => Some(format!(
+                "{loc} has no golden: run `oracle/regen-goldens.sh` (needs PyTorch, see README)"
             )),
-            (Verdict::Agree, None)
-            | (Verdict::Diverge(_) | Verdict::Unsupported(_), Some(_))
-            | (Verdict::Drift(_), _) => None,
+            (v, Some(entry)) => entry.mismatch(v).map(|m| format!("{loc} {m}")),
+            (Verdict::Agree | Verdict::Runs | Verdict::Drift(_), None) => None,
             (Verdict::Diverge(diff), None) => Some(format!("{loc} diverges from PyTorch:\n{diff}")),
             (Verdict::Unsupported(why), None) => Some(format!(
                 "{loc} is unsupported by the reference ({why}); implement it or allow-list it with a reason in {ALLOW_LIST}"
-            )),
-            (Verdict::MissingGolden, _) => Some(format!(
-                "{loc} has no golden: run `oracle/regen-goldens.sh` (needs PyTorch, see README)"
             )),
         }
     }
@@ -153,8 +246,13 @@ impl Goldens {
     }
 }
 
-/// `corpus/allow-list.jsonl`: `{"id": ..., "reason": ...}` per line.
-pub fn read_allow_list(path: &Path) -> Result<HashMap<String, String>> {
+/// The allow-list as read: entries by case id.
+pub type AllowList = HashMap<String, AllowEntry>;
+
+/// `corpus/allow-list.jsonl`: `{"id", "reason"}` per line, with optional
+/// `"verdict"` (`"diverge"` / `"unsupported"`), `"differs"` (an array of
+/// strings) and `"untriaged"` (a bool).
+pub fn read_allow_list(path: &Path) -> Result<AllowList> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
@@ -173,16 +271,55 @@ pub fn read_allow_list(path: &Path) -> Result<HashMap<String, String>> {
             .get("id")
             .and_then(|v| v.as_str())
             .ok_or_else(|| err("missing string `id`"))?;
-        let reason = json
-            .get("reason")
-            .and_then(|v| v.as_str())
-            .filter(|r| !r.trim().is_empty());
-        let reason = reason.ok_or_else(|| err("every entry needs a non-empty `reason`"))?;
-        if out.insert(id.to_string(), reason.to_string()).is_some() {
+        let entry = allow_entry(&json).map_err(|m| err(&m))?;
+        if out.insert(id.to_string(), entry).is_some() {
             return Err(err(&format!("duplicate id `{id}`")));
         }
     }
     Ok(out)
+}
+
+/// The fields of one allow-list line after its `id`.
+fn allow_entry(json: &serde_json::Value) -> std::result::Result<AllowEntry, String> {
+    use serde_json::Value as Json;
+    let reason = json
+        .get("reason")
+        .and_then(Json::as_str)
+        .filter(|r| !r.trim().is_empty())
+        .ok_or("every entry needs a non-empty `reason`")?;
+    let verdict = match json.get("verdict") {
+        None => None,
+        Some(Json::String(v)) if v == "diverge" || v == "unsupported" => Some(v.clone()),
+        Some(_) => return Err("`verdict` must be \"diverge\" or \"unsupported\"".into()),
+    };
+    let differs = match json.get("differs") {
+        None => None,
+        Some(Json::Array(a)) => Some(
+            a.iter()
+                .map(|d| d.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("`differs` must be an array of strings")?,
+        ),
+        Some(_) => return Err("`differs` must be an array of strings".into()),
+    };
+    if differs.is_some() && verdict.as_deref() != Some("diverge") {
+        return Err("`differs` needs `\"verdict\": \"diverge\"`".into());
+    }
+    let untriaged = match json.get("untriaged") {
+        None => false,
+        Some(Json::Bool(b)) => *b,
+        Some(_) => return Err("`untriaged` must be a bool".into()),
+    };
+    Ok(AllowEntry {
+        reason: reason.to_string(),
+        verdict,
+        differs: differs.map(|mut d| {
+            d.sort();
+            d.dedup();
+            d
+        }),
+        untriaged,
+    })
 }
 
 /// The case files of the corpus, sorted.
@@ -203,7 +340,10 @@ pub fn verdict(golden: &ResultLine, ours: &ResultLine) -> Verdict {
     match &ours.outcome {
         Outcome::Unsupported(why) => Verdict::Unsupported(why.clone()),
         _ if results_agree(golden, ours) => Verdict::Agree,
-        _ => Verdict::Diverge(render_divergence(golden, ours)),
+        _ => Verdict::Diverge(Divergence::new(
+            render_divergence(golden, ours),
+            differing_paths(&golden.to_json(), &ours.to_json(), 2),
+        )),
     }
 }
 
@@ -277,8 +417,8 @@ pub fn run_matrix(root: &Path, version: &str) -> Result<Report> {
             continue;
         }
         c.allowed = None;
-        if let Verdict::Diverge(diff) = &c.verdict {
-            c.verdict = Verdict::Drift(diff.clone());
+        if let Verdict::Diverge(d) = &c.verdict {
+            c.verdict = Verdict::Drift(d.diff.clone());
         }
     }
     // "The list only shrinks" is a rule of the target's check: an entry for
@@ -361,8 +501,16 @@ fn run_against(root: &Path, goldens: &str, shard: Shard) -> Result<Report> {
     }
     let mut program_rows = Vec::new();
     programs::run(root, goldens, &allow, &mut program_rows)?;
+    pytree::rows(root, goldens, &allow, &mut program_rows)?;
+    schema::rows(root, &allow, &mut program_rows)?;
     for c in program_rows {
-        seen.insert(c.id.clone());
+        if !seen.insert(c.id.clone()) {
+            return Err(Error::new(format!(
+                "duplicate row id `{}` ({}): the allow-list could not tell the rows apart",
+                c.id,
+                c.file.display()
+            )));
+        }
         if shard.has_id(&c.id) {
             report.cases.push(c);
         }
@@ -376,15 +524,41 @@ fn run_against(root: &Path, goldens: &str, shard: Shard) -> Result<Report> {
     Ok(report)
 }
 
-#[derive(Default, Clone, Copy)]
-struct Counts {
-    cases: usize,
-    agree: usize,
-    diverge: usize,
-    unsupported: usize,
-    missing: usize,
-    allowed: usize,
-    drift: usize,
+/// Row counts of the table, per verdict and per allow-list mark. Each row
+/// has exactly one verdict: `cases = agree + diverge + runs + drift +
+/// unsupported + missing`.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Counts {
+    pub cases: usize,
+    pub agree: usize,
+    pub diverge: usize,
+    /// Probes the reference says run where PyTorch's kernel raised.
+    pub runs: usize,
+    pub unsupported: usize,
+    pub missing: usize,
+    /// Rows with an allow-list entry (whatever their verdict).
+    pub allowed: usize,
+    /// Allow-listed rows whose entry is marked `untriaged` (the live fuzzer's).
+    pub untriaged: usize,
+    pub drift: usize,
+}
+
+impl Counts {
+    fn add(&mut self, c: &CaseReport) {
+        self.cases += 1;
+        match c.verdict {
+            Verdict::Agree => self.agree += 1,
+            Verdict::Diverge(_) => self.diverge += 1,
+            Verdict::Runs => self.runs += 1,
+            Verdict::Unsupported(_) => self.unsupported += 1,
+            Verdict::MissingGolden => self.missing += 1,
+            Verdict::Drift(_) => self.drift += 1,
+        }
+        if let Some(entry) = &c.allowed {
+            self.allowed += 1;
+            self.untriaged += usize::from(entry.untriaged);
+        }
+    }
 }
 
 impl Report {
@@ -409,17 +583,11 @@ impl Report {
         self.table_with(true)
     }
 
-    /// Verdict counts over all rows: (agree, diverge, drift, unsupported, missing).
-    pub fn totals(&self) -> (usize, usize, usize, usize, usize) {
-        let mut t = (0, 0, 0, 0, 0);
+    /// Verdict counts over all rows.
+    pub fn totals(&self) -> Counts {
+        let mut t = Counts::default();
         for c in &self.cases {
-            match c.verdict {
-                Verdict::Agree => t.0 += 1,
-                Verdict::Diverge(_) => t.1 += 1,
-                Verdict::Drift(_) => t.2 += 1,
-                Verdict::Unsupported(_) => t.3 += 1,
-                Verdict::MissingGolden => t.4 += 1,
-            }
+            t.add(c);
         }
         t
     }
@@ -428,22 +596,10 @@ impl Report {
         let mut rows: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
         let mut total = Counts::default();
         for c in &self.cases {
-            for counts in [
-                rows.entry((c.kind, c.category.as_str())).or_default(),
-                &mut total,
-            ] {
-                counts.cases += 1;
-                match c.verdict {
-                    Verdict::Agree => counts.agree += 1,
-                    Verdict::Diverge(_) => counts.diverge += 1,
-                    Verdict::Unsupported(_) => counts.unsupported += 1,
-                    Verdict::MissingGolden => counts.missing += 1,
-                    Verdict::Drift(_) => counts.drift += 1,
-                }
-                if c.allowed.is_some() {
-                    counts.allowed += 1;
-                }
-            }
+            rows.entry((c.kind, c.category.as_str()))
+                .or_default()
+                .add(c);
+            total.add(c);
         }
         let mut out = String::new();
         // (title, width); the drift column only in the matrix table.
@@ -453,6 +609,7 @@ impl Report {
             ("cases", 7),
             ("agreeing", 9),
             ("diverging", 9),
+            ("runs", 5),
         ];
         if drift {
             columns.push(("drift", 7));
@@ -461,6 +618,7 @@ impl Report {
             ("unsupported", 11),
             ("no golden", 9),
             ("allow-listed", 12),
+            ("untriaged", 9),
             ("agree %", 8),
         ]);
         let line = |out: &mut String, cells: &[String]| {
@@ -492,6 +650,7 @@ impl Report {
                 c.cases.to_string(),
                 c.agree.to_string(),
                 c.diverge.to_string(),
+                c.runs.to_string(),
             ];
             if drift {
                 cells.push(c.drift.to_string());
@@ -500,6 +659,7 @@ impl Report {
                 c.unsupported.to_string(),
                 c.missing.to_string(),
                 c.allowed.to_string(),
+                c.untriaged.to_string(),
                 format!("{pct:.1}"),
             ]);
             line(out, &cells);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 use similar::TextDiff;
 
-use super::{CaseReport, Verdict};
+use super::{CaseReport, Divergence, Verdict};
 use crate::diff::json_eq;
 use crate::error::{Error, Result};
 use crate::export::ExportedProgram;
@@ -115,16 +115,7 @@ fn pretty(v: &Json) -> String {
 
 /// The unified diff from PyTorch's report to ours, keys that differ listed first.
 pub fn report_diff(golden: &Json, ours: &Json) -> String {
-    let mut keys = Vec::new();
-    if let (Json::Object(g), Json::Object(o)) = (golden, ours) {
-        for k in g.keys().chain(o.keys()) {
-            if !keys.contains(k)
-                && !matches!((g.get(k), o.get(k)), (Some(a), Some(b)) if json_eq(a, b))
-            {
-                keys.push(k.clone());
-            }
-        }
-    }
+    let keys = crate::diff::differing_paths(golden, ours, 1);
     let (a, b) = (pretty(golden), pretty(ours));
     let diff = TextDiff::from_lines(&a, &b)
         .unified_diff()
@@ -132,6 +123,33 @@ pub fn report_diff(golden: &Json, ours: &Json) -> String {
         .header("pytorch", "torchspec")
         .to_string();
     format!("keys differing: {}\n{diff}", keys.join(", "))
+}
+
+/// The divergence of two report-like objects: [`report_diff`], with the
+/// top-level keys that differ.
+fn report_divergence(golden: &Json, ours: &Json) -> Verdict {
+    Verdict::Diverge(Divergence::new(
+        report_diff(golden, ours),
+        crate::diff::differing_paths(golden, ours, 1),
+    ))
+}
+
+/// A divergence of a whole artifact (`what`: `bytes`, `load`), shown as `diff`.
+fn whole(what: &str, diff: String) -> Verdict {
+    Verdict::Diverge(Divergence::new(diff, vec![what.to_string()]))
+}
+
+/// The one row of a golden file that does not exist: a failure, never zero rows.
+fn missing_row(allow: &super::AllowList, id: String, category: &str, file: PathBuf) -> CaseReport {
+    CaseReport {
+        allowed: allow.get(&id).cloned(),
+        id,
+        kind: "program",
+        category: category.into(),
+        file,
+        line: 0,
+        verdict: Verdict::MissingGolden,
+    }
 }
 
 /// The report of `program` after `passes`, or the whole-report error.
@@ -148,7 +166,7 @@ pub fn report_after(
 pub(super) fn run(
     root: &Path,
     goldens: &str,
-    allow: &std::collections::HashMap<String, String>,
+    allow: &super::AllowList,
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
     // What oracle/capture.py's process registered (oracle/zoo_types.py).
@@ -187,16 +205,17 @@ pub(super) fn run(
                 } else {
                     let a = String::from_utf8_lossy(&original).replace(", \"", ",\n\"");
                     let b = ours.replace(", \"", ",\n\"");
-                    Verdict::Diverge(
+                    whole(
+                        "bytes",
                         TextDiff::from_lines(&a, &b)
                             .unified_diff()
                             .context_radius(2)
-                            .header("pytorch model.json", "torchspec to_json")
+                            .header("pytorch model.json", "torchspec dump_program")
                             .to_string(),
                     )
                 }
             }
-            Err(e) => Verdict::Diverge(format!("the reference cannot load it: {e}")),
+            Err(e) => whole("load", format!("the reference cannot load it: {e}")),
         };
         serialized_rows(root, goldens, allow, &name, &loaded, &original, out)?;
         let id = format!("{name}#json");
@@ -210,15 +229,12 @@ pub(super) fn run(
             verdict: roundtrip,
         });
         if !golden_path.exists() {
-            out.push(CaseReport {
-                allowed: allow.get(&name).cloned(),
-                id: name.clone(),
-                kind: "program",
-                category: "report".into(),
-                file: rel.clone(),
-                line: 0,
-                verdict: Verdict::MissingGolden,
-            });
+            out.push(missing_row(
+                allow,
+                name.clone(),
+                "report",
+                rel_to(root, &golden_path),
+            ));
             continue;
         }
         let grel = golden_path
@@ -252,7 +268,7 @@ pub(super) fn run(
             let verdict = if json_eq(&g.report, &ours) {
                 Verdict::Agree
             } else {
-                Verdict::Diverge(report_diff(&g.report, &ours))
+                report_divergence(&g.report, &ours)
             };
             out.push(CaseReport {
                 allowed: allow.get(&g.id).cloned(),
@@ -373,7 +389,7 @@ pub fn serialized_after(
             Err(PassError::Unsupported(w)) => return Err(w),
         }
     };
-    match ep.serialize_json() {
+    match ep.to_json() {
         Ok(s) => Ok(Ok(s)),
         Err(e) => match &e.exception {
             Some(t) => Ok(Err((t.clone(), e.message.clone()))),
@@ -389,7 +405,7 @@ pub fn serialized_after(
 fn serialized_rows(
     root: &Path,
     goldens: &str,
-    allow: &std::collections::HashMap<String, String>,
+    allow: &super::AllowList,
     name: &str,
     loaded: &Result<ExportedProgram>,
     input_json: &[u8],
@@ -397,6 +413,9 @@ fn serialized_rows(
 ) -> Result<()> {
     let golden_path = program_golden(root, goldens, name, ".serialized");
     if !golden_path.exists() {
+        let id = format!("{name}{}", super::SERIALIZED_SUFFIX);
+        let file = rel_to(root, &golden_path);
+        out.push(missing_row(allow, id, "serialized bytes", file));
         return Ok(());
     }
     let grel = golden_path
@@ -416,18 +435,19 @@ fn serialized_rows(
                 {
                     Verdict::Agree
                 } else {
-                    Verdict::Diverge(report_diff(
-                        ge,
-                        &serde_json::json!({"type": t, "message": m}),
-                    ))
+                    report_divergence(ge, &serde_json::json!({"type": t, "message": m}))
                 }
             }
-            (Ok(Err((t, m))), Expected::Bytes { .. }) => Verdict::Diverge(format!(
-                "PyTorch writes the program; the reference raises {t}: {m}"
+            (Ok(Err((t, m))), Expected::Bytes { .. }) => Verdict::Diverge(Divergence::new(
+                format!("PyTorch writes the program; the reference raises {t}: {m}"),
+                vec!["error".into(), "serialized".into()],
             )),
-            (Ok(Ok(s)), Expected::Error(ge)) => Verdict::Diverge(format!(
-                "PyTorch raises {ge}; the reference writes {} bytes",
-                s.len()
+            (Ok(Ok(s)), Expected::Error(ge)) => Verdict::Diverge(Divergence::new(
+                format!(
+                    "PyTorch raises {ge}; the reference writes {} bytes",
+                    s.len()
+                ),
+                vec!["error".into(), "serialized".into()],
             )),
             (
                 Ok(Ok(s)),
@@ -446,19 +466,22 @@ fn serialized_rows(
                         (None, true) => Some(String::from_utf8_lossy(input_json).into_owned()),
                         (None, false) => None,
                     };
-                    Verdict::Diverge(match want {
-                        Some(w) => TextDiff::from_lines(&json_lines(&w), &json_lines(&s))
-                            .unified_diff()
-                            .context_radius(2)
-                            .header("torch.export.save model.json", "torchspec")
-                            .to_string(),
-                        None => format!(
-                            "PyTorch writes {length} bytes (sha256 {sha256}); the reference \
+                    whole(
+                        "serialized",
+                        match want {
+                            Some(w) => TextDiff::from_lines(&json_lines(&w), &json_lines(&s))
+                                .unified_diff()
+                                .context_radius(2)
+                                .header("torch.export.save model.json", "torchspec")
+                                .to_string(),
+                            None => format!(
+                                "PyTorch writes {length} bytes (sha256 {sha256}); the reference \
                              writes {} bytes (sha256 {})",
-                            s.len(),
-                            sha256_hex(s.as_bytes())
-                        ),
-                    })
+                                s.len(),
+                                sha256_hex(s.as_bytes())
+                            ),
+                        },
+                    )
                 }
             }
         };
@@ -476,6 +499,11 @@ fn serialized_rows(
     Ok(())
 }
 
+/// `path` relative to `root`, as rows name their files.
+fn rel_to(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).unwrap_or(path).to_path_buf()
+}
+
 fn category(passes: &[String]) -> String {
     if passes.is_empty() {
         "report".into()
@@ -486,12 +514,12 @@ fn category(passes: &[String]) -> String {
 
 /// The input-probe rows: `check-inputs` on `corpus/programs/NAME.probes.jsonl`
 /// against `goldens/.../programs/NAME.probes.jsonl`. A golden error raised by
-/// a kernel (`pre_kernel: false`) agrees with our `runs`: kernels are out of
-/// scope.
+/// a kernel (`pre_kernel: false`) against our `runs` is [`Verdict::Runs`]:
+/// kernels are out of scope, so it neither agrees nor fails.
 fn probe_rows(
     root: &Path,
     goldens: &str,
-    allow: &std::collections::HashMap<String, String>,
+    allow: &super::AllowList,
     name: &str,
     loaded: &Result<ExportedProgram>,
     registrations: &crate::export::registrations::Registrations,
@@ -501,6 +529,8 @@ fn probe_rows(
     use crate::export::inputs::{InputChecker, Outcome};
     let golden_path = program_golden(root, goldens, name, ".probes");
     if !golden_path.exists() {
+        let file = rel_to(root, &golden_path);
+        out.push(missing_row(allow, format!("{name}/probes"), "probes", file));
         return Ok(());
     }
     let probes_path = root.join(PROGRAMS).join(format!("{name}.probes.jsonl"));
@@ -538,7 +568,7 @@ fn probe_rows(
         let verdict = match (&ours, g.get("ok"), g.get("error")) {
             (Outcome::Unsupported(w), _, _) => Verdict::Unsupported(w.clone()),
             (Outcome::Runs, Some(_), _) => Verdict::Agree,
-            (Outcome::Runs, None, Some(_)) if kernel_error => Verdict::Agree,
+            (Outcome::Runs, None, Some(_)) if kernel_error => Verdict::Runs,
             (Outcome::Error(e), None, Some(ge))
                 if !kernel_error
                     && ge.get("type").and_then(Json::as_str) == Some(e.type_name.as_str())
@@ -546,7 +576,7 @@ fn probe_rows(
             {
                 Verdict::Agree
             }
-            _ => Verdict::Diverge(report_diff(&g, &ours.to_json(id))),
+            _ => report_divergence(&g, &ours.to_json(id)),
         };
         out.push(CaseReport {
             allowed: allow.get(id).cloned(),

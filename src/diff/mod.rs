@@ -92,6 +92,40 @@ pub fn render_divergence(golden: &ResultLine, ours: &ResultLine) -> String {
         .to_string()
 }
 
+/// The keys whose values differ between two JSON objects, sorted: a key
+/// both sides hold as an object is followed `depth - 1` levels further
+/// (`ok.repr`), and `id` is never one. A non-object side differs as `$`.
+pub fn differing_paths(golden: &Json, ours: &Json, depth: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    walk_paths(golden, ours, depth, "", &mut out);
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn walk_paths(a: &Json, b: &Json, depth: usize, prefix: &str, out: &mut Vec<String>) {
+    let (Json::Object(x), Json::Object(y), true) = (a, b, depth > 0) else {
+        if !json_eq(a, b) {
+            out.push(if prefix.is_empty() { "$" } else { prefix }.to_string());
+        }
+        return;
+    };
+    for k in x.keys().chain(y.keys()) {
+        if prefix.is_empty() && k == "id" {
+            continue;
+        }
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match (x.get(k), y.get(k)) {
+            (Some(p), Some(q)) => walk_paths(p, q, depth - 1, &path, out),
+            _ => out.push(path),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,12 +30,12 @@ pub fn compare(family: &str, case: &Case, golden: &ResultLine, ours: &ResultLine
     match verdict(golden, ours) {
         Verdict::Agree => Finding::Agree,
         Verdict::Unsupported(why) => Finding::Unsupported(why),
-        Verdict::Diverge(diff) => Finding::Diverge {
+        Verdict::Diverge(d) => Finding::Diverge {
             signature: signature(family, case, golden, ours),
-            diff,
+            diff: d.diff,
         },
-        Verdict::MissingGolden | Verdict::Drift(_) => {
-            unreachable!("verdict() always has the golden and knows no drift")
+        Verdict::MissingGolden | Verdict::Drift(_) | Verdict::Runs => {
+            unreachable!("verdict() always has the golden, knows no drift and runs no probe")
         }
     }
 }

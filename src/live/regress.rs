@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::case::{Case, ResultLine};
-use crate::conformance::{ALLOW_LIST, GOLDENS, REGRESSIONS};
+use crate::conformance::{Verdict, ALLOW_LIST, GOLDENS, REGRESSIONS};
 use crate::error::{Error, Result};
 
 use super::shard::fnv1a64;
@@ -83,20 +83,12 @@ pub fn write(root: &Path, kept: &Kept) -> Result<()> {
     allow_list(root, kept)
 }
 
-/// Append the kept case to the allow-list (it diverges until fixed).
+/// Append the kept case to the allow-list (it diverges until fixed),
+/// marked untriaged, with how it diverges as `check` records it.
 fn allow_list(root: &Path, kept: &Kept) -> Result<()> {
     let path = root.join(ALLOW_LIST);
     let existing = std::fs::read_to_string(&path).unwrap_or_default();
-    // The list's own layout: `{"id": ..., "reason": ...}`.
-    let reason = format!(
-        "live fuzz divergence, not triaged yet ({}): see {REGRESSIONS}/packets/{}.md",
-        kept.signature, kept.name
-    );
-    let entry = format!(
-        "{{\"id\": {}, \"reason\": {}}}",
-        serde_json::Value::from(kept.name.clone()),
-        serde_json::Value::from(reason)
-    );
+    let entry = allow_entry(kept);
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -108,6 +100,30 @@ fn allow_list(root: &Path, kept: &Kept) -> Result<()> {
         "\n"
     };
     writeln!(f, "{sep}{entry}").map_err(|e| Error::io(&path, e))
+}
+
+/// The allow-list line of a kept case, in the list's own layout:
+/// `{"id", "reason", "verdict": "diverge", "differs", "untriaged": true}`.
+pub fn allow_entry(kept: &Kept) -> String {
+    use serde_json::Value as Json;
+    let reason = format!(
+        "live fuzz divergence, not triaged yet ({}): see {REGRESSIONS}/packets/{}.md",
+        kept.signature, kept.name
+    );
+    let (verdict, differs) = match crate::conformance::verdict(&kept.golden, &kept.ours) {
+        Verdict::Unsupported(_) => ("unsupported", None),
+        Verdict::Diverge(d) => ("diverge", Some(d.differs)),
+        _ => ("diverge", None),
+    };
+    let differs = differs.map_or(String::new(), |d| {
+        let d: Vec<String> = d.into_iter().map(|p| Json::from(p).to_string()).collect();
+        format!(", \"differs\": [{}]", d.join(", "))
+    });
+    format!(
+        "{{\"id\": {}, \"reason\": {}, \"verdict\": \"{verdict}\"{differs}, \"untriaged\": true}}",
+        Json::from(kept.name.clone()),
+        Json::from(reason)
+    )
 }
 
 /// A Rust raw string literal holding `s`.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use torchspec::case::{eval_case, Case, Outcome, ResultLine};
+use torchspec::conformance::Verdict;
 use torchspec::live::compare::{compare, signature, Finding};
 use torchspec::live::gen::{family_of, Generator, FAMILIES};
 use torchspec::live::oracle::{
@@ -447,4 +448,38 @@ fn packets_hold_what_a_maintainer_needs() {
     );
     assert!(regress::regression_name("source_name", "sig").starts_with("live-source-name-"));
     let _ = Summary::default().render();
+}
+
+#[test]
+fn fuzzer_allow_list_entries_are_untriaged_and_say_how_they_diverge() {
+    let case = with_id("live-build-0000abcd");
+    let golden = err(&case.id, "ValueError", "expected \"#\"");
+    let ours = eval_case(&case);
+    let Verdict::Diverge(d) = torchspec::conformance::verdict(&golden, &ours) else {
+        panic!("the case diverges");
+    };
+    let kept = Kept {
+        name: case.id.clone(),
+        signature: "sig".into(),
+        family: "source_name".into(),
+        original_id: "live-s1-2".into(),
+        golden_line: golden.to_json().to_string(),
+        diff: d.diff.clone(),
+        case,
+        golden,
+        ours,
+        shrink_steps: 7,
+    };
+    let dir = std::env::temp_dir().join(format!("torchspec-untriaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("allow.jsonl");
+    std::fs::write(&path, regress::allow_entry(&kept)).unwrap();
+    let list = torchspec::conformance::read_allow_list(&path).unwrap();
+    let entry = &list[&kept.name];
+    assert!(entry.untriaged);
+    assert_eq!(entry.verdict.as_deref(), Some("diverge"));
+    assert_eq!(entry.differs.as_ref(), Some(&d.differs));
+    assert!(!d.differs.is_empty());
+    assert_eq!(entry.mismatch(&Verdict::Diverge(d)), None);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,6 +3,7 @@
 mod cli;
 mod derived_props;
 mod errors;
+mod footguns;
 mod fuzz_corpus;
 mod live;
 mod lookup_props;
@@ -14,3 +15,4 @@ mod pytree;
 mod schema;
 mod serialize;
 mod snapshots;
+mod verdicts;

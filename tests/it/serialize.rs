@@ -62,7 +62,7 @@ fn transformed_programs_round_trip_through_json_and_pt2() {
             let want = t.report();
             let what = format!("{} {passes:?}", file.display());
 
-            let json = t.serialize_json().unwrap_or_else(|e| panic!("{what}: {e}"));
+            let json = t.to_json().unwrap_or_else(|e| panic!("{what}: {e}"));
             let back = ExportedProgram::load_json(json.as_bytes(), Mode::Strict)
                 .unwrap_or_else(|e| panic!("{what}: written JSON does not load: {e}"));
             assert!(
@@ -78,7 +78,7 @@ fn transformed_programs_round_trip_through_json_and_pt2() {
             assert_reloaded(&back, &want_no_sd, &what, true);
             // Written again, the loaded program writes the same bytes.
             assert_eq!(
-                back.serialize_json().expect("second write"),
+                back.to_json().expect("second write"),
                 json,
                 "{what}: stable"
             );
@@ -148,10 +148,7 @@ fn untransformed_program_writes_its_input_bytes() {
     let mut archive = torchspec::export::archive::Pt2Archive::open(&file).expect("archive");
     let original = archive.read_program().expect("model.json");
     let ep = ExportedProgram::load_path(&file).expect("loads");
-    assert_eq!(
-        ep.serialize_json().expect("writes").as_bytes(),
-        &original[..]
-    );
+    assert_eq!(ep.to_json().expect("writes").as_bytes(), &original[..]);
 }
 
 #[test]
@@ -159,7 +156,7 @@ fn dce_names_outputs_left_without_a_getitem() {
     let ep = ExportedProgram::load_path(&root().join("corpus/programs/multi-output.pt2"))
         .expect("loads");
     let t = transform(&ep, &["dce".to_string()]).expect("dce");
-    let json = t.serialize_json().expect("writes");
+    let json = t.to_json().expect("writes");
     // `unbind` lost its unused getitems: PyTorch names those outputs
     // `{node}_unused_{index}` (`_output_node_name_at_index`).
     assert!(json.contains("{\"name\": \"unbind_unused_1\"}"), "{json}");
@@ -170,7 +167,7 @@ fn dce_names_outputs_left_without_a_getitem() {
 fn pt2_from_a_bare_json_is_refused() {
     let ep =
         ExportedProgram::load_path(&root().join("corpus/programs/mlp-static.pt2")).expect("loads");
-    let json = ep.serialize_json().expect("writes");
+    let json = ep.to_json().expect("writes");
     let bare = ExportedProgram::load_json(json.as_bytes(), Mode::Default).expect("loads");
     let err = bare.serialize_pt2("x").expect_err("no weights");
     assert_eq!(

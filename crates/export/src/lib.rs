@@ -53,7 +53,10 @@ pub struct TensorInfo {
 /// An exported program as `torch.export.load` has it.
 #[derive(Clone, Debug)]
 pub struct ExportedProgram {
-    /// The serialized program as read (schema 8.20 wire types).
+    /// The serialized program as read (schema 8.20 wire types). A
+    /// transform keeps its input's: the serializer takes what the loader
+    /// keeps verbatim from it (`Meta.origin`), so it is not this program's
+    /// JSON after passes; [`ExportedProgram::to_json`] is.
     pub serialized: std::sync::Arc<schema::ExportedProgram>,
     /// The graph, signature, module call graph and range constraints the
     /// loader rebuilt.
@@ -141,11 +144,12 @@ impl ExportedProgram {
         };
         let program = archive.read_program()?;
         let mut ep = Self::load_json_in(&program, mode, registrations)
-            .map_err(|e| Error::new(format!("in `models/model.json`: {e}")))?;
+            .map_err(|e| e.in_entry("models/model.json"))?;
         if let Some(config) = archive.read_weights_config("model")? {
-            ep.state_dict = Some(read_weights_config(&config).map_err(|e| {
-                Error::new(format!("in `data/weights/model_weights_config.json`: {e}"))
-            })?);
+            ep.state_dict = Some(
+                read_weights_config(&config)
+                    .map_err(|e| e.in_entry("data/weights/model_weights_config.json"))?,
+            );
         }
         drop(archive);
         ep.archive = Some(bytes);
@@ -163,7 +167,7 @@ impl ExportedProgram {
     ) -> Result<ExportedProgram> {
         let program = archive::read_legacy_program(bytes)?;
         let mut ep = Self::load_json_in(&program, mode, registrations)
-            .map_err(|e| Error::new(format!("in `{}`: {e}", archive::LEGACY_PROGRAM)))?;
+            .map_err(|e| e.in_entry(archive::LEGACY_PROGRAM))?;
         let gm = &ep.serialized.graph_module;
         let meta = |name: &str| {
             gm.graph
@@ -241,14 +245,11 @@ impl ExportedProgram {
         })
     }
 
-    /// `torch._export.serde.serialize._to_json_bytes` of this program.
-    pub fn to_json(&self) -> String {
-        schema::dump_program(&self.serialized)
-    }
-
     /// The program JSON `torch.export.save` writes for this program as it
-    /// is now (after passes): `serialize(ep).exported_program`.
-    pub fn serialize_json(&self) -> Result<String> {
+    /// is now, after any transform: `serialize(ep).exported_program` through
+    /// `_to_json_bytes`. (The file as read, whatever passes ran since, is
+    /// `schema::dump_program(&ep.serialized)`.)
+    pub fn to_json(&self) -> Result<String> {
         serialize::program_json(self)
     }
 
@@ -263,7 +264,7 @@ impl ExportedProgram {
                  weights are pickled (write a .json instead)",
             ));
         };
-        let json = self.serialize_json()?;
+        let json = self.to_json()?;
         serialize::pt2::write_pt2(input, root, json.as_bytes())
     }
 

@@ -9,8 +9,12 @@ use std::path::{Path, PathBuf};
 pub struct Error {
     /// The file, if the input came from one.
     pub file: Option<PathBuf>,
-    /// 1-based line number within `file`.
-    pub line: Option<usize>,
+    /// 1-based line number within `file` (non-zero, so the error stays
+    /// within 128 bytes).
+    pub line: Option<std::num::NonZeroUsize>,
+    /// The archive member the input came from (`models/model.json` of a
+    /// `.pt2`), shown after `file`.
+    pub entry: Option<Box<str>>,
     /// JSON path inside the document (`$.value.dict[0][1]`).
     pub path: Option<String>,
     /// The Python exception type when the refusal mirrors one
@@ -27,6 +31,7 @@ impl Error {
         Error {
             file: None,
             line: None,
+            entry: None,
             path: None,
             exception: None,
             message: message.into(),
@@ -65,8 +70,17 @@ impl Error {
         self
     }
 
+    /// The error came from reading the archive member `entry`; the rest
+    /// (JSON path, Python exception, message) is kept as it was.
+    pub fn in_entry(mut self, entry: &str) -> Error {
+        self.entry.get_or_insert_with(|| entry.into());
+        self
+    }
+
     pub fn on_line(mut self, line: usize) -> Error {
-        self.line.get_or_insert(line);
+        if self.line.is_none() {
+            self.line = std::num::NonZeroUsize::new(line);
+        }
         self
     }
 }
@@ -78,6 +92,9 @@ impl fmt::Display for Error {
             (Some(file), None) => write!(f, "{}: ", file.display())?,
             (None, Some(line)) => write!(f, "line {line}: ")?,
             (None, None) => {}
+        }
+        if let Some(entry) = &self.entry {
+            write!(f, "in `{entry}`: ")?;
         }
         if let Some(path) = &self.path {
             write!(f, "at {path}: ")?;
