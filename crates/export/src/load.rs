@@ -592,21 +592,24 @@ impl<'w> Deserializer<'w> {
             });
             (args, kwargs, name)
         } else {
+            let schema = self.schema_of(&target)?;
             let name = match given_name {
                 Some(s) => Some(s.to_string()),
-                // `_is_single_tensor_return` needs the op schema; a single
-                // tensor output is the case PyTorch writes.
-                None => match n.outputs.as_slice() {
-                    [wire::Argument::AsTensor(t)] => Some(t.name.clone()),
-                    [] => None,
-                    _ => {
-                        return Err(LoadFailure::unsupported(
-                            "a node without a name whose outputs are not one tensor",
+                // `serialized_node.outputs[0].as_tensor.name if
+                // _is_single_tensor_return(target) else None`.
+                None if schema.is_single_tensor_return() => match n.outputs.first() {
+                    Some(wire::Argument::AsTensor(t)) => Some(t.name.clone()),
+                    Some(_) => {
+                        return Err(LoadFailure::py(
+                            "AttributeError",
+                            "Field as_tensor is not set.",
                         ))
                     }
+                    None => return Err(LoadFailure::py("IndexError", "list index out of range")),
                 },
+                None => None,
             };
-            let (args, kwargs) = self.op_inputs(&n.inputs)?;
+            let (args, kwargs) = self.op_inputs(&schema, &n.inputs)?;
             (args, kwargs, name)
         };
         let id =
@@ -617,25 +620,83 @@ impl<'w> Deserializer<'w> {
         self.deserialize_outputs(n, id, &printed)
     }
 
-    /// `deserialize_inputs` for an OpOverload, ordered by the serialized
-    /// inputs (the serializer writes them in schema order) and placed by
-    /// their `ArgumentKind`.
-    fn op_inputs(&mut self, inputs: &'w [wire::NamedArgument]) -> R<ArgsKwargs> {
-        let mut args = Vec::new();
-        let mut kwargs = Vec::new();
+    /// `_get_schema_from_target(target)` of an OpOverload: the built-in
+    /// table's schema or the registered op's.
+    fn schema_of(&self, target: &str) -> R<ops::schema::Schema> {
+        let text = ops::op_schema(target)
+            .or_else(|| self.registrations.op(target).map(|op| op.schema.as_str()))
+            .ok_or_else(|| LoadFailure::unsupported(format!("the schema of `{target}`")))?;
+        ops::schema::parse(text)
+            .ok_or_else(|| LoadFailure::unsupported(format!("the schema text `{text}`")))
+    }
+
+    /// `deserialize_inputs`: every serialized input is deserialized first,
+    /// in file order, into `actual_args` (a dict by name: a repeated name
+    /// keeps its last value and kind); then the schema's arguments are
+    /// walked in schema order, each placed by its serialized
+    /// `ArgumentKind`, or, without a POSITIONAL/KEYWORD kind, by the old
+    /// rules (no default and not kwarg-only: positional, a missing one a
+    /// `KeyError`). Inputs whose names the schema lacks are dropped.
+    fn op_inputs(
+        &mut self,
+        schema: &ops::schema::Schema,
+        inputs: &'w [wire::NamedArgument],
+    ) -> R<ArgsKwargs> {
+        let mut actual: Vec<(&'w str, Option<wire::ArgumentKind>, Arg)> = Vec::new();
         for input in inputs {
             let value = self.deserialize_input(&input.arg)?;
-            match input.kind {
-                Some(wire::ArgumentKind::POSITIONAL) => args.push(value),
-                Some(wire::ArgumentKind::KEYWORD) if !is_python_keyword(&input.name) => {
-                    kwargs.push((input.name.clone(), value))
+            match actual.iter_mut().find(|(k, _, _)| *k == input.name) {
+                Some(slot) => {
+                    slot.1 = input.kind;
+                    slot.2 = value;
                 }
-                _ => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "argument `{}` without a positional/keyword kind (placing it needs the op schema)",
-                        input.name
-                    )))
+                None => actual.push((&input.name, input.kind, value)),
+            }
+        }
+        let mut args = Vec::new();
+        let mut kwargs: Vec<(String, Arg)> = Vec::new();
+        let put = |kwargs: &mut Vec<(String, Arg)>, name: &str, value: Arg| match kwargs
+            .iter_mut()
+            .find(|(k, _)| k == name)
+        {
+            Some(slot) => slot.1 = value,
+            None => kwargs.push((name.to_string(), value)),
+        };
+        for schema_arg in &schema.arguments {
+            let name = schema_arg.name.as_str();
+            let found = actual.iter().find(|(k, _, _)| *k == name);
+            if let Some((_, kind, value)) = found {
+                match kind {
+                    Some(wire::ArgumentKind::POSITIONAL) => {
+                        args.push(value.clone());
+                        continue;
+                    }
+                    Some(wire::ArgumentKind::KEYWORD) if !is_python_keyword(name) => {
+                        put(&mut kwargs, name, value.clone());
+                        continue;
+                    }
+                    _ => {}
                 }
+            }
+            // "If there's no ArgumentKind found, fallback to the old cases."
+            let is_positional = !schema_arg.has_default && !schema_arg.kwarg_only;
+            if is_positional {
+                let (_, _, value) = found.ok_or_else(|| key_error(name))?;
+                args.push(value.clone());
+            } else if is_python_keyword(name) {
+                if schema_arg.kwarg_only {
+                    return Err(LoadFailure::py(
+                        "AssertionError",
+                        format!("schema_arg {name} should not be kwarg_only"),
+                    ));
+                }
+                // `kwargs = OrderedDict(); args.extend(list(kwargs.values()))`:
+                // the kwargs so far are dropped, not moved.
+                kwargs.clear();
+                let (_, _, value) = found.ok_or_else(|| key_error(name))?;
+                args.push(value.clone());
+            } else if let Some((_, _, value)) = found {
+                put(&mut kwargs, name, value.clone());
             }
         }
         Ok((args, kwargs))
