@@ -169,6 +169,52 @@ pub fn dtype_name(v: i64) -> Option<&'static str> {
     })
 }
 
+/// `dtype.is_floating_point or dtype.is_complex`.
+fn is_floating_or_complex(dtype: &str) -> bool {
+    matches!(
+        dtype,
+        "torch.float16"
+            | "torch.float32"
+            | "torch.float64"
+            | "torch.bfloat16"
+            | "torch.complex32"
+            | "torch.complex64"
+            | "torch.complex128"
+            | "torch.float8_e4m3fn"
+            | "torch.float8_e5m2"
+            | "torch.float8_e4m3fnuz"
+            | "torch.float8_e5m2fnuz"
+            | "torch.float8_e8m0fnu"
+    )
+}
+
+/// `symbol_name_to_range` of `ExportedProgramDeserializer.deserialize`,
+/// built before the graph: each `ValueRanges(min, max)` (a missing bound
+/// is `-int_oo` / `int_oo`) refuses `min > max`.
+fn symbol_name_to_range(program: &wire::ExportedProgram) -> R<HashMap<&str, ValueRanges>> {
+    let mut out = HashMap::new();
+    for (k, v) in &program.range_constraints {
+        let lower = v
+            .min_val
+            .as_ref()
+            .map_or(Bound::NegIntOo, |i| Bound::Int(i.to_bigint()));
+        let upper = v
+            .max_val
+            .as_ref()
+            .map_or(Bound::IntOo, |i| Bound::Int(i.to_bigint()));
+        if let (Bound::Int(lo), Bound::Int(hi)) = (&lower, &upper) {
+            if lo > hi {
+                return Err(LoadFailure::py(
+                    "ValueRangeError",
+                    format!("Invalid ranges [{lo}:{hi}]"),
+                ));
+            }
+        }
+        out.insert(k.as_str(), ValueRanges { lower, upper });
+    }
+    Ok(out)
+}
+
 /// `_SERIALIZE_TO_TORCH_LAYOUT`.
 fn layout_name(v: i64) -> Option<&'static str> {
     Some(match v {
@@ -232,6 +278,10 @@ struct Deserializer<'w> {
     custom_obj_values: HashSet<&'w str>,
     /// `symbol_name_to_symbol`: every symbol name some loaded value parsed.
     symbols: HashSet<String>,
+    /// `symbol_name_to_range`, by the serialized key.
+    ranges: HashMap<&'w str, ValueRanges>,
+    /// The symbols `shape_env.backed_var_to_val` holds a hint for.
+    hinted: HashSet<String>,
     signature: ExportGraphSignature,
     cx: GraphCx,
     /// The custom ops of the loading process (node targets resolve against
@@ -246,9 +296,12 @@ pub fn load_graph_module<'w>(
     registrations: &'w Registrations,
 ) -> R<LoadedGraphModule> {
     let gm = &program.graph_module;
+    let ranges = symbol_name_to_range(program)?;
     let signature = deserialize_signature(&gm.signature)?;
     let mut d = Deserializer {
         registrations,
+        ranges,
+        hinted: HashSet::new(),
         tensor_values: HashMap::new(),
         sym_int_values: HashMap::new(),
         sym_float_values: HashMap::new(),
@@ -364,23 +417,69 @@ impl<'w> Deserializer<'w> {
         self.symbols.extend(crate::srepr::subexpression_strs(expr));
     }
 
-    fn eval_sym_int(&mut self, s: &wire::SymInt) {
-        if let wire::SymInt::AsExpr(e) = s {
-            self.parse_sym_expr(&e.expr_str);
+    /// `deserialize_sym_int`: an expression's hint must be an int; a bare
+    /// symbol seen first with a hint gets it (`add_backed_var_to_val`),
+    /// and `constrain_symbol_range` then checks it against the symbol's
+    /// range (`_update_var_to_range`: `AssertionError: 4 not in VR[...]`).
+    fn eval_sym_int(&mut self, s: &wire::SymInt) -> R<()> {
+        let wire::SymInt::AsExpr(e) = s else {
+            return Ok(());
+        };
+        let hint = match &e.hint {
+            None => None,
+            Some(wire::SymExprHint::AsInt(i)) => Some(i.to_bigint()),
+            Some(other) => {
+                let tag = match other {
+                    wire::SymExprHint::AsBool(_) => "as_bool",
+                    _ => "as_float",
+                };
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("expected hint type 'as_int', got '{tag}'"),
+                ));
+            }
+        };
+        self.parse_sym_expr(&e.expr_str);
+        let symbol = crate::srepr::bare_symbol(&e.expr_str);
+        if let (Some(v), Some(name)) = (hint, symbol) {
+            if self.hinted.insert(name.clone()) {
+                if let Some(vr) = self.ranges.get(name.as_str()) {
+                    let below = matches!(&vr.lower, Bound::Int(lo) if v < *lo);
+                    let above = matches!(&vr.upper, Bound::Int(hi) if v > *hi);
+                    if below || above {
+                        return Err(LoadFailure::py(
+                            "AssertionError",
+                            format!("{v} not in VR[{}, {}]", vr.lower, vr.upper),
+                        ));
+                    }
+                }
+            }
         }
+        Ok(())
     }
 
     /// `serialized_name_to_meta[name]`: evaluating a value's metadata parses
     /// its symbolic sizes; a name with no metadata is a `KeyError`.
     fn eval_meta(&mut self, name: &str) -> R<()> {
         if let Some(t) = self.tensor_values.get(name).copied() {
+            // `deserialize_tensor_meta`: sizes, strides, then
+            // `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`, then
+            // `torch.empty_strided(..., requires_grad=...)`.
             for s in t.sizes.iter().chain(t.strides.iter()) {
-                self.eval_sym_int(s);
+                self.eval_sym_int(s)?;
+            }
+            let dtype = dtype_name(t.dtype.value())
+                .ok_or_else(|| LoadFailure::py("KeyError", t.dtype.value().to_string()))?;
+            if t.requires_grad && !is_floating_or_complex(dtype) {
+                return Err(LoadFailure::py(
+                    "RuntimeError",
+                    "Only Tensors of floating point and complex dtype can require gradients",
+                ));
             }
             return Ok(());
         }
         if let Some(s) = self.sym_int_values.get(name).copied() {
-            self.eval_sym_int(s);
+            self.eval_sym_int(s)?;
             return Ok(());
         }
         if let Some(s) = self.sym_float_values.get(name).copied() {
@@ -580,10 +679,12 @@ impl<'w> Deserializer<'w> {
                     .create_node(Op::CallFunction, &printed, args, vec![], Some(&name));
             self.cx.graph.node_mut(id).meta.origin = Some(origin);
             let out = sym_output_name(n)?;
-            return self.sync(&out, id);
+            self.sync(&out, id)?;
+            return check_metadata(&n.metadata, self.registrations);
         }
         let (args, kwargs, name) = if is_hop {
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
+            check_metadata(&n.metadata, self.registrations)?;
             let name = given_name.map(str::to_string).or_else(|| {
                 match (n.outputs.as_slice(), n.is_hop_single_tensor_return) {
                     ([wire::Argument::AsTensor(t)], Some(true)) => Some(t.name.clone()),
@@ -617,7 +718,9 @@ impl<'w> Deserializer<'w> {
                 .graph
                 .create_node(Op::CallFunction, &printed, args, kwargs, name.as_deref());
         self.cx.graph.node_mut(id).meta.origin = Some(origin);
-        self.deserialize_outputs(n, id, &printed)
+        self.deserialize_outputs(n, id, &printed)?;
+        // `fx_node.meta.update(self.deserialize_metadata(...))`
+        check_metadata(&n.metadata, self.registrations)
     }
 
     /// `_get_schema_from_target(target)` of an OpOverload: the built-in
@@ -942,7 +1045,8 @@ impl<'w> Deserializer<'w> {
                 _ => {}
             }
         }
-        // deserialize_multiple_outputs
+        // deserialize_multiple_outputs: its metadata first.
+        check_metadata(&n.metadata, self.registrations)?;
         if outputs.len() == 1 {
             match &outputs[0] {
                 A::AsTensors(ts) if !ts.is_empty() => {
@@ -1070,6 +1174,103 @@ fn sym_output_name(n: &wire::Node) -> R<String> {
         ))),
         None => Err(LoadFailure::py("IndexError", "list index out of range")),
     }
+}
+
+/// `metadata.get(key)` of the node's metadata dict (a repeated key keeps
+/// its last value), when truthy.
+fn meta_get<'a>(metadata: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    metadata
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+}
+
+/// `metadata_split` of `deserialize_metadata`: splits at the commas
+/// outside `[(`…`)]` nesting (one counter for both kinds).
+fn metadata_split_len(item: &str) -> usize {
+    let mut parts = 1;
+    let mut depth = 0i64;
+    for c in item.chars() {
+        match c {
+            '[' | '(' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => parts += 1,
+            _ => {}
+        }
+    }
+    parts
+}
+
+/// What `GraphModuleDeserializer.deserialize_metadata` raises on a node's
+/// metadata (the values it keeps are not modelled: the report does not
+/// show them).
+fn check_metadata(metadata: &[(String, String)], registrations: &Registrations) -> R<()> {
+    if let Some(stack) = meta_get(metadata, "nn_module_stack") {
+        for item in stack.split(';') {
+            let n = metadata_split_len(item);
+            if n != 3 {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("expected metadata_split to return 3 parts, got {n}"),
+                ));
+            }
+        }
+    }
+    if let Some(stack) = meta_get(metadata, "source_fn_stack") {
+        for item in stack.split(';') {
+            // `name, target_str = source_fn_str.split(",")`
+            let parts: Vec<&str> = item.split(',').collect();
+            match parts.len() {
+                1 => {
+                    return Err(LoadFailure::py(
+                        "ValueError",
+                        "not enough values to unpack (expected 2, got 1)",
+                    ))
+                }
+                2 => {}
+                _ => {
+                    return Err(LoadFailure::py(
+                        "ValueError",
+                        "too many values to unpack (expected 2)",
+                    ))
+                }
+            }
+            // `deserialize_meta_func`: a target not under `torch` goes
+            // through `deserialize_operator`, which raises only for `#…`.
+            let target = parts[1];
+            if !target.starts_with("torch") {
+                if let Resolved::Raises(exception, message) = ops::resolve(target, registrations) {
+                    return Err(LoadFailure::py(exception, message));
+                }
+            }
+        }
+    }
+    for key in ["custom", "from_node"] {
+        if let Some(text) = meta_get(metadata, key) {
+            let value = torchspec_pyval::pyjson::loads(text).map_err(|e| LoadFailure::Python {
+                exception: e
+                    .exception
+                    .clone()
+                    .unwrap_or_else(|| "JSONDecodeError".into()),
+                message: e.message.clone(),
+            })?;
+            if key == "from_node"
+                && !matches!(
+                    value,
+                    torchspec_pyval::pyjson::PyJson::Null
+                        | torchspec_pyval::pyjson::PyJson::List(_)
+                )
+            {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("expected list, got {}", value.type_name()),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `keyword.iskeyword`.
