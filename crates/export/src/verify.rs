@@ -379,19 +379,15 @@ fn check_signature(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
                     )));
                 }
             }
-            InputKind::ConstantTensor => {
-                if in_constants(target) == Some(false) {
-                    return Err(spec_violation(format!(
-                        "Constant tensor {target} is not in the constants dictionary."
-                    )));
-                }
+            InputKind::ConstantTensor if in_constants(target) == Some(false) => {
+                return Err(spec_violation(format!(
+                    "Constant tensor {target} is not in the constants dictionary."
+                )));
             }
-            InputKind::CustomObj => {
-                if in_constants(target) == Some(false) {
-                    return Err(spec_violation(format!(
-                        "Custom object {target} is not in the constants dictionary."
-                    )));
-                }
+            InputKind::CustomObj if in_constants(target) == Some(false) => {
+                return Err(spec_violation(format!(
+                    "Custom object {target} is not in the constants dictionary."
+                )));
             }
             _ => {}
         }
