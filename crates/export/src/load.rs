@@ -7,9 +7,11 @@
 //! graph signature, the module call graph and the range constraints that
 //! survive loading (only symbols some loaded value mentions).
 //!
-//! Where the reconstruction needs what only PyTorch's op registry knows
-//! (an argument without an `ArgumentKind`, a target that is not an
-//! operator PyTorch ships), the result is [`Unsupported`], never a guess.
+//! An OpOverload's arguments are placed by its schema (`ops::schema`, from
+//! the generated table or the registration). Where the reconstruction
+//! needs what only PyTorch's op registry knows (a target that is not an
+//! operator PyTorch ships or the process registered), the result is
+//! [`Unsupported`], never a guess.
 
 use std::collections::{HashMap, HashSet};
 
