@@ -231,6 +231,20 @@ fn a_node_renamed_after_a_later_node_is_a_redefined_name() {
     );
 }
 
+#[test]
+fn a_single_output_that_is_not_a_tensor_list_is_refused() {
+    // Observed from torch 2.15.0 (`deserialize_multiple_outputs`).
+    let out = r#""outputs": [{"as_tensor": {"name": "linear"}}]"#;
+    assert_eq!(
+        json_error("mlp-static", &[(out, r#""outputs": [{"as_int": 3}]"#)]),
+        "AssertionError: expected list, got int"
+    );
+    assert_eq!(
+        json_error("mlp-static", &[(out, r#""outputs": [{"as_ints": [3]}]"#)]),
+        "AssertionError: expected TensorArgument, got int"
+    );
+}
+
 // Range constraints, value metadata and node metadata.
 
 #[test]

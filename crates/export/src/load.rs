@@ -1059,12 +1059,7 @@ impl<'w> Deserializer<'w> {
                 A::AsTensors(_) => {
                     return Err(LoadFailure::py("IndexError", "list index out of range"))
                 }
-                other => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "a single `{}` node output",
-                        other.tag()
-                    )))
-                }
+                other => return Err(single_output_refusal(other)),
             }
         } else {
             self.getitems(id, outputs)?;
@@ -1136,6 +1131,54 @@ impl<'w> Deserializer<'w> {
             Some(name),
         );
         self.sync(name, id)
+    }
+}
+
+/// `deserialize_multiple_outputs` of one output that is not
+/// `as_tensors`: `isinstance(outputs[0].value, list)`, then
+/// `isinstance(value[0], TensorArgument)`, each an `AssertionError` naming
+/// `type(...).__name__` (an enum value `_dict_to_dataclass` kept as a raw
+/// int is an `int`).
+fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
+    use wire::Argument as A;
+    let not_list = |ty: &str| LoadFailure::py("AssertionError", format!("expected list, got {ty}"));
+    let first = |ty: Option<&str>| match ty {
+        Some(ty) => LoadFailure::py(
+            "AssertionError",
+            format!("expected TensorArgument, got {ty}"),
+        ),
+        None => LoadFailure::py("IndexError", "list index out of range"),
+    };
+    let some_if = |empty: bool, ty: &'static str| (!empty).then_some(ty);
+    match a {
+        A::AsInt(_) => not_list("int"),
+        A::AsFloat(_) => not_list("float"),
+        A::AsBool(_) => not_list("bool"),
+        A::AsString(_) | A::AsOperator(_) => not_list("str"),
+        A::AsStringToArgument(_) => not_list("dict"),
+        A::AsDevice(_) => not_list("Device"),
+        A::AsComplex(_) => not_list("ComplexValue"),
+        A::AsCustomObj(_) => not_list("CustomObjArgument"),
+        A::AsGraph(_) => not_list("GraphArgument"),
+        A::AsOptionalTensor(_) => not_list("OptionalTensorArgument"),
+        A::AsScalarType(wire::ScalarType::Other(_))
+        | A::AsLayout(wire::Layout::Other(_))
+        | A::AsMemoryFormat(wire::MemoryFormat::Other(_)) => not_list("int"),
+        A::AsScalarType(_) => not_list("ScalarType"),
+        A::AsLayout(_) => not_list("Layout"),
+        A::AsMemoryFormat(_) => not_list("MemoryFormat"),
+        A::AsInts(v) => first(some_if(v.is_empty(), "int")),
+        A::AsFloats(v) => first(some_if(v.is_empty(), "float")),
+        A::AsBools(v) => first(some_if(v.is_empty(), "bool")),
+        A::AsStrings(v) => first(some_if(v.is_empty(), "str")),
+        A::AsSymInts(v) => first(some_if(v.is_empty(), "SymIntArgument")),
+        A::AsSymBools(v) => first(some_if(v.is_empty(), "SymBoolArgument")),
+        A::AsSymFloats(v) => first(some_if(v.is_empty(), "SymFloatArgument")),
+        A::AsOptionalTensors(v) => first(some_if(v.is_empty(), "OptionalTensorArgument")),
+        A::AsNestedTensors(v) => first(some_if(v.is_empty(), "list")),
+        A::AsIntLists(v) => first(some_if(v.is_empty(), "list")),
+        A::AsFloatLists(v) => first(some_if(v.is_empty(), "list")),
+        other => LoadFailure::unsupported(format!("a single `{}` node output", other.tag())),
     }
 }
 
