@@ -12,6 +12,7 @@ mod programs;
 mod properties;
 mod pyjson;
 mod pytree;
+mod refuse;
 mod schema;
 mod serialize;
 mod snapshots;

@@ -23,6 +23,7 @@ pub mod schema;
 pub mod serialize;
 pub mod signature;
 pub mod srepr;
+pub mod verify;
 
 use std::path::Path;
 
@@ -143,7 +144,7 @@ impl ExportedProgram {
             Err(e) => return Err(e),
         };
         let program = archive.read_program()?;
-        let mut ep = Self::load_json_in(&program, mode, registrations)
+        let mut ep = Self::load_json_unverified(&program, mode, registrations)
             .map_err(|e| e.in_entry("models/model.json"))?;
         if let Some(config) = archive.read_weights_config("model")? {
             ep.state_dict = Some(
@@ -151,7 +152,19 @@ impl ExportedProgram {
                     .map_err(|e| e.in_entry("data/weights/model_weights_config.json"))?,
             );
         }
+        let constants = match archive.read_constants_config("model")? {
+            Some(config) => Some(
+                read_weights_config(&config)
+                    .map_err(|e| e.in_entry("data/constants/model_constants_config.json"))?
+                    .into_iter()
+                    .map(|e| e.name)
+                    .collect::<std::collections::HashSet<_>>(),
+            ),
+            None => None,
+        };
         drop(archive);
+        ep.verify(constants.as_ref())
+            .map_err(|e| e.in_entry("models/model.json"))?;
         ep.archive = Some(bytes);
         Ok(ep)
     }
@@ -168,6 +181,7 @@ impl ExportedProgram {
         let program = archive::read_legacy_program(bytes)?;
         let mut ep = Self::load_json_in(&program, mode, registrations)
             .map_err(|e| e.in_entry(archive::LEGACY_PROGRAM))?;
+        // (Verified without the state dict built below from the signature.)
         let gm = &ep.serialized.graph_module;
         let meta = |name: &str| {
             gm.graph
@@ -203,8 +217,34 @@ impl ExportedProgram {
         Self::load_json_in(bytes, mode, Registrations::plain())
     }
 
-    /// [`Self::load_json`] with `registrations`.
+    /// [`Self::load_json`] with `registrations`. The verifier runs without
+    /// a state dict or constants (a program JSON has neither).
     pub fn load_json_in(
+        bytes: &[u8],
+        mode: Mode,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
+        let ep = Self::load_json_unverified(bytes, mode, registrations)?;
+        ep.verify(None)?;
+        Ok(ep)
+    }
+
+    /// The `ExportedProgram` constructor's `self.validate()`: the
+    /// verifiers the program names (`verify`), with `ep.state_dict` and
+    /// the constants' names where known.
+    fn verify(&self, constants: Option<&std::collections::HashSet<String>>) -> Result<()> {
+        let dialects = verify::load_verifiers(&self.serialized.verifiers)
+            .map_err(load::LoadFailure::into_error)?;
+        let cx = verify::Context {
+            registrations: &self.registrations,
+            state_dict: self.state_dict.as_deref(),
+            constants,
+        };
+        verify::check(&self.graph_module, &dialects, &cx).map_err(load::LoadFailure::into_error)
+    }
+
+    /// Everything of `torch.export.load` but the verifiers.
+    fn load_json_unverified(
         bytes: &[u8],
         mode: Mode,
         registrations: &Arc<Registrations>,

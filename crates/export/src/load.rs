@@ -7,9 +7,11 @@
 //! graph signature, the module call graph and the range constraints that
 //! survive loading (only symbols some loaded value mentions).
 //!
-//! Where the reconstruction needs what only PyTorch's op registry knows
-//! (an argument without an `ArgumentKind`, a target that is not an
-//! operator PyTorch ships), the result is [`Unsupported`], never a guess.
+//! An OpOverload's arguments are placed by its schema (`ops::schema`, from
+//! the generated table or the registration). Where the reconstruction
+//! needs what only PyTorch's op registry knows (a target that is not an
+//! operator PyTorch ships or the process registered), the result is
+//! [`Unsupported`], never a guess.
 
 use std::collections::{HashMap, HashSet};
 
@@ -169,6 +171,52 @@ pub fn dtype_name(v: i64) -> Option<&'static str> {
     })
 }
 
+/// `dtype.is_floating_point or dtype.is_complex`.
+fn is_floating_or_complex(dtype: &str) -> bool {
+    matches!(
+        dtype,
+        "torch.float16"
+            | "torch.float32"
+            | "torch.float64"
+            | "torch.bfloat16"
+            | "torch.complex32"
+            | "torch.complex64"
+            | "torch.complex128"
+            | "torch.float8_e4m3fn"
+            | "torch.float8_e5m2"
+            | "torch.float8_e4m3fnuz"
+            | "torch.float8_e5m2fnuz"
+            | "torch.float8_e8m0fnu"
+    )
+}
+
+/// `symbol_name_to_range` of `ExportedProgramDeserializer.deserialize`,
+/// built before the graph: each `ValueRanges(min, max)` (a missing bound
+/// is `-int_oo` / `int_oo`) refuses `min > max`.
+fn symbol_name_to_range(program: &wire::ExportedProgram) -> R<HashMap<&str, ValueRanges>> {
+    let mut out = HashMap::new();
+    for (k, v) in &program.range_constraints {
+        let lower = v
+            .min_val
+            .as_ref()
+            .map_or(Bound::NegIntOo, |i| Bound::Int(i.to_bigint()));
+        let upper = v
+            .max_val
+            .as_ref()
+            .map_or(Bound::IntOo, |i| Bound::Int(i.to_bigint()));
+        if let (Bound::Int(lo), Bound::Int(hi)) = (&lower, &upper) {
+            if lo > hi {
+                return Err(LoadFailure::py(
+                    "ValueRangeError",
+                    format!("Invalid ranges [{lo}:{hi}]"),
+                ));
+            }
+        }
+        out.insert(k.as_str(), ValueRanges { lower, upper });
+    }
+    Ok(out)
+}
+
 /// `_SERIALIZE_TO_TORCH_LAYOUT`.
 fn layout_name(v: i64) -> Option<&'static str> {
     Some(match v {
@@ -232,6 +280,10 @@ struct Deserializer<'w> {
     custom_obj_values: HashSet<&'w str>,
     /// `symbol_name_to_symbol`: every symbol name some loaded value parsed.
     symbols: HashSet<String>,
+    /// `symbol_name_to_range`, by the serialized key.
+    ranges: HashMap<&'w str, ValueRanges>,
+    /// The symbols `shape_env.backed_var_to_val` holds a hint for.
+    hinted: HashSet<String>,
     signature: ExportGraphSignature,
     cx: GraphCx,
     /// The custom ops of the loading process (node targets resolve against
@@ -246,9 +298,12 @@ pub fn load_graph_module<'w>(
     registrations: &'w Registrations,
 ) -> R<LoadedGraphModule> {
     let gm = &program.graph_module;
+    let ranges = symbol_name_to_range(program)?;
     let signature = deserialize_signature(&gm.signature)?;
     let mut d = Deserializer {
         registrations,
+        ranges,
+        hinted: HashSet::new(),
         tensor_values: HashMap::new(),
         sym_int_values: HashMap::new(),
         sym_float_values: HashMap::new(),
@@ -364,23 +419,69 @@ impl<'w> Deserializer<'w> {
         self.symbols.extend(crate::srepr::subexpression_strs(expr));
     }
 
-    fn eval_sym_int(&mut self, s: &wire::SymInt) {
-        if let wire::SymInt::AsExpr(e) = s {
-            self.parse_sym_expr(&e.expr_str);
+    /// `deserialize_sym_int`: an expression's hint must be an int; a bare
+    /// symbol seen first with a hint gets it (`add_backed_var_to_val`),
+    /// and `constrain_symbol_range` then checks it against the symbol's
+    /// range (`_update_var_to_range`: `AssertionError: 4 not in VR[...]`).
+    fn eval_sym_int(&mut self, s: &wire::SymInt) -> R<()> {
+        let wire::SymInt::AsExpr(e) = s else {
+            return Ok(());
+        };
+        let hint = match &e.hint {
+            None => None,
+            Some(wire::SymExprHint::AsInt(i)) => Some(i.to_bigint()),
+            Some(other) => {
+                let tag = match other {
+                    wire::SymExprHint::AsBool(_) => "as_bool",
+                    _ => "as_float",
+                };
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("expected hint type 'as_int', got '{tag}'"),
+                ));
+            }
+        };
+        self.parse_sym_expr(&e.expr_str);
+        let symbol = crate::srepr::bare_symbol(&e.expr_str);
+        if let (Some(v), Some(name)) = (hint, symbol) {
+            if self.hinted.insert(name.clone()) {
+                if let Some(vr) = self.ranges.get(name.as_str()) {
+                    let below = matches!(&vr.lower, Bound::Int(lo) if v < *lo);
+                    let above = matches!(&vr.upper, Bound::Int(hi) if v > *hi);
+                    if below || above {
+                        return Err(LoadFailure::py(
+                            "AssertionError",
+                            format!("{v} not in VR[{}, {}]", vr.lower, vr.upper),
+                        ));
+                    }
+                }
+            }
         }
+        Ok(())
     }
 
     /// `serialized_name_to_meta[name]`: evaluating a value's metadata parses
     /// its symbolic sizes; a name with no metadata is a `KeyError`.
     fn eval_meta(&mut self, name: &str) -> R<()> {
         if let Some(t) = self.tensor_values.get(name).copied() {
+            // `deserialize_tensor_meta`: sizes, strides, then
+            // `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`, then
+            // `torch.empty_strided(..., requires_grad=...)`.
             for s in t.sizes.iter().chain(t.strides.iter()) {
-                self.eval_sym_int(s);
+                self.eval_sym_int(s)?;
+            }
+            let dtype = dtype_name(t.dtype.value())
+                .ok_or_else(|| LoadFailure::py("KeyError", t.dtype.value().to_string()))?;
+            if t.requires_grad && !is_floating_or_complex(dtype) {
+                return Err(LoadFailure::py(
+                    "RuntimeError",
+                    "Only Tensors of floating point and complex dtype can require gradients",
+                ));
             }
             return Ok(());
         }
         if let Some(s) = self.sym_int_values.get(name).copied() {
-            self.eval_sym_int(s);
+            self.eval_sym_int(s)?;
             return Ok(());
         }
         if let Some(s) = self.sym_float_values.get(name).copied() {
@@ -580,10 +681,12 @@ impl<'w> Deserializer<'w> {
                     .create_node(Op::CallFunction, &printed, args, vec![], Some(&name));
             self.cx.graph.node_mut(id).meta.origin = Some(origin);
             let out = sym_output_name(n)?;
-            return self.sync(&out, id);
+            self.sync(&out, id)?;
+            return check_metadata(&n.metadata, self.registrations);
         }
         let (args, kwargs, name) = if is_hop {
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
+            check_metadata(&n.metadata, self.registrations)?;
             let name = given_name.map(str::to_string).or_else(|| {
                 match (n.outputs.as_slice(), n.is_hop_single_tensor_return) {
                     ([wire::Argument::AsTensor(t)], Some(true)) => Some(t.name.clone()),
@@ -592,21 +695,24 @@ impl<'w> Deserializer<'w> {
             });
             (args, kwargs, name)
         } else {
+            let schema = self.schema_of(&target)?;
             let name = match given_name {
                 Some(s) => Some(s.to_string()),
-                // `_is_single_tensor_return` needs the op schema; a single
-                // tensor output is the case PyTorch writes.
-                None => match n.outputs.as_slice() {
-                    [wire::Argument::AsTensor(t)] => Some(t.name.clone()),
-                    [] => None,
-                    _ => {
-                        return Err(LoadFailure::unsupported(
-                            "a node without a name whose outputs are not one tensor",
+                // `serialized_node.outputs[0].as_tensor.name if
+                // _is_single_tensor_return(target) else None`.
+                None if schema.is_single_tensor_return() => match n.outputs.first() {
+                    Some(wire::Argument::AsTensor(t)) => Some(t.name.clone()),
+                    Some(_) => {
+                        return Err(LoadFailure::py(
+                            "AttributeError",
+                            "Field as_tensor is not set.",
                         ))
                     }
+                    None => return Err(LoadFailure::py("IndexError", "list index out of range")),
                 },
+                None => None,
             };
-            let (args, kwargs) = self.op_inputs(&n.inputs)?;
+            let (args, kwargs) = self.op_inputs(&schema, &n.inputs)?;
             (args, kwargs, name)
         };
         let id =
@@ -614,28 +720,88 @@ impl<'w> Deserializer<'w> {
                 .graph
                 .create_node(Op::CallFunction, &printed, args, kwargs, name.as_deref());
         self.cx.graph.node_mut(id).meta.origin = Some(origin);
-        self.deserialize_outputs(n, id, &printed)
+        self.deserialize_outputs(n, id, &printed)?;
+        // `fx_node.meta.update(self.deserialize_metadata(...))`
+        check_metadata(&n.metadata, self.registrations)
     }
 
-    /// `deserialize_inputs` for an OpOverload, ordered by the serialized
-    /// inputs (the serializer writes them in schema order) and placed by
-    /// their `ArgumentKind`.
-    fn op_inputs(&mut self, inputs: &'w [wire::NamedArgument]) -> R<ArgsKwargs> {
-        let mut args = Vec::new();
-        let mut kwargs = Vec::new();
+    /// `_get_schema_from_target(target)` of an OpOverload: the built-in
+    /// table's schema or the registered op's.
+    fn schema_of(&self, target: &str) -> R<ops::schema::Schema> {
+        let text = ops::op_schema(target)
+            .or_else(|| self.registrations.op(target).map(|op| op.schema.as_str()))
+            .ok_or_else(|| LoadFailure::unsupported(format!("the schema of `{target}`")))?;
+        ops::schema::parse(text)
+            .ok_or_else(|| LoadFailure::unsupported(format!("the schema text `{text}`")))
+    }
+
+    /// `deserialize_inputs`: every serialized input is deserialized first,
+    /// in file order, into `actual_args` (a dict by name: a repeated name
+    /// keeps its last value and kind); then the schema's arguments are
+    /// walked in schema order, each placed by its serialized
+    /// `ArgumentKind`, or, without a POSITIONAL/KEYWORD kind, by the old
+    /// rules (no default and not kwarg-only: positional, a missing one a
+    /// `KeyError`). Inputs whose names the schema lacks are dropped.
+    fn op_inputs(
+        &mut self,
+        schema: &ops::schema::Schema,
+        inputs: &'w [wire::NamedArgument],
+    ) -> R<ArgsKwargs> {
+        let mut actual: Vec<(&'w str, Option<wire::ArgumentKind>, Arg)> = Vec::new();
         for input in inputs {
             let value = self.deserialize_input(&input.arg)?;
-            match input.kind {
-                Some(wire::ArgumentKind::POSITIONAL) => args.push(value),
-                Some(wire::ArgumentKind::KEYWORD) if !is_python_keyword(&input.name) => {
-                    kwargs.push((input.name.clone(), value))
+            match actual.iter_mut().find(|(k, _, _)| *k == input.name) {
+                Some(slot) => {
+                    slot.1 = input.kind;
+                    slot.2 = value;
                 }
-                _ => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "argument `{}` without a positional/keyword kind (placing it needs the op schema)",
-                        input.name
-                    )))
+                None => actual.push((&input.name, input.kind, value)),
+            }
+        }
+        let mut args = Vec::new();
+        let mut kwargs: Vec<(String, Arg)> = Vec::new();
+        let put = |kwargs: &mut Vec<(String, Arg)>, name: &str, value: Arg| match kwargs
+            .iter_mut()
+            .find(|(k, _)| k == name)
+        {
+            Some(slot) => slot.1 = value,
+            None => kwargs.push((name.to_string(), value)),
+        };
+        for schema_arg in &schema.arguments {
+            let name = schema_arg.name.as_str();
+            let found = actual.iter().find(|(k, _, _)| *k == name);
+            if let Some((_, kind, value)) = found {
+                match kind {
+                    Some(wire::ArgumentKind::POSITIONAL) => {
+                        args.push(value.clone());
+                        continue;
+                    }
+                    Some(wire::ArgumentKind::KEYWORD) if !is_python_keyword(name) => {
+                        put(&mut kwargs, name, value.clone());
+                        continue;
+                    }
+                    _ => {}
                 }
+            }
+            // "If there's no ArgumentKind found, fallback to the old cases."
+            let is_positional = !schema_arg.has_default && !schema_arg.kwarg_only;
+            if is_positional {
+                let (_, _, value) = found.ok_or_else(|| key_error(name))?;
+                args.push(value.clone());
+            } else if is_python_keyword(name) {
+                if schema_arg.kwarg_only {
+                    return Err(LoadFailure::py(
+                        "AssertionError",
+                        format!("schema_arg {name} should not be kwarg_only"),
+                    ));
+                }
+                // `kwargs = OrderedDict(); args.extend(list(kwargs.values()))`:
+                // the kwargs so far are dropped, not moved.
+                kwargs.clear();
+                let (_, _, value) = found.ok_or_else(|| key_error(name))?;
+                args.push(value.clone());
+            } else if let Some((_, _, value)) = found {
+                put(&mut kwargs, name, value.clone());
             }
         }
         Ok((args, kwargs))
@@ -888,7 +1054,8 @@ impl<'w> Deserializer<'w> {
                 _ => {}
             }
         }
-        // deserialize_multiple_outputs
+        // deserialize_multiple_outputs: its metadata first.
+        check_metadata(&n.metadata, self.registrations)?;
         if outputs.len() == 1 {
             match &outputs[0] {
                 A::AsTensors(ts) if !ts.is_empty() => {
@@ -899,12 +1066,7 @@ impl<'w> Deserializer<'w> {
                 A::AsTensors(_) => {
                     return Err(LoadFailure::py("IndexError", "list index out of range"))
                 }
-                other => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "a single `{}` node output",
-                        other.tag()
-                    )))
-                }
+                other => return Err(single_output_refusal(other)),
             }
         } else {
             self.getitems(id, outputs)?;
@@ -979,6 +1141,54 @@ impl<'w> Deserializer<'w> {
     }
 }
 
+/// `deserialize_multiple_outputs` of one output that is not
+/// `as_tensors`: `isinstance(outputs[0].value, list)`, then
+/// `isinstance(value[0], TensorArgument)`, each an `AssertionError` naming
+/// `type(...).__name__` (an enum value `_dict_to_dataclass` kept as a raw
+/// int is an `int`).
+fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
+    use wire::Argument as A;
+    let not_list = |ty: &str| LoadFailure::py("AssertionError", format!("expected list, got {ty}"));
+    let first = |ty: Option<&str>| match ty {
+        Some(ty) => LoadFailure::py(
+            "AssertionError",
+            format!("expected TensorArgument, got {ty}"),
+        ),
+        None => LoadFailure::py("IndexError", "list index out of range"),
+    };
+    let some_if = |empty: bool, ty: &'static str| (!empty).then_some(ty);
+    match a {
+        A::AsInt(_) => not_list("int"),
+        A::AsFloat(_) => not_list("float"),
+        A::AsBool(_) => not_list("bool"),
+        A::AsString(_) | A::AsOperator(_) => not_list("str"),
+        A::AsStringToArgument(_) => not_list("dict"),
+        A::AsDevice(_) => not_list("Device"),
+        A::AsComplex(_) => not_list("ComplexValue"),
+        A::AsCustomObj(_) => not_list("CustomObjArgument"),
+        A::AsGraph(_) => not_list("GraphArgument"),
+        A::AsOptionalTensor(_) => not_list("OptionalTensorArgument"),
+        A::AsScalarType(wire::ScalarType::Other(_))
+        | A::AsLayout(wire::Layout::Other(_))
+        | A::AsMemoryFormat(wire::MemoryFormat::Other(_)) => not_list("int"),
+        A::AsScalarType(_) => not_list("ScalarType"),
+        A::AsLayout(_) => not_list("Layout"),
+        A::AsMemoryFormat(_) => not_list("MemoryFormat"),
+        A::AsInts(v) => first(some_if(v.is_empty(), "int")),
+        A::AsFloats(v) => first(some_if(v.is_empty(), "float")),
+        A::AsBools(v) => first(some_if(v.is_empty(), "bool")),
+        A::AsStrings(v) => first(some_if(v.is_empty(), "str")),
+        A::AsSymInts(v) => first(some_if(v.is_empty(), "SymIntArgument")),
+        A::AsSymBools(v) => first(some_if(v.is_empty(), "SymBoolArgument")),
+        A::AsSymFloats(v) => first(some_if(v.is_empty(), "SymFloatArgument")),
+        A::AsOptionalTensors(v) => first(some_if(v.is_empty(), "OptionalTensorArgument")),
+        A::AsNestedTensors(v) => first(some_if(v.is_empty(), "list")),
+        A::AsIntLists(v) => first(some_if(v.is_empty(), "list")),
+        A::AsFloatLists(v) => first(some_if(v.is_empty(), "list")),
+        other => LoadFailure::unsupported(format!("a single `{}` node output", other.tag())),
+    }
+}
+
 fn mark_verified(g: &mut Graph) {
     let ids: Vec<NodeId> = g.node_ids().to_vec();
     for id in ids {
@@ -1016,6 +1226,103 @@ fn sym_output_name(n: &wire::Node) -> R<String> {
         ))),
         None => Err(LoadFailure::py("IndexError", "list index out of range")),
     }
+}
+
+/// `metadata.get(key)` of the node's metadata dict (a repeated key keeps
+/// its last value), when truthy.
+fn meta_get<'a>(metadata: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    metadata
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+}
+
+/// `metadata_split` of `deserialize_metadata`: splits at the commas
+/// outside `[(`…`)]` nesting (one counter for both kinds).
+fn metadata_split_len(item: &str) -> usize {
+    let mut parts = 1;
+    let mut depth = 0i64;
+    for c in item.chars() {
+        match c {
+            '[' | '(' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => parts += 1,
+            _ => {}
+        }
+    }
+    parts
+}
+
+/// What `GraphModuleDeserializer.deserialize_metadata` raises on a node's
+/// metadata (the values it keeps are not modelled: the report does not
+/// show them).
+fn check_metadata(metadata: &[(String, String)], registrations: &Registrations) -> R<()> {
+    if let Some(stack) = meta_get(metadata, "nn_module_stack") {
+        for item in stack.split(';') {
+            let n = metadata_split_len(item);
+            if n != 3 {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("expected metadata_split to return 3 parts, got {n}"),
+                ));
+            }
+        }
+    }
+    if let Some(stack) = meta_get(metadata, "source_fn_stack") {
+        for item in stack.split(';') {
+            // `name, target_str = source_fn_str.split(",")`
+            let parts: Vec<&str> = item.split(',').collect();
+            match parts.len() {
+                1 => {
+                    return Err(LoadFailure::py(
+                        "ValueError",
+                        "not enough values to unpack (expected 2, got 1)",
+                    ))
+                }
+                2 => {}
+                _ => {
+                    return Err(LoadFailure::py(
+                        "ValueError",
+                        "too many values to unpack (expected 2)",
+                    ))
+                }
+            }
+            // `deserialize_meta_func`: a target not under `torch` goes
+            // through `deserialize_operator`, which raises only for `#…`.
+            let target = parts[1];
+            if !target.starts_with("torch") {
+                if let Resolved::Raises(exception, message) = ops::resolve(target, registrations) {
+                    return Err(LoadFailure::py(exception, message));
+                }
+            }
+        }
+    }
+    for key in ["custom", "from_node"] {
+        if let Some(text) = meta_get(metadata, key) {
+            let value = torchspec_pyval::pyjson::loads(text).map_err(|e| LoadFailure::Python {
+                exception: e
+                    .exception
+                    .clone()
+                    .unwrap_or_else(|| "JSONDecodeError".into()),
+                message: e.message.clone(),
+            })?;
+            if key == "from_node"
+                && !matches!(
+                    value,
+                    torchspec_pyval::pyjson::PyJson::Null
+                        | torchspec_pyval::pyjson::PyJson::List(_)
+                )
+            {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("expected list, got {}", value.type_name()),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `keyword.iskeyword`.

@@ -16,6 +16,7 @@
 //! resolves to `torch.ops.aten.add.Tensor`, and any other first component
 //! (`aten.add.Tensor`, `operator.add`, `builtins.getattr`) never resolves.
 
+pub mod schema;
 mod table;
 
 use crate::registrations::Registrations;

@@ -1,0 +1,531 @@
+//! The last step of the `ExportedProgram` constructor on load
+//! (`self.validate()`): torch/_export/verifier.py's `Verifier.check` for
+//! each dialect named in the program's `verifiers` (`load_verifier`):
+//! `_check_graph_module` (each graph module's `Graph.lint()` and the
+//! functional-op check), `_verify_exported_program_module_call_graph` and
+//! `_verify_exported_program_signature`.
+//!
+//! The state dict and constants checks need the archive's weights and
+//! constants configs; a program loaded from its JSON alone has neither,
+//! and those checks are skipped.
+
+use std::collections::HashSet;
+
+use crate::fx::{Arg, Graph, Op};
+use crate::load::{LoadFailure, LoadedGraphModule, SubGraph};
+use crate::ops;
+use crate::registrations::Registrations;
+use crate::signature::{ArgumentSpec, Constant, InputKind, UserValue};
+use crate::StateDictEntry;
+use torchspec_pyval::repr::str_repr;
+
+type R<T> = Result<T, LoadFailure>;
+
+fn py(exception: &str, message: impl Into<String>) -> LoadFailure {
+    LoadFailure::Python {
+        exception: exception.into(),
+        message: message.into(),
+    }
+}
+
+fn spec_violation(message: impl Into<String>) -> LoadFailure {
+    py("SpecViolationError", message)
+}
+
+/// A verifier class by its `dialect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Aten,
+    Training,
+}
+
+/// `[load_verifier(v) for v in exported_program.verifiers]` (then the
+/// constructor's `verifiers or [Verifier]`). The registry after `import
+/// torch` holds `ATEN` and `TRAINING`; `""` is `Verifier`; any other name
+/// is `_VerifierMeta._registry[dialect]`'s `KeyError`.
+pub fn load_verifiers(names: &[String]) -> R<Vec<Dialect>> {
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        out.push(match name.as_str() {
+            "ATEN" | "" => Dialect::Aten,
+            "TRAINING" => Dialect::Training,
+            other => return Err(py("KeyError", str_repr(other))),
+        });
+    }
+    if out.is_empty() {
+        out.push(Dialect::Aten);
+    }
+    Ok(out)
+}
+
+/// What the checks know of the loaded program beyond its graph module.
+pub struct Context<'a> {
+    pub registrations: &'a Registrations,
+    /// `ep.state_dict`, when the weights config was read.
+    pub state_dict: Option<&'a [StateDictEntry]>,
+    /// The keys of `ep.constants`, when the constants config was read.
+    pub constants: Option<&'a HashSet<String>>,
+}
+
+/// `v().check(ep)` for each verifier.
+pub fn check(gm: &LoadedGraphModule, verifiers: &[Dialect], cx: &Context<'_>) -> R<()> {
+    for &dialect in verifiers {
+        check_graph_module(gm, dialect, cx)?;
+        check_module_call_graph(gm)?;
+        check_signature(gm, cx)?;
+    }
+    Ok(())
+}
+
+/// `Verifier._check_graph_module`: `gm.modules()` is the top module, then
+/// the submodules depth first in registration order; each graph is
+/// linted, then its call_function targets checked.
+fn check_graph_module(gm: &LoadedGraphModule, dialect: Dialect, cx: &Context<'_>) -> R<()> {
+    fn walk<'g>(subs: &'g [SubGraph], out: &mut Vec<&'g Graph>) {
+        for s in subs {
+            out.push(&s.graph);
+            walk(&s.submodules, out);
+        }
+    }
+    let mut graphs = vec![&gm.graph];
+    walk(&gm.submodules, &mut graphs);
+    for g in graphs {
+        lint(g)?;
+        for (_, n) in g.nodes() {
+            if n.op == Op::CallFunction {
+                check_valid_op(&n.target, dialect, cx)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The part of `Graph.lint` a loaded graph can fail: `sync_fx_node` sets
+/// `fx_node.name` without the graph's namespace, so a serialized output
+/// name can repeat a node name FX chose (`RuntimeError: Node redefined
+/// name mul!`). (Topological order holds by construction: an argument
+/// resolves only to an already deserialized node.)
+fn lint(g: &Graph) -> R<()> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (_, n) in g.nodes() {
+        if !seen.insert(n.name.as_str()) {
+            return Err(py(
+                "RuntimeError",
+                format!("Node redefined name {}!", n.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `_check_valid_op`'s functional check: an `OpOverload` whose schema
+/// `is_mutable` is refused unless the dialect is TRAINING; `str(op)` is
+/// `ns.name.overload`.
+fn check_valid_op(target: &str, dialect: Dialect, cx: &Context<'_>) -> R<()> {
+    if dialect == Dialect::Training {
+        return Ok(());
+    }
+    let Some(qualified) = target.strip_prefix("torch.ops.") else {
+        return Ok(());
+    };
+    if qualified.starts_with("higher_order.") {
+        return Ok(());
+    }
+    let text =
+        ops::op_schema(target).or_else(|| cx.registrations.op(target).map(|o| o.schema.as_str()));
+    let Some(text) = text else {
+        return Ok(());
+    };
+    let schema = ops::schema::parse(text)
+        .ok_or_else(|| LoadFailure::Unsupported(format!("the schema text `{text}`")))?;
+    if schema.is_mutable() {
+        return Err(spec_violation(format!(
+            "operator '{qualified}' is not functional"
+        )));
+    }
+    Ok(())
+}
+
+/// `_verify_exported_program_module_call_graph`.
+fn check_module_call_graph(gm: &LoadedGraphModule) -> R<()> {
+    let nodes: HashSet<&str> = gm.graph.nodes().map(|(_, n)| n.name.as_str()).collect();
+    for entry in &gm.module_call_graph {
+        let Some(sig) = &entry.signature else {
+            continue;
+        };
+        for arg in &sig.inputs {
+            let name = arg.name();
+            if !name.is_empty() && !nodes.contains(name) {
+                return Err(spec_violation(format!(
+                    "Input {name} does not exist in the graph."
+                )));
+            }
+        }
+        for arg in &sig.outputs {
+            let name = arg.name();
+            if !name.is_empty() && !nodes.contains(name) {
+                return Err(spec_violation(format!(
+                    "Output {name} does not exist in the graph."
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A Python value the output checks compare: a node's name or a constant.
+#[derive(Clone, Debug)]
+enum PyVal {
+    Str(String),
+    Int(i64),
+    BigInt(String),
+    Float(f64),
+    Bool(bool),
+    None,
+}
+
+impl PyVal {
+    fn of_constant(c: &Constant) -> PyVal {
+        match c {
+            Constant::None => PyVal::None,
+            Constant::Bool(b) => PyVal::Bool(*b),
+            Constant::Int(i) => PyVal::Int(*i),
+            Constant::BigInt(s) => PyVal::BigInt(s.clone()),
+            Constant::Float(f) => PyVal::Float(*f),
+            Constant::Str(s) => PyVal::Str(s.clone()),
+        }
+    }
+
+    fn of_user(v: &UserValue) -> PyVal {
+        match v {
+            UserValue::Name(n) => PyVal::Str(n.clone()),
+            UserValue::Constant(c) => PyVal::of_constant(c),
+        }
+    }
+
+    /// A number as Python compares it (`True == 1 == 1.0`).
+    fn number(&self) -> Option<f64> {
+        match self {
+            PyVal::Int(i) => Some(*i as f64),
+            PyVal::Bool(b) => Some(f64::from(u8::from(*b))),
+            PyVal::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// `==`.
+    fn eq(&self, other: &PyVal) -> bool {
+        match (self, other) {
+            (PyVal::Str(a), PyVal::Str(b)) => a == b,
+            (PyVal::None, PyVal::None) => true,
+            (PyVal::BigInt(a), PyVal::BigInt(b)) => a == b,
+            (PyVal::Int(a), PyVal::Int(b)) => a == b,
+            _ => match (self.number(), other.number()) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            },
+        }
+    }
+
+    /// `str(v)`.
+    fn str(&self) -> String {
+        match self {
+            PyVal::Str(s) => s.clone(),
+            PyVal::Int(i) => i.to_string(),
+            PyVal::BigInt(s) => s.clone(),
+            PyVal::Float(f) => torchspec_pyval::repr::float_repr(*f),
+            PyVal::Bool(b) => if *b { "True" } else { "False" }.into(),
+            PyVal::None => "None".into(),
+        }
+    }
+
+    /// `repr(v)`.
+    fn repr(&self) -> String {
+        match self {
+            PyVal::Str(s) => str_repr(s),
+            other => other.str(),
+        }
+    }
+}
+
+/// `repr(tuple(items))`.
+fn tuple_repr(items: &[PyVal]) -> String {
+    let inner: Vec<String> = items.iter().map(PyVal::repr).collect();
+    match inner.len() {
+        1 => format!("({},)", inner[0]),
+        _ => format!("({})", inner.join(", ")),
+    }
+}
+
+/// `repr(list_of_str)`.
+fn list_repr(items: &[String]) -> String {
+    let inner: Vec<String> = items.iter().map(|s| str_repr(s)).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+/// `repr(dict_of_str_to_str)`.
+fn dict_repr(items: &[(String, String)]) -> String {
+    let inner: Vec<String> = items
+        .iter()
+        .map(|(k, v)| format!("{}: {}", str_repr(k), str_repr(v)))
+        .collect();
+    format!("{{{}}}", inner.join(", "))
+}
+
+/// `repr(set(a) - set(b))` of strings. CPython's set order follows the
+/// per-process string hash (`PYTHONHASHSEED`), so a set of two or more
+/// names prints in an order no file decides; they are sorted here, which
+/// is the order of some seed.
+fn set_difference_repr(a: &[String], b: &[String]) -> String {
+    let b: HashSet<&str> = b.iter().map(String::as_str).collect();
+    let mut diff: Vec<&str> = a
+        .iter()
+        .map(String::as_str)
+        .filter(|x| !b.contains(x))
+        .collect();
+    diff.sort_unstable();
+    diff.dedup();
+    if diff.is_empty() {
+        return "set()".into();
+    }
+    let inner: Vec<String> = diff.iter().map(|s| str_repr(s)).collect();
+    format!("{{{}}}", inner.join(", "))
+}
+
+fn exception(e: torchspec_pyval::PyException) -> LoadFailure {
+    py(&e.type_name, e.message)
+}
+
+/// `_verify_exported_program_signature`.
+fn check_signature(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
+    let gs = &gm.signature;
+    let input_node_names: Vec<String> = gm
+        .graph
+        .nodes()
+        .filter(|(_, n)| n.op == Op::Placeholder)
+        .map(|(_, n)| n.name.clone())
+        .collect();
+    if input_node_names.len() != gs.input_specs.len() {
+        // `hasattr(spec.arg, "name")`: every argument class has one.
+        let spec_names: Vec<String> = gs
+            .input_specs
+            .iter()
+            .map(|s| s.arg.name().to_string())
+            .collect();
+        return Err(spec_violation(format!(
+            "Number of graph inputs ({}) does not match number of inputs in the graph signature ({})\n\
+             Placeholders missing input_specs: {}\n\
+             Input_specs missing placeholders: {}",
+            input_node_names.len(),
+            gs.input_specs.len(),
+            set_difference_repr(&input_node_names, &spec_names),
+            set_difference_repr(&spec_names, &input_node_names),
+        )));
+    }
+    let in_state_dict = |name: &str| cx.state_dict.map(|sd| sd.iter().find(|e| e.name == name));
+    let in_constants = |name: &str| cx.constants.map(|c| c.contains(name));
+    for (spec, node) in gs.input_specs.iter().zip(&input_node_names) {
+        if matches!(
+            spec.arg,
+            ArgumentSpec::Tensor { .. }
+                | ArgumentSpec::SymInt { .. }
+                | ArgumentSpec::SymFloat { .. }
+                | ArgumentSpec::SymBool { .. }
+        ) && spec.arg.name() != node
+        {
+            return Err(spec_violation(format!(
+                "Input spec name {} does not match node name {node}",
+                spec.arg.name()
+            )));
+        }
+        let Some(target) = spec.target.as_deref() else {
+            continue;
+        };
+        match spec.kind {
+            InputKind::Parameter => match in_state_dict(target) {
+                Some(None) => {
+                    return Err(spec_violation(format!(
+                        "Parameter {target} is not in the state dict."
+                    )))
+                }
+                Some(Some(entry)) => match &entry.meta {
+                    Ok(info) if !info.parameter => {
+                        return Err(spec_violation(format!(
+                            "State dict entry for parameter {target} is not an instance of torch.nn.Parameter."
+                        )))
+                    }
+                    Ok(_) => {}
+                    Err(why) => {
+                        return Err(LoadFailure::Unsupported(format!(
+                            "whether the state dict entry `{target}` is a Parameter ({why})"
+                        )))
+                    }
+                },
+                None => {}
+            },
+            InputKind::Buffer => {
+                let persistent = spec.persistent.unwrap_or(true);
+                let held = in_state_dict(target).map(|e| e.is_some());
+                if persistent && held == Some(false) && in_constants(target) == Some(false) {
+                    // (`graph_module.state_dict()` holds no buffer of a
+                    // loaded program: the deserializer registers none.)
+                    return Err(spec_violation(format!(
+                        "Buffer {target} is not in the state dict."
+                    )));
+                }
+                if !persistent && held == Some(true) {
+                    return Err(spec_violation(format!(
+                        "Non-persistent buffer {target} is in the state dict, it should not be."
+                    )));
+                }
+            }
+            InputKind::ConstantTensor if in_constants(target) == Some(false) => {
+                return Err(spec_violation(format!(
+                    "Constant tensor {target} is not in the constants dictionary."
+                )));
+            }
+            InputKind::CustomObj if in_constants(target) == Some(false) => {
+                return Err(spec_violation(format!(
+                    "Custom object {target} is not in the constants dictionary."
+                )));
+            }
+            _ => {}
+        }
+    }
+
+    // Check outputs.
+    let Some((_, output)) = gm.graph.nodes().last().filter(|(_, n)| n.op == Op::Output) else {
+        return Err(py("AssertionError", "last node must be output"));
+    };
+    let items = match output.args.first() {
+        Some(Arg::Tuple(items)) | Some(Arg::List(items)) => items,
+        Some(Arg::Node(_)) => {
+            return Err(py("TypeError", "'Node' object is not iterable"));
+        }
+        _ => {
+            return Err(LoadFailure::Unsupported(
+                "an output node whose argument is not a tuple".into(),
+            ))
+        }
+    };
+    let mut output_nodes = Vec::with_capacity(items.len());
+    for a in items {
+        output_nodes.push(match a {
+            Arg::Node(id) => PyVal::Str(gm.graph.node(*id).name.clone()),
+            Arg::None => PyVal::None,
+            Arg::Bool(b) => PyVal::Bool(*b),
+            Arg::Int(i) => PyVal::Int(*i),
+            Arg::BigInt(b) => PyVal::BigInt(b.to_string()),
+            Arg::Float(f) => PyVal::Float(*f),
+            Arg::Str(s) => PyVal::Str(s.clone()),
+            _ => {
+                return Err(LoadFailure::Unsupported(
+                    "a graph output that is neither a node nor a constant".into(),
+                ))
+            }
+        });
+    }
+    if output_nodes.len() != gs.output_specs.len() {
+        let names: Option<Vec<String>> = output_nodes
+            .iter()
+            .map(|v| match v {
+                PyVal::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        let Some(names) = names else {
+            return Err(LoadFailure::Unsupported(
+                "the repr of a set of output names and constants".into(),
+            ));
+        };
+        let spec_names: Vec<String> = gs
+            .output_specs
+            .iter()
+            .map(|s| s.arg.name().to_string())
+            .collect();
+        return Err(spec_violation(format!(
+            "Number of output nodes {} is different Than the number of outputs specified by the graph signature: {}\n\
+             Nodes missing output_specs: {}\n\
+             Output_specs missing nodes: {}",
+            output_nodes.len(),
+            gs.output_specs.len(),
+            set_difference_repr(&names, &spec_names),
+            set_difference_repr(&spec_names, &names),
+        )));
+    }
+    let num_tokens = gs.output_tokens().map_err(exception)?.len();
+    let buffers_to_mutate = gs.buffers_to_mutate();
+    let parameters_to_mutate = gs.parameters_to_mutate();
+    let user_inputs_to_mutate = gs.user_inputs_to_mutate();
+    let user_outputs = gs.user_outputs().map_err(exception)?;
+    let end = (buffers_to_mutate.len()
+        + parameters_to_mutate.len()
+        + user_inputs_to_mutate.len()
+        + num_tokens)
+        .min(output_nodes.len());
+    let start = num_tokens.min(end);
+    let lookup = |map: &[(String, String)], key: &PyVal| -> Option<String> {
+        match key {
+            PyVal::Str(k) => map.iter().find(|(n, _)| n == k).map(|(_, t)| t.clone()),
+            _ => None,
+        }
+    };
+    for node in &output_nodes[start..end] {
+        if let Some(buffer) = lookup(&buffers_to_mutate, node) {
+            let buffers = gs.buffers();
+            if !buffers.contains(&buffer) {
+                return Err(spec_violation(format!(
+                    "Buffer output {} does not point to a buffer that exists. \n\
+                     Dict of buffers that are mutated, in order: {} \n\
+                     Buffer nodes available: {} \n",
+                    node.str(),
+                    dict_repr(&buffers_to_mutate),
+                    list_repr(&buffers),
+                )));
+            }
+        } else if let Some(param) = lookup(&parameters_to_mutate, node) {
+            let params = gs.parameters();
+            if !params.contains(&param) {
+                return Err(spec_violation(format!(
+                    "Parameter output {} does not point to a parameter that exists. \n\
+                     Dict of parameters that are mutated, in order: {} \n\
+                     Parameter nodes available: {} \n",
+                    node.str(),
+                    dict_repr(&parameters_to_mutate),
+                    list_repr(&params),
+                )));
+            }
+        } else if let Some(input) = lookup(&user_inputs_to_mutate, node) {
+            let user_inputs = gs.user_inputs();
+            if !user_inputs
+                .iter()
+                .any(|u| matches!(u, UserValue::Name(n) if *n == input))
+            {
+                return Err(LoadFailure::Unsupported(
+                    "the repr of `gs.user_inputs` in a user input mutation error".into(),
+                ));
+            }
+        } else {
+            return Err(spec_violation(format!(
+                "Mutation node {} is neither a buffer nor a user input. \
+                 Buffers to mutate: {}, User inputs to mutate: {}",
+                node.str(),
+                dict_repr(&buffers_to_mutate),
+                dict_repr(&user_inputs_to_mutate),
+            )));
+        }
+    }
+    let user_values: Vec<PyVal> = user_outputs.iter().map(PyVal::of_user).collect();
+    let user_output_nodes = &output_nodes[end..(end + user_values.len()).min(output_nodes.len())];
+    for (node, name) in user_output_nodes.iter().zip(&user_values) {
+        if !node.eq(name) {
+            return Err(spec_violation(format!(
+                "User output {} is not in the correct order or is not found in the \
+                 exported program's user_output list: {}. ",
+                node.str(),
+                tuple_repr(&user_values),
+            )));
+        }
+    }
+    Ok(())
+}
