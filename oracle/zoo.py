@@ -840,6 +840,93 @@ def _() -> Export:
     return Export(M(), (T(2),))
 
 
+# effects-tokens: the effects program after run_decompositions(): the token
+# is a graph input (InputKind.TOKEN) that ep.module() drops
+# (_remove_effect_tokens) before building its guards; a dim shared by both
+# inputs with a range.
+@program("effects-tokens")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, y):
+            torch.ops.aten._print("a")
+            z = x + y
+            torch.ops.aten._print("b")
+            return z
+    n = Dim("n", min=2, max=6)
+    return Export(M(), (T(3, 2), T(3, 2)), dynamic_shapes=({0: n}, {0: n}), decompose=True,
+                  probes=[("shared-dim", (T(3, 2), T(4, 2)), {})])
+
+
+# runtime-asserts: torch._check on input dims and an int input (guards_code:
+# checked by the _guards_fn, before any kernel) and on an .item() value bound
+# by torch._check_is_size (sym_constrain_range_for_size) and related to an
+# input dim (_assert_scalar nodes after sym_size / item in the graph: raised
+# by a kernel, pre_kernel false).
+@program("runtime-asserts")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, y, n):
+            torch._check(x.shape[0] % 2 == 0)
+            torch._check(n >= 2)
+            torch._check(n <= x.shape[0])
+            k = y.item()
+            torch._check_is_size(k)
+            torch._check(k >= 2)
+            torch._check(k <= x.shape[0])
+            return x[:k] * n
+    return Export(M(), (T(6), torch.tensor(3), 3),
+                  dynamic_shapes=({0: Dim.DYNAMIC}, None, Dim.DYNAMIC), probes=[
+        ("odd-dim", (T(7), torch.tensor(3), 3), {}),
+        ("scalar-low", (T(6), torch.tensor(3), 1), {}),
+        ("scalar-above-dim", (T(6), torch.tensor(3), 8), {}),
+        ("item-low", (T(6), torch.tensor(1), 3), {}),
+        ("item-negative", (T(6), torch.tensor(-1), 3), {}),
+        ("item-above-dim", (T(6), torch.tensor(9), 3), {}),
+    ])
+
+
+# derived-dims-hidden: three derived dims of one root that no input has as
+# a dim of its own: the first solves the root, the others get the
+# substituted equation printed with rationals, checked in floats by the
+# _guards_fn ((-5/3) + (2/3)*a == b fails for d = 3, a valid input).
+@program("derived-dims-hidden")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, a, b, c):
+            return a.sum() + b.sum() + c.sum()
+    d = Dim("d", min=3, max=30)
+    return Export(M(), (T(22), T(13), T(42)),
+                  dynamic_shapes=({0: 3 * d + 1}, {0: 2 * d - 1}, {0: 6 * d}), probes=[
+        ("float-rounding", (T(10), T(5), T(18)), {}),
+        ("derived-dim", (T(16), T(9), T(31)), {}),
+    ])
+
+
+# dict-reordered: dict inputs, positional and keyword, called with their
+# keys in another order than at export (eq_spec accepts it; the forward
+# binds the placeholders in the in_spec's key order).
+@program("dict-reordered")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, d, *, e):
+            return d["a"] + d["b"].sum() + e["p"].sum() + e["q"]
+    return Export(M(), ({"a": T(2), "b": T(3)},), {"e": {"p": T(4), "q": T(2)}}, probes=[
+        ("reordered", ({"b": T(3), "a": T(2)},), {"e": {"q": T(2), "p": T(4)}}),
+        ("reordered-static-dim", ({"b": T(5), "a": T(2)},), {"e": {"p": T(4), "q": T(2)}}),
+        ("reordered-static-dim", ({"a": T(2), "b": T(3)},), {"e": {"q": T(2), "p": T(5)}}),
+    ])
+
+
+# no-inputs: a forward without parameters (forward_arg_names is null, no
+# placeholder, so no _guards_fn: only _check_inputs_match).
+@program("no-inputs")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self):
+            return torch.zeros(3)
+    return Export(M(), ())
+
+
 # custom-op: a user op defined with torch.library.custom_op in
 # oracle/zoo_types.py (imported by every process that loads the zoo), with a
 # mutating variant: auto_functionalized in the graph.

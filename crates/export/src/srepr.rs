@@ -229,6 +229,51 @@ pub fn bare_symbol(srepr: &str) -> Option<String> {
     }
 }
 
+/// `a*s + b` with integers `a != 0`, `b` and one symbol `s` (the form of
+/// every derived `Dim`): `(a, s, b)`; `None` for any other expression.
+pub fn linear_form(srepr: &str) -> Option<(num_bigint::BigInt, String, num_bigint::BigInt)> {
+    use num_bigint::BigInt;
+    let mut p = Parser {
+        s: srepr.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let int = |n: &Node| match n {
+        Node::Call(f, a) if f == "Integer" => match positional(a).first() {
+            Some(Node::Int(i)) => i.parse::<BigInt>().ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    let sym = |n: &Node| match n {
+        Node::Call(f, a) if f == "Symbol" => match positional(a).first() {
+            Some(Node::Str(s)) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let term = |n: &Node| match n {
+        Node::Call(f, a) if f == "Mul" => match positional(a)[..] {
+            [k, x] => Some((int(k)?, sym(x)?)),
+            _ => None,
+        },
+        other => Some((BigInt::from(1), sym(other)?)),
+    };
+    let n = p.node()?;
+    let (a, s, b) = match &n {
+        Node::Call(f, args) if f == "Add" => match positional(args)[..] {
+            [x, y] => match (int(x), int(y)) {
+                (Some(b), None) => term(y).map(|(a, s)| (a, s, b))?,
+                (None, Some(b)) => term(x).map(|(a, s)| (a, s, b))?,
+                _ => return None,
+            },
+            _ => return None,
+        },
+        other => term(other).map(|(a, s)| (a, s, BigInt::from(0)))?,
+    };
+    (a != BigInt::from(0)).then_some((a, s, b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,5 +301,26 @@ mod tests {
             ),
             vec!["s77", "2*s77", "2*s77 + 1"]
         );
+    }
+
+    #[test]
+    fn reads_linear_forms() {
+        let l = |e: &str| linear_form(e).map(|(a, s, b)| (a.to_string(), s, b.to_string()));
+        let sym = "Symbol('s40', positive=True, integer=True)";
+        let t = |a: &str, b: &str| Some((a.to_string(), "s40".to_string(), b.to_string()));
+        assert_eq!(l(sym), t("1", "0"));
+        assert_eq!(l(&format!("Mul(Integer(3), {sym})")), t("3", "0"));
+        assert_eq!(
+            l(&format!("Add(Mul(Integer(3), {sym}), Integer(1))")),
+            t("3", "1")
+        );
+        assert_eq!(
+            l(&format!("Add(Integer(-1), Mul(Integer(2), {sym}))")),
+            t("2", "-1")
+        );
+        assert_eq!(l(&format!("Add({sym}, Integer(4))")), t("1", "4"));
+        assert_eq!(l(&format!("Pow({sym}, Integer(2))")), None);
+        assert_eq!(l(&format!("Add({sym}, {sym})")), None);
+        assert_eq!(l("Integer(3)"), None);
     }
 }

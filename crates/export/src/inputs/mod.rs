@@ -5,6 +5,7 @@
 //! ranges, equal dims) followed by the program's `guards_code`.
 
 pub mod derive;
+mod derived;
 pub mod probe;
 pub mod pyexpr;
 
@@ -16,7 +17,7 @@ use serde_json::json;
 use crate::pytree::{tree_flatten, treespec_loads, value_eq, NodeKind, PyType, Registry, TreeSpec};
 use crate::ranges::Bound;
 use crate::schema::{Argument, InputSpec, SymInt, SymIntArgument};
-use crate::srepr::subexpression_strs;
+use crate::srepr::{linear_form, subexpression_strs};
 use crate::ExportedProgram;
 use probe::{Probe, ProbeLine, Tensor};
 use pyexpr::{EvalStop, Expr, GVal};
@@ -237,7 +238,9 @@ impl InputChecker {
         if guards.is_empty() {
             return Ok(());
         }
-        let args: Vec<GVal> = leaves.iter().map(gval).collect();
+        let mut order = Vec::new();
+        spec_leaf_order(&received, &self.in_spec, 0, &mut order);
+        let args: Vec<GVal> = order.iter().map(|&i| gval(&leaves[i])).collect();
         for g in guards {
             let v = pyexpr::eval(&g.actual, &args)?;
             if !pyexpr::truth(&v)? {
@@ -302,6 +305,30 @@ fn eq_spec(a: &TreeSpec, b: &TreeSpec) -> bool {
     }
 }
 
+/// The forward's `fx_pytree.tree_flatten_spec(args, in_spec)`, which binds
+/// the placeholders: a dict's values in the in_spec's key order
+/// (`_dict_flatten_spec`: `[d[k] for k in spec.context]`), whatever order
+/// `_check_inputs_match` accepted them in (`eq_spec`). `out` gets, per
+/// placeholder, the index of its leaf in the received flattening.
+fn spec_leaf_order(received: &TreeSpec, spec: &TreeSpec, base: usize, out: &mut Vec<usize>) {
+    let Some(ty) = spec.node_type() else {
+        out.push(base);
+        return;
+    };
+    let kids = received.children();
+    let offset = |j: usize| base + kids[..j].iter().map(TreeSpec::num_leaves).sum::<usize>();
+    let keys = match (spec.context(), received.context()) {
+        (Value::List(want), Value::List(got)) if ty.name() == "dict" => Some((want, got)),
+        _ => None,
+    };
+    for (i, child) in spec.children().iter().enumerate() {
+        let j = keys
+            .and_then(|(want, got)| got.iter().position(|k| value_eq(k, &want[i])))
+            .unwrap_or(i);
+        spec_leaf_order(&kids[j], child, offset(j), out);
+    }
+}
+
 /// `_get_input_guards_for_graph` + `guards_code`, as `_convert_guards_code_to_fn`
 /// turns them into (actual expression, message) pairs.
 fn build_guards(
@@ -314,7 +341,7 @@ fn build_guards(
     let (Some(args_spec), Some(kw_spec)) = (in_spec.child(0), in_spec.child(1)) else {
         return Err("an in_spec not shaped (args, kwargs)".into());
     };
-    let names = forward_arg_names.ok_or("no forward_arg_names")?;
+    let names = &codegen_names(forward_arg_names, args_spec, kw_spec)?;
     let mut paths: Vec<(String, String)> = Vec::new(); // (first key, rest)
     if names.len() < args_spec.num_children() {
         return Err("fewer forward_arg_names than positional inputs (varargs)".into());
@@ -342,13 +369,24 @@ fn build_guards(
     let program = &ep.serialized;
     let graph = &program.graph_module.graph;
     let specs = &program.graph_module.signature.input_specs;
+    // `_remove_effect_tokens` (dialect other than TRAINING) drops the token
+    // placeholders before `_unlift`.
+    let training = program.verifiers.first().is_some_and(|v| v == "TRAINING");
     let mut metas: Vec<&Argument> = Vec::new();
     for (arg, spec) in graph.inputs.iter().zip(specs) {
         match spec {
             InputSpec::UserInput(_) | InputSpec::ConstantInput(_) => metas.push(arg),
-            InputSpec::Token(_) => return Err("an effect token input".into()),
+            InputSpec::Token(_) if training => {
+                return Err("an effect token input of a TRAINING-dialect program".into())
+            }
             _ => {}
         }
+    }
+    // `_unlift_exported_program_lifted_states`: no placeholder, no
+    // `_guards_fn` (the pre-hook's `_check_input_constraints_for_graph`
+    // then has nothing to check).
+    if metas.is_empty() {
+        return Ok(Vec::new());
     }
     if metas.len() != paths.len() {
         let counts = (metas.len(), paths.len());
@@ -357,7 +395,7 @@ fn build_guards(
     let ranges = &ep.graph_module.range_constraints;
     let mut code: Vec<String> = Vec::new();
     let mut sources: Vec<(String, String)> = Vec::new(); // expr str -> src
-    let mut deferred: Vec<(String, Vec<String>)> = Vec::new(); // (expr, free symbols)
+    let mut deferred: Vec<Deferred> = Vec::new();
     let mut handle_symint = |expr_srepr: &str, src: String, code: &mut Vec<String>| {
         let subs = subexpression_strs(expr_srepr);
         let Some(expr) = subs.last().cloned() else {
@@ -378,7 +416,12 @@ fn build_guards(
         free_set.sort();
         free_set.dedup();
         if free_set.len() == 1 {
-            deferred.push((expr.clone(), free_set));
+            deferred.push(Deferred {
+                expr: expr.clone(),
+                srepr: expr_srepr.to_string(),
+                src: src.clone(),
+                symbol: free_set[0].clone(),
+            });
         }
         if let Some((_, orig)) = sources.iter().find(|(e, _)| *e == expr) {
             code.push(format!("{src} == {orig}"));
@@ -439,24 +482,7 @@ fn build_guards(
             other => return Err(format!("a placeholder of kind `{}`", other.tag()).into()),
         }
     }
-    // Derived dims whose root has no input of its own: the first solves the
-    // root (`try_solve`, no guard); a later one emits the substituted
-    // equation printed by `PythonPrinter`, which the reference does not print.
-    let mut solved: Vec<&String> = Vec::new();
-    for (expr, free) in &deferred {
-        let symbol = &free[0];
-        if sources.iter().any(|(e, _)| e == symbol) {
-            continue;
-        }
-        if solved.contains(&symbol) {
-            return Err(format!(
-                "a second derived dim `{expr}` of the hidden root `{symbol}` (the guard is \
-                 `PythonPrinter().doprint(Eq(expr.subs(unification_map), Symbol(src)))`)"
-            )
-            .into());
-        }
-        solved.push(symbol);
-    }
+    code.extend(hidden_root_equations(&deferred, &sources)?);
     // _force_ep_signature_match, then _force_gm_signature_match.
     for g in &ep.guards_code {
         let mut g = g.clone();
@@ -476,6 +502,72 @@ fn build_guards(
         code.push(g);
     }
     convert_guards_code_to_fn(code, &paths, &keystr)
+}
+
+/// A dim expression with one free symbol (`deferred_expressions`).
+struct Deferred {
+    expr: String,
+    srepr: String,
+    src: String,
+    symbol: String,
+}
+
+/// `_get_input_guards_for_graph`'s "complex equations": derived dims whose
+/// one symbol has no input of its own (see `derived.rs`). `deferred` holds
+/// the single-symbol dims in placeholder order.
+fn hidden_root_equations(
+    deferred: &[Deferred],
+    sources: &[(String, String)],
+) -> Result<Vec<String>, EvalStop> {
+    let mut unification: Vec<(String, derived::Solved)> = Vec::new();
+    let mut code = Vec::new();
+    for Deferred {
+        expr,
+        srepr,
+        src,
+        symbol,
+    } in deferred
+    {
+        if sources.iter().any(|(e, _)| e == symbol) {
+            continue;
+        }
+        let Some((a, symbol, b)) = linear_form(srepr).filter(|l| l.1 == *symbol) else {
+            return Err(
+                format!("a derived dim `{expr}` not of the form a*s + b (`try_solve`)").into(),
+            );
+        };
+        let dim = derived::Linear { a, symbol, b };
+        match unification.iter().find(|(s, _)| *s == dim.symbol) {
+            Some((_, solved)) => code.push(solved.equation(&dim, src)),
+            None => unification.push((dim.symbol.clone(), derived::Solved::new(&dim, src))),
+        }
+    }
+    Ok(code)
+}
+
+/// The names of the unlifted forward's parameters (`_get_codegen`): the
+/// program's `forward_arg_names` when not empty, else `arg_0`, `arg_1`, ...
+/// for the positional inputs followed by the kwarg names.
+fn codegen_names(
+    forward_arg_names: Option<&[String]>,
+    args_spec: &TreeSpec,
+    kw_spec: &TreeSpec,
+) -> Result<Vec<String>, EvalStop> {
+    if let Some(names) = forward_arg_names.filter(|n| !n.is_empty()) {
+        return Ok(names.to_vec());
+    }
+    let mut names: Vec<String> = (0..args_spec.num_children())
+        .map(|i| format!("arg_{i}"))
+        .collect();
+    if let Value::List(keys) = kw_spec.context() {
+        for k in keys.iter() {
+            let Value::Str(k) = k else {
+                return Err("a non-string kwarg name".into());
+            };
+            names.push(k.to_string());
+        }
+    }
+    Ok(names)
 }
 
 /// `_convert_guards_code_to_fn`: each guard's shadow text (the user's paths)

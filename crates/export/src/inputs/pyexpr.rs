@@ -31,6 +31,7 @@ pub enum BinOp {
     Sub,
     Mul,
     FloorDiv,
+    TrueDiv,
     Mod,
 }
 
@@ -54,7 +55,7 @@ enum Tok {
 }
 
 const OPS: &[&str] = &[
-    "//", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "%", "(", ")", "[", "]", ".", ",",
+    "//", "/", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "%", "(", ")", "[", "]", ".", ",",
 ];
 
 /// CPython's tokenizer `MAXLEVEL`: opening a 201st nested bracket is
@@ -462,6 +463,8 @@ impl P<'_> {
                 Some(BinOp::Mul)
             } else if p.eat_op("//") {
                 Some(BinOp::FloorDiv)
+            } else if p.eat_op("/") {
+                Some(BinOp::TrueDiv)
             } else if p.eat_op("%") {
                 Some(BinOp::Mod)
             } else {
@@ -610,6 +613,7 @@ fn write(e: &Expr, need: u8, out: &mut String) {
                 BinOp::Sub => " - ",
                 BinOp::Mul => " * ",
                 BinOp::FloorDiv => " // ",
+                BinOp::TrueDiv => " / ",
                 BinOp::Mod => " % ",
             };
             write(l, p, out);
@@ -932,13 +936,20 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
             GVal::SizeMethod(s) => Ok(GVal::Size(s)),
             f => unsupported(format!("calling {f:?}")),
         },
-        Expr::Neg(x) => match int_of(&eval(x, args)?) {
-            Some(i) => Ok(GVal::Int(-i)),
-            None => unsupported("negating a non-integer".into()),
+        Expr::Neg(x) => match eval(x, args)? {
+            GVal::Float(f) => Ok(GVal::Float(-f)),
+            v => match int_of(&v) {
+                Some(i) => Ok(GVal::Int(-i)),
+                None => unsupported("negating a non-number".into()),
+            },
         },
         Expr::Not(x) => Ok(GVal::Bool(!truth(&eval(x, args)?)?)),
         Expr::Bin(l, op, r) => {
-            let (Some(a), Some(b)) = (int_of(&eval(l, args)?), int_of(&eval(r, args)?)) else {
+            let (l, r) = (eval(l, args)?, eval(r, args)?);
+            if *op == BinOp::TrueDiv || matches!(l, GVal::Float(_)) || matches!(r, GVal::Float(_)) {
+                return float_bin(&l, *op, &r);
+            }
+            let (Some(a), Some(b)) = (int_of(&l), int_of(&r)) else {
                 return unsupported("arithmetic on non-integers".into());
             };
             let z = || {
@@ -959,6 +970,7 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
                 BinOp::Mod if b.is_zero() => return z(),
                 BinOp::FloorDiv => a.div_floor(&b),
                 BinOp::Mod => a.mod_floor(&b),
+                BinOp::TrueDiv => unreachable!("float_bin"),
             }))
         }
         Expr::Cmp(l, op, r) => compare(&eval(l, args)?, *op, &eval(r, args)?),
@@ -985,6 +997,43 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
         }
         other => unsupported(format!("the guard form `{}`", unparse(other))),
     }
+}
+
+/// A number as CPython's `float(int)` gives it, while that is exact (below
+/// 2**53); a larger int is unsupported.
+fn as_float(v: &GVal) -> Result<f64, EvalStop> {
+    if let GVal::Float(f) = v {
+        return Ok(*f);
+    }
+    let small: Option<i64> = int_of(v).and_then(|i| (&i).try_into().ok());
+    match small.filter(|s| s.unsigned_abs() < (1u64 << 53)) {
+        Some(s) => Ok(s as f64),
+        None => Err(EvalStop::Unsupported(format!("float arithmetic on {v:?}"))),
+    }
+}
+
+/// `+ - * /` with a float operand, and `int / int` (`long_true_divide`:
+/// correctly rounded, which one IEEE division of two exact doubles is).
+fn float_bin(l: &GVal, op: BinOp, r: &GVal) -> Result<GVal, EvalStop> {
+    let (a, b) = (as_float(l)?, as_float(r)?);
+    let both_int = !matches!(l, GVal::Float(_)) && !matches!(r, GVal::Float(_));
+    Ok(GVal::Float(match op {
+        BinOp::Add => a + b,
+        BinOp::Sub => a - b,
+        BinOp::Mul => a * b,
+        BinOp::TrueDiv if b == 0.0 => {
+            let message = if both_int {
+                "division by zero"
+            } else {
+                "float division by zero"
+            };
+            return Err(EvalStop::Raise("ZeroDivisionError", message.into()));
+        }
+        BinOp::TrueDiv => a / b,
+        BinOp::FloorDiv | BinOp::Mod => {
+            return Err(EvalStop::Unsupported("`//` or `%` on a float".into()))
+        }
+    }))
 }
 
 /// Python's comparison of two guard values (ints, bools, floats, strs).
