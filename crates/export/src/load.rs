@@ -451,7 +451,12 @@ impl<'w> Deserializer<'w> {
                     if below || above {
                         return Err(LoadFailure::py(
                             "AssertionError",
-                            format!("{v} not in VR[{}, {}]", vr.lower, vr.upper),
+                            // `AssertionError(f"{v} not in {r}")` (symbolic_shapes.py),
+                            // `r` a ValueRanges: `VR[lower, upper]`.
+                            format!(
+                                "{v} not in {}",
+                                format_args!("VR[{}, {}]", vr.lower, vr.upper)
+                            ),
                         ));
                     }
                 }
@@ -703,10 +708,11 @@ impl<'w> Deserializer<'w> {
                 None if schema.is_single_tensor_return() => match n.outputs.first() {
                     Some(wire::Argument::AsTensor(t)) => Some(t.name.clone()),
                     Some(_) => {
+                        // `_Union.__getattr__`: `f"Field {name} is not set."`.
                         return Err(LoadFailure::py(
                             "AttributeError",
-                            "Field as_tensor is not set.",
-                        ))
+                            format!("Field {} is not set.", "as_tensor"),
+                        ));
                     }
                     None => return Err(LoadFailure::py("IndexError", "list index out of range")),
                 },
