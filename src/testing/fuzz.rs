@@ -127,7 +127,7 @@ pub fn program(data: &[u8]) {
     // check-inputs on probes derived from the program: an answer per probe
     // (what a bad guard text raises, or unsupported), never a panic.
     if let Ok(checker) = crate::export::inputs::InputChecker::new(&ep) {
-        for probe in crate::export::inputs::derive::derive_probes(&ep) {
+        for probe in crate::export::inputs::program_probes::derive_probes(&ep) {
             let _ = checker.check(&probe).to_json(&probe.id);
         }
     }

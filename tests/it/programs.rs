@@ -453,7 +453,7 @@ fn legacy_archives_are_read_or_refused_as_pytorch_does() {
 /// static-dim probe.
 #[test]
 fn derived_probes_follow_the_program() {
-    use torchspec::export::inputs::{derive::derive_probes, InputChecker, Outcome};
+    use torchspec::export::inputs::{program_probes::derive_probes, InputChecker, Outcome};
     let ep = ExportedProgram::load_path(&zoo("mlp-dynamic")).expect("zoo program loads");
     let checker = InputChecker::new(&ep).expect("checks build");
     let probes = derive_probes(&ep);

@@ -4,9 +4,9 @@
 //! the `_guards_fn` built by `_get_input_guards_for_graph` (static dims,
 //! ranges, equal dims) followed by the program's `guards_code`.
 
-pub mod derive;
 mod derived;
 pub mod probe;
+pub mod program_probes;
 pub mod pyexpr;
 
 use std::rc::Rc;
