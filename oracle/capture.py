@@ -1050,9 +1050,32 @@ def serialized_golden_lines(path: str) -> list[dict[str, Any]]:
     return lines
 
 
+# The probe files of a zoo program: NAME.probes.jsonl (written by
+# oracle/zoo.py from the example inputs) and NAME.derived-probes.jsonl
+# (written by `torchspec probes` from the program alone).
+PROBE_SUFFIXES = (".probes.jsonl", ".derived-probes.jsonl")
+
+
+def write_probe_goldens(program: str, probes_path: str, out_path: str) -> None:
+    """OUT_PATH: the result line of each probe of PROBES_PATH on PROGRAM."""
+    try:
+        ep = torch.export.load(program)
+    except Exception as e:
+        # An older torch that cannot load the program: each probe line
+        # is {"id", "load_error"} (2.15.0 loads every zoo program).
+        ep, load_error = None, error_result("", e)["error"]
+    with open(out_path, "wb") as out:
+        for probe in read_probes(probes_path):
+            if ep is None:
+                _write_line(out, {"id": probe[0], "load_error": load_error})
+            else:
+                _write_line(out, probe_result(ep, probe))
+
+
 def main_program_goldens(outdir: str, paths: list[str]) -> int:
-    """Write OUTDIR/NAME.jsonl (and OUTDIR/NAME.probes.jsonl when the program
-    has a sibling NAME.probes.jsonl) for each PROGRAM.pt2.
+    """Write OUTDIR/NAME.jsonl (and OUTDIR/NAME.probes.jsonl,
+    OUTDIR/NAME.derived-probes.jsonl when the program has such a sibling probe
+    file) for each PROGRAM.pt2.
 
     One process for the whole zoo only saves PyTorch's start-up time (seconds
     per process on a loaded machine): every report starts from its own
@@ -1075,20 +1098,10 @@ def main_program_goldens(outdir: str, paths: list[str]) -> int:
         with open(os.path.join(outdir, name + ".serialized.jsonl"), "wb") as out:
             for line in serialized_golden_lines(path):
                 _write_line(out, line)
-        probes_path = path[:-len(".pt2")] + ".probes.jsonl"
-        if os.path.exists(probes_path):
-            try:
-                ep = torch.export.load(path)
-            except Exception as e:
-                # An older torch that cannot load the program: each probe line
-                # is {"id", "load_error"} (2.15.0 loads every zoo program).
-                ep, load_error = None, error_result("", e)["error"]
-            with open(os.path.join(outdir, name + ".probes.jsonl"), "wb") as out:
-                for probe in read_probes(probes_path):
-                    if ep is None:
-                        _write_line(out, {"id": probe[0], "load_error": load_error})
-                    else:
-                        _write_line(out, probe_result(ep, probe))
+        for suffix in PROBE_SUFFIXES:
+            probes_path = path[:-len(".pt2")] + suffix
+            if os.path.exists(probes_path):
+                write_probe_goldens(path, probes_path, os.path.join(outdir, name + suffix))
     return 0
 
 

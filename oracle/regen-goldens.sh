@@ -2,8 +2,9 @@
 # Regenerate every PyTorch golden: corpus/cases/*.jsonl -> corpus/goldens/torch-2.15.0/,
 # corpus/regressions/*.jsonl (kept by `torchspec fuzz --live`) -> .../regressions/,
 # corpus/programs/NAME.pt2 -> corpus/goldens/torch-2.15.0/programs/NAME.jsonl (the program
-# report as loaded and after each pass pipeline) and NAME.probes.jsonl (the input probes
-# corpus/programs/NAME.probes.jsonl run through ep.module()).
+# report as loaded and after each pass pipeline), NAME.probes.jsonl and NAME.derived-probes.jsonl
+# (the input probes corpus/programs/NAME.probes.jsonl, written by oracle/zoo.py, and
+# NAME.derived-probes.jsonl, written by `torchspec probes`, run through ep.module()).
 #
 # Usage (from any directory):
 #   oracle/regen-goldens.sh [--torch X] [--programs-only | --cases-only]
@@ -136,12 +137,13 @@ if [[ $mode == check-single ]]; then
       got="$("$PY" oracle/capture.py --program "$f" "${flags[@]}" 2>/dev/null)"
       if [[ "$want" != "$got" ]]; then echo "differs: $name ${flags[*]}" >&2; status=1; fi
     done
-    if [[ -e "$PROGRAMS_DIR/$name.probes.jsonl" ]]; then
-      if ! "$PY" oracle/capture.py --probes "$f" "$PROGRAMS_DIR/$name.probes.jsonl" 2>/dev/null \
-          | diff -u "$GOLDENS_DIR/programs/$name.probes.jsonl" - >&2; then
-        echo "differs: $name probes" >&2; status=1
+    for kind in probes derived-probes; do
+      [[ -e "$PROGRAMS_DIR/$name.$kind.jsonl" ]] || continue
+      if ! "$PY" oracle/capture.py --probes "$f" "$PROGRAMS_DIR/$name.$kind.jsonl" 2>/dev/null \
+          | diff -u "$GOLDENS_DIR/programs/$name.$kind.jsonl" - >&2; then
+        echo "differs: $name $kind" >&2; status=1
       fi
-    fi
+    done
     echo "checked $name" >&2
   done
   exit $status
@@ -262,10 +264,10 @@ for g in "$GOLDENS_DIR"/*.jsonl; do
   [[ -e "$CASES_DIR/$(basename "$g")" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
 done
 for g in "$GOLDENS_DIR"/programs/*.jsonl; do
-  base="$(basename "$g" .jsonl)"; base="${base%.probes}"; base="${base%.serialized}"
+  base="$(basename "$g" .jsonl)"; base="${base%.probes}"; base="${base%.derived-probes}"; base="${base%.serialized}"
   [[ -e "$PROGRAMS_DIR/$base.pt2" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
 done
-for g in "$GOLDENS_DIR"/programs/*.probes.jsonl; do
+for g in "$GOLDENS_DIR"/programs/*.probes.jsonl "$GOLDENS_DIR"/programs/*.derived-probes.jsonl; do
   [[ -e "$tmp/programs/$(basename "$g")" ]] || { echo "remove stale $g" >&2; rm -f "$g"; }
 done
 cp "$tmp"/METADATA.json "$tmp"/*.jsonl "$GOLDENS_DIR"/

@@ -2,7 +2,7 @@
 //! against the goldens, `gen` generated cases.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -152,6 +152,17 @@ enum Command {
         #[arg(long)]
         registrations: Option<PathBuf>,
     },
+    /// Write a probe file (`shared/probe-format.md`) for a program: its
+    /// inputs at the saved hints, each dynamic dim at min-1, min, max, max+1
+    /// and zero, past a derived-dim relation, static dims off by one, wrong
+    /// rank, dtype and structure, a missing, extra and misnamed kwarg, scalar
+    /// inputs out of range.
+    Probes {
+        program: PathBuf,
+        /// What the loading process registered beyond `import torch`.
+        #[arg(long)]
+        registrations: Option<PathBuf>,
+    },
     /// Print generated cases (JSON Lines), deterministic in the seed.
     Gen {
         #[arg(long)]
@@ -202,6 +213,31 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `torchspec probes`: one probe-file line per derived probe, its id
+/// prefixed with the program's file stem (`cond/derived/ok/hints`); a probe
+/// with a value that has no VALUE form is left out, with a note on stderr.
+fn write_probes(
+    program: &Path,
+    registrations: Option<&Path>,
+    out: &mut impl Write,
+) -> torchspec::Result<()> {
+    let regs = read_registrations(registrations)?;
+    let ep = torchspec::export::ExportedProgram::load_path_in(
+        program,
+        torchspec::export::schema::Mode::Default,
+        &regs,
+    )?;
+    let stem = program.file_stem().unwrap_or_default().to_string_lossy();
+    let (lines, left_out) = torchspec::conformance::programs::derived_probe_lines(&ep, &stem);
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+    for why in left_out {
+        eprintln!("{}: {why}", program.display());
+    }
+    Ok(())
 }
 
 fn run(cli: Cli) -> torchspec::Result<ExitCode> {
@@ -258,6 +294,10 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 .in_file(&probes));
             }
         }
+        Command::Probes {
+            program,
+            registrations,
+        } => write_probes(&program, registrations.as_deref(), &mut out)?,
         Command::SchemaGen { schema } => {
             let yaml = match schema {
                 Some(p) => std::fs::read_to_string(&p).map_err(|e| torchspec::Error::io(&p, e))?,

@@ -188,7 +188,14 @@ pub(super) fn run(
             crate::export::schema::Mode::Default,
             &registrations,
         );
-        probe_rows(root, goldens, allow, &name, &loaded, &registrations, out)?;
+        let entry = ZooEntry {
+            name: &name,
+            loaded: &loaded,
+            registrations: &registrations,
+        };
+        for kind in PROBE_FILES {
+            probe_rows(root, goldens, allow, &entry, kind, out)?;
+        }
         // The program JSON written back must be PyTorch's bytes.
         // (The wire layer alone: a program whose pytree types the loading
         // process must register still writes back.)
@@ -512,28 +519,63 @@ fn category(passes: &[String]) -> String {
     }
 }
 
-/// The input-probe rows: `check-inputs` on `corpus/programs/NAME.probes.jsonl`
-/// against `goldens/.../programs/NAME.probes.jsonl`. A golden error raised by
+/// The probe files of a zoo program, `corpus/programs/NAME.{kind}.jsonl`:
+/// `probes` (written by `oracle/zoo.py` from the example inputs) and
+/// `derived-probes` (written by `torchspec probes` from the program alone).
+pub const PROBE_FILES: [&str; 2] = ["probes", "derived-probes"];
+
+/// A zoo program as the probe rows see it.
+struct ZooEntry<'a> {
+    name: &'a str,
+    loaded: &'a Result<ExportedProgram>,
+    registrations: &'a crate::export::registrations::Registrations,
+}
+
+/// The lines of `torchspec probes` for `ep`, ids prefixed with `stem/`, and
+/// a note for each probe left out (a value with no VALUE form).
+pub fn derived_probe_lines(ep: &ExportedProgram, stem: &str) -> (Vec<Json>, Vec<String>) {
+    let mut lines = Vec::new();
+    let mut left_out = Vec::new();
+    for mut probe in crate::export::inputs::program_probes::derive_probes(ep) {
+        probe.id = format!("{stem}/{}", probe.id);
+        match probe.to_line() {
+            Ok(line) => lines.push(line),
+            Err(why) => left_out.push(format!("probe `{}` left out: {why}", probe.id)),
+        }
+    }
+    (lines, left_out)
+}
+
+/// The input-probe rows of one probe file: `check-inputs` on
+/// `corpus/programs/NAME.{kind}.jsonl` against
+/// `goldens/.../programs/NAME.{kind}.jsonl`. A golden error raised by
 /// a kernel (`pre_kernel: false`) against our `runs` is [`Verdict::Runs`]:
 /// kernels are out of scope, so it neither agrees nor fails.
 fn probe_rows(
     root: &Path,
     goldens: &str,
     allow: &super::AllowList,
-    name: &str,
-    loaded: &Result<ExportedProgram>,
-    registrations: &crate::export::registrations::Registrations,
+    entry: &ZooEntry<'_>,
+    kind: &str,
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
+    let ZooEntry {
+        name,
+        loaded,
+        registrations,
+    } = *entry;
     use crate::export::inputs::probe::{all_readable, read_probes_in};
     use crate::export::inputs::{InputChecker, Outcome};
-    let golden_path = program_golden(root, goldens, name, ".probes");
-    if !golden_path.exists() {
-        let file = rel_to(root, &golden_path);
-        out.push(missing_row(allow, format!("{name}/probes"), "probes", file));
+    let probes_path = root.join(PROGRAMS).join(format!("{name}.{kind}.jsonl"));
+    if kind != "probes" && !probes_path.exists() {
         return Ok(());
     }
-    let probes_path = root.join(PROGRAMS).join(format!("{name}.probes.jsonl"));
+    let golden_path = program_golden(root, goldens, name, &format!(".{kind}"));
+    if !golden_path.exists() {
+        let file = rel_to(root, &golden_path);
+        out.push(missing_row(allow, format!("{name}/{kind}"), kind, file));
+        return Ok(());
+    }
     let probes = all_readable(read_probes_in(&probes_path, registrations)?)
         .map_err(|e| e.in_file(&probes_path))?;
     let grel = golden_path
@@ -582,7 +624,15 @@ fn probe_rows(
             allowed: allow.get(id).cloned(),
             id: id.to_string(),
             kind: "program",
-            category: format!("probe {}", probe.kind.as_deref().unwrap_or("-")),
+            category: format!(
+                "{} {}",
+                if kind == "probes" {
+                    "probe"
+                } else {
+                    "derived probe"
+                },
+                probe.kind.as_deref().unwrap_or("-")
+            ),
             file: grel.clone(),
             line: i + 1,
             verdict,

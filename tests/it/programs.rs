@@ -451,43 +451,81 @@ fn legacy_archives_are_read_or_refused_as_pytorch_does() {
 /// checks): the saved hints pass the shape guards, and a static dim one
 /// smaller is the guard failure PyTorch raises for the zoo's own
 /// static-dim probe.
+/// The committed `corpus/programs/NAME.derived-probes.jsonl` are what
+/// `torchspec probes` writes now (their answers are checked against
+/// PyTorch's goldens by the conformance check). After a change to the
+/// deriver, rewrite them and re-capture the goldens with the commands the
+/// README gives.
 #[test]
-fn derived_probes_follow_the_program() {
-    use torchspec::export::inputs::{program_probes::derive_probes, InputChecker, Outcome};
-    let ep = ExportedProgram::load_path(&zoo("mlp-dynamic")).expect("zoo program loads");
-    let checker = InputChecker::new(&ep).expect("checks build");
-    let probes = derive_probes(&ep);
-    let ids: Vec<&str> = probes.iter().map(|p| p.id.as_str()).collect();
-    assert_eq!(
-        ids,
-        [
-            "derived/hint",
-            "derived/leaf0-dim0-plus",
-            "derived/leaf0-dim0-minus",
-            "derived/leaf0-dim1-plus",
-            "derived/leaf0-dim1-minus"
-        ]
+fn derived_probe_files_are_current() {
+    use torchspec::conformance::programs::derived_probe_lines;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let regs = std::sync::Arc::new(
+        torchspec::export::registrations::Registrations::read(
+            &root.join("corpus/programs/registrations.json"),
+        )
+        .expect("registrations read"),
     );
-    assert_eq!(checker.check(&probes[0]), Outcome::Runs);
-    // PyTorch's answer to the same static-dim change, from the golden.
-    let golden = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("corpus/goldens/torch-2.15.0/programs/mlp-dynamic.probes.jsonl"),
-    )
-    .expect("golden reads");
-    let line = golden
-        .lines()
-        .find(|l| l.contains("\"mlp-dynamic/static-dim\""))
-        .expect("golden line");
-    let want: serde_json::Value = serde_json::from_str(line).expect("golden JSON");
-    match checker.check(&probes[4]) {
-        Outcome::Error(e) => assert_eq!(
-            (e.type_name.as_str(), e.message.as_str()),
-            (
-                want["error"]["type"].as_str().unwrap(),
-                want["error"]["message"].as_str().unwrap()
-            )
-        ),
-        other => panic!("a static dim one smaller: {other:?}"),
+    let mut checked = 0;
+    for file in torchspec::conformance::programs::program_files(root).expect("zoo lists") {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let ep = ExportedProgram::load_path_in(&file, Mode::Default, &regs).expect("zoo loads");
+        let (lines, left_out) = derived_probe_lines(&ep, &stem);
+        assert!(left_out.is_empty(), "{stem}: {left_out:?}");
+        let want: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let path = file.with_extension("derived-probes.jsonl");
+        let got = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            got == want,
+            "{} is stale: rewrite it with `torchspec probes {} --registrations \
+             corpus/programs/registrations.json` and re-capture the goldens",
+            path.display(),
+            file.display()
+        );
+        assert!(
+            !lines.is_empty() || stem == "no-inputs",
+            "{stem}: no probes"
+        );
+        checked += 1;
     }
+    assert!(checked >= 60, "the zoo vanished");
+}
+
+#[test]
+fn derived_probes_cover_every_family() {
+    use torchspec::export::inputs::program_probes::derive_probes;
+    let kinds = |name: &str| -> Vec<String> {
+        let ep = ExportedProgram::load_path(&zoo(name)).expect("zoo program loads");
+        derive_probes(&ep)
+            .into_iter()
+            .filter_map(|p| p.kind)
+            .collect()
+    };
+    let derived = kinds("derived-dims");
+    for kind in [
+        "ok",
+        "dim-below-min",
+        "dim-at-min",
+        "dim-at-max",
+        "dim-above-max",
+        "zero-size",
+        "derived-dim",
+        "wrong-rank",
+        "dtype",
+        "structure",
+        "extra-kwarg",
+    ] {
+        assert!(
+            derived.iter().any(|k| k == kind),
+            "derived-dims: no `{kind}` probe"
+        );
+    }
+    let nested = kinds("nested-inputs");
+    for kind in ["static-dim", "missing-kwarg", "misnamed-kwarg"] {
+        assert!(
+            nested.iter().any(|k| k == kind),
+            "nested-inputs: no `{kind}` probe"
+        );
+    }
+    assert!(kinds("scalar-inputs").iter().any(|k| k == "scalar-range"));
 }

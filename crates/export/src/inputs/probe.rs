@@ -49,6 +49,110 @@ pub struct Probe {
     pub unsupported: Option<String>,
 }
 
+impl Probe {
+    /// The probe as a probe-file v1 line (`{"id", "kind", "args",
+    /// "kwargs"}`, tensors without `data`), or why one of its values has no
+    /// VALUE form (an object other than a tensor).
+    pub fn to_line(&self) -> std::result::Result<serde_json::Value, String> {
+        let args = self
+            .args
+            .iter()
+            .map(value_json)
+            .collect::<std::result::Result<_, _>>()?;
+        let mut line = serde_json::Map::new();
+        line.insert("id".into(), self.id.clone().into());
+        if let Some(kind) = &self.kind {
+            line.insert("kind".into(), kind.clone().into());
+        }
+        line.insert(
+            "args".into(),
+            serde_json::json!({ "tuple": serde_json::Value::Array(args) }),
+        );
+        line.insert("kwargs".into(), dict_json(&self.kwargs)?);
+        Ok(serde_json::Value::Object(line))
+    }
+}
+
+/// A case-format VALUE (`shared/case-format.md`) of a probe input.
+fn value_json(v: &Value) -> std::result::Result<serde_json::Value, String> {
+    use serde_json::{json, Value as J};
+    Ok(match v {
+        Value::None => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Int(i) => {
+            let text = i.to_big().to_string();
+            J::Number(text.parse().map_err(|_| format!("int {text}"))?)
+        }
+        Value::Float(f) if f.is_nan() => json!({"$float": "nan"}),
+        Value::Float(f) if f.is_infinite() => {
+            json!({"$float": if *f > 0.0 { "inf" } else { "-inf" }})
+        }
+        Value::Float(f) => json!(f),
+        Value::Str(s) => J::String(s.to_string()),
+        Value::List(items) => J::Array(
+            items
+                .iter()
+                .map(value_json)
+                .collect::<std::result::Result<_, _>>()?,
+        ),
+        Value::Tuple(items) => {
+            let items = items
+                .iter()
+                .map(value_json)
+                .collect::<std::result::Result<_, _>>()?;
+            json!({ "tuple": J::Array(items) })
+        }
+        Value::Dict(d) => dict_json(d)?,
+        Value::Object(o) => {
+            if let Some(t) = o.as_any().downcast_ref::<Tensor>() {
+                return Ok(json!({"tensor": {"shape": t.shape, "dtype": t.dtype}}));
+            }
+            match o.as_any().downcast_ref::<Container>() {
+                Some(c) => container_json(c)?,
+                None => return Err(format!("a `{}` value", o.type_name())),
+            }
+        }
+        Value::Slice(_) => return Err("a slice".into()),
+    })
+}
+
+/// A registered namedtuple or dataclass: `{"namedtuple" | "dataclass":
+/// {"type", "fields"}}` under its serialized type name.
+fn container_json(c: &Container) -> std::result::Result<serde_json::Value, String> {
+    let (key, fields): (&str, Vec<(String, Value)>) = match &c.ty.kind {
+        NodeKind::NamedTuple { fields } => (
+            "namedtuple",
+            fields
+                .iter()
+                .cloned()
+                .zip(c.children.iter().cloned())
+                .collect(),
+        ),
+        NodeKind::Dataclass { .. } => (
+            "dataclass",
+            c.dataclass_fields()
+                .map_err(|_| "a dataclass value".to_string())?,
+        ),
+        _ => return Err(format!("a `{}` value", c.ty.qualname)),
+    };
+    let Some(name) = &c.ty.serialized_type_name else {
+        return Err(format!("an unregistered `{}` value", c.ty.qualname));
+    };
+    let fields = fields
+        .iter()
+        .map(|(f, v)| Ok(serde_json::json!([f, value_json(v)?])))
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    Ok(serde_json::json!({ key: {"type": name, "fields": fields} }))
+}
+
+fn dict_json(d: &Dict) -> std::result::Result<serde_json::Value, String> {
+    let items = d
+        .iter()
+        .map(|(k, v)| Ok(serde_json::json!([value_json(k)?, value_json(v)?])))
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    Ok(serde_json::json!({ "dict": items }))
+}
+
 /// A line that could not be read: its result is `{"id", "bad_probe":
 /// {"line", "message"}}` and the command exits non-zero at the end.
 #[derive(Debug)]

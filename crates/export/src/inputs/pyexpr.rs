@@ -882,6 +882,17 @@ pub fn truth(v: &GVal) -> Result<bool, EvalStop> {
     }
 }
 
+/// `type(v).__name__` of a scalar guard value.
+fn scalar_type_name(v: &GVal) -> Option<&'static str> {
+    Some(match v {
+        GVal::Int(_) => "int",
+        GVal::Bool(_) => "bool",
+        GVal::Float(_) => "float",
+        GVal::Str(_) => "str",
+        _ => return None,
+    })
+}
+
 /// Evaluates the actual guard text, where `args[i]` is the i-th flat input.
 pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
     let unsupported = |what: String| Err(EvalStop::Unsupported(what));
@@ -930,6 +941,15 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
         }
         Expr::Attr(b, n) => match (eval(b, args)?, n.as_str()) {
             (GVal::Tensor(s), "size") => Ok(GVal::SizeMethod(s)),
+            // A scalar where the guard expects a tensor: Python's
+            // `'int' object has no attribute 'size'`.
+            (b, "size") if scalar_type_name(&b).is_some() => Err(EvalStop::Raise(
+                "AttributeError",
+                format!(
+                    "'{}' object has no attribute 'size'",
+                    scalar_type_name(&b).unwrap_or_default()
+                ),
+            )),
             (b, _) => unsupported(format!("`.{n}` of {b:?}")),
         },
         Expr::Call(f, a) if a.is_empty() => match eval(f, args)? {

@@ -68,7 +68,7 @@ impl Container {
     }
 
     /// A dataclass instance's non-None fields, (name, value) in context order.
-    fn dataclass_fields(&self) -> PyResult<Vec<(String, Value)>> {
+    pub fn dataclass_fields(&self) -> PyResult<Vec<(String, Value)>> {
         let (flat, _) = unpack2(&self.context)?;
         let names = flat.iterate()?;
         Ok(names
