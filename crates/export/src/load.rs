@@ -24,7 +24,8 @@ use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
 };
 use torchspec_pyval::error::Error;
-use torchspec_pyval::pyjson::PyInt;
+use num_bigint::BigInt;
+use torchspec_pyval::pyjson::{PyInt, PyJson};
 
 /// A behaviour the loader does not model yet.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -191,30 +192,131 @@ fn is_floating_or_complex(dtype: &str) -> bool {
 }
 
 /// `symbol_name_to_range` of `ExportedProgramDeserializer.deserialize`,
-/// built before the graph: each `ValueRanges(min, max)` (a missing bound
-/// is `-int_oo` / `int_oo`) refuses `min > max`.
+/// built before the graph: each `ValueRanges(_int_to_sympy_int(min,
+/// -int_oo), _int_to_sympy_int(max, int_oo))` refuses `min > max`.
 fn symbol_name_to_range(program: &wire::ExportedProgram) -> R<HashMap<&str, ValueRanges>> {
     let mut out = HashMap::new();
     for (k, v) in &program.range_constraints {
-        let lower = v
-            .min_val
-            .as_ref()
-            .map_or(Bound::NegIntOo, |i| Bound::Int(i.to_bigint()));
-        let upper = v
-            .max_val
-            .as_ref()
-            .map_or(Bound::IntOo, |i| Bound::Int(i.to_bigint()));
-        if let (Bound::Int(lo), Bound::Int(hi)) = (&lower, &upper) {
-            if lo > hi {
-                return Err(LoadFailure::py(
-                    "ValueRangeError",
-                    format!("Invalid ranges [{lo}:{hi}]"),
-                ));
-            }
+        let lower = int_to_sympy_int(&v.min_val, Bound::NegIntOo)?;
+        let upper = int_to_sympy_int(&v.max_val, Bound::IntOo)?;
+        let rank = |b: &Bound| match b {
+            Bound::NegIntOo => 0,
+            Bound::Int(_) => 1,
+            Bound::IntOo => 2,
+        };
+        let invalid = match (&lower, &upper) {
+            (Bound::Int(lo), Bound::Int(hi)) => lo > hi,
+            (lo, hi) => rank(lo) > rank(hi),
+        };
+        if invalid {
+            return Err(LoadFailure::py(
+                "ValueRangeError",
+                format!("Invalid ranges [{lower}:{upper}]"),
+            ));
         }
         out.insert(k.as_str(), ValueRanges { lower, upper });
     }
     Ok(out)
+}
+
+/// `_int_to_sympy_int(val, default)` (serialize.py) on what
+/// `_dict_to_dataclass` kept: `None` is the default, `int_oo` and
+/// `math.inf` are `int_oo`, anything else is `sympy.Integer(val)`, which is
+/// `int(val)` (a string without its spaces).
+fn int_to_sympy_int(v: &wire::Loose<Option<PyInt>>, default: Bound) -> R<Bound> {
+    let raw = match v {
+        wire::Loose::Typed(None) => return Ok(default),
+        wire::Loose::Typed(Some(i)) => return Ok(Bound::Int(i.to_bigint())),
+        wire::Loose::Raw(raw) => raw,
+    };
+    Ok(match raw {
+        PyJson::Float(f) if *f == f64::INFINITY => Bound::IntOo,
+        PyJson::Float(f) if *f == f64::NEG_INFINITY => Bound::NegIntOo,
+        PyJson::Float(f) if f.is_nan() => {
+            return Err(LoadFailure::py(
+                "ValueError",
+                "cannot convert float NaN to integer",
+            ))
+        }
+        PyJson::Float(f) => {
+            Bound::Int(num_traits::FromPrimitive::from_f64(f.trunc()).unwrap_or_default())
+        }
+        PyJson::Bool(b) => Bound::Int(BigInt::from(u8::from(*b))),
+        PyJson::Int(i) => Bound::Int(i.to_bigint()),
+        PyJson::Str(s) => {
+            let s = s.replace(' ', "");
+            Bound::Int(py_int_str(&s).ok_or_else(|| {
+                LoadFailure::py(
+                    "ValueError",
+                    format!(
+                        "invalid literal for int() with base 10: {}",
+                        torchspec_pyval::str_repr(&s)
+                    ),
+                )
+            })?)
+        }
+        other => {
+            let mut text = String::new();
+            wire::load::repr_raw(other, &mut text);
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!("Argument of Integer should be of numeric type, got {text}."),
+            ));
+        }
+    })
+}
+
+/// CPython's `int(str)` in base 10: surrounding whitespace, a sign, digits
+/// with single `_` between them.
+fn py_int_str(s: &str) -> Option<BigInt> {
+    let t = s.trim_matches(|c: char| c.is_whitespace());
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let b = body.as_bytes();
+    if b.is_empty() || !b[0].is_ascii_digit() || !b[b.len() - 1].is_ascii_digit() {
+        return None;
+    }
+    let mut digits = String::with_capacity(b.len());
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => digits.push(c as char),
+            b'_' if b[i + 1] != b'_' => {}
+            _ => return None,
+        }
+    }
+    if digits.len() > 4300 {
+        return None;
+    }
+    let n: BigInt = digits.parse().ok()?;
+    Some(if neg { -n } else { n })
+}
+
+/// `TABLE[value]` for one of serialize.py's tables keyed by an `IntEnum`
+/// (`_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`): the int a raw value
+/// hashes and compares equal to (`6.0` and `True` find their int), else
+/// the `KeyError` of the raw key or the `TypeError` of an unhashable one.
+pub fn enum_key<T>(v: &wire::Loose<T>, value: impl Fn(&T) -> i64) -> R<i64> {
+    let raw = match v {
+        wire::Loose::Typed(t) => return Ok(value(t)),
+        wire::Loose::Raw(raw) => raw,
+    };
+    match raw {
+        PyJson::Bool(b) => return Ok(i64::from(*b)),
+        PyJson::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => return Ok(*f as i64),
+        PyJson::List(_) => {
+            return Err(LoadFailure::py("TypeError", "unhashable type: 'list'"));
+        }
+        PyJson::Object(_) => {
+            return Err(LoadFailure::py("TypeError", "unhashable type: 'dict'"));
+        }
+        _ => {}
+    }
+    let mut key = String::new();
+    wire::load::repr_raw(raw, &mut key);
+    Err(LoadFailure::py("KeyError", key))
 }
 
 /// `_SERIALIZE_TO_TORCH_LAYOUT`.
@@ -357,14 +459,10 @@ pub fn load_graph_module<'w>(
                 (
                     k.clone(),
                     ValueRanges {
-                        lower: v
-                            .min_val
-                            .as_ref()
-                            .map_or(Bound::NegIntOo, |i| Bound::Int(i.to_bigint())),
-                        upper: v
-                            .max_val
-                            .as_ref()
-                            .map_or(Bound::IntOo, |i| Bound::Int(i.to_bigint())),
+                        lower: int_to_sympy_int(&v.min_val, Bound::NegIntOo)
+                            .unwrap_or(Bound::NegIntOo),
+                        upper: int_to_sympy_int(&v.max_val, Bound::IntOo)
+                            .unwrap_or(Bound::IntOo),
                     },
                 )
             })
@@ -475,8 +573,8 @@ impl<'w> Deserializer<'w> {
             for s in t.sizes.iter().chain(t.strides.iter()) {
                 self.eval_sym_int(s)?;
             }
-            let dtype = dtype_name(t.dtype.value())
-                .ok_or_else(|| LoadFailure::py("KeyError", t.dtype.value().to_string()))?;
+            let dtype = enum_key(&t.dtype, |d| d.value())
+                .and_then(|k| dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string())))?;
             if t.requires_grad && !is_floating_or_complex(dtype) {
                 return Err(LoadFailure::py(
                     "RuntimeError",
@@ -599,7 +697,7 @@ impl<'w> Deserializer<'w> {
                 }
             });
         }
-        let result = if g.is_single_tensor_return {
+        let result = if wire::load::loose_truth(&g.is_single_tensor_return, |b| *b) {
             if outputs.len() != 1 {
                 return Err(LoadFailure::py(
                     "AssertionError",
@@ -693,8 +791,10 @@ impl<'w> Deserializer<'w> {
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
             check_metadata(&n.metadata, self.registrations)?;
             let name = given_name.map(str::to_string).or_else(|| {
-                match (n.outputs.as_slice(), n.is_hop_single_tensor_return) {
-                    ([wire::Argument::AsTensor(t)], Some(true)) => Some(t.name.clone()),
+                match n.outputs.as_slice() {
+                    [wire::Argument::AsTensor(t)] if hop_single_tensor_return(n) => {
+                        Some(t.name.clone())
+                    }
                     _ => None,
                 }
             });
@@ -758,10 +858,10 @@ impl<'w> Deserializer<'w> {
             let value = self.deserialize_input(&input.arg)?;
             match actual.iter_mut().find(|(k, _, _)| *k == input.name) {
                 Some(slot) => {
-                    slot.1 = input.kind;
+                    slot.1 = argument_kind(&input.kind);
                     slot.2 = value;
                 }
-                None => actual.push((&input.name, input.kind, value)),
+                None => actual.push((&input.name, argument_kind(&input.kind), value)),
             }
         }
         let mut args = Vec::new();
@@ -819,7 +919,9 @@ impl<'w> Deserializer<'w> {
         let mut kwargs: Vec<(String, Arg)> = Vec::new();
         for input in inputs {
             let value = self.deserialize_input(&input.arg)?;
-            if input.kind == Some(wire::ArgumentKind::POSITIONAL) || input.name.is_empty() {
+            if argument_kind(&input.kind) == Some(wire::ArgumentKind::POSITIONAL)
+                || input.name.is_empty()
+            {
                 args.push(value);
             } else {
                 match kwargs.iter_mut().find(|(k, _)| *k == input.name) {
@@ -1025,7 +1127,7 @@ impl<'w> Deserializer<'w> {
         // field always exists, so a null counts as false here.
         if outputs.len() == 1
             && n.target.contains("torch.ops.higher_order")
-            && n.is_hop_single_tensor_return != Some(true)
+            && !hop_single_tensor_return(n)
             && !matches!(outputs[0], A::AsNone(_))
         {
             let name = match &outputs[0] {
@@ -1264,7 +1366,81 @@ fn metadata_split_len(item: &str) -> usize {
 /// What `GraphModuleDeserializer.deserialize_metadata` raises on a node's
 /// metadata (the values it keeps are not modelled: the report does not
 /// show them).
-fn check_metadata(metadata: &[(String, String)], registrations: &Registrations) -> R<()> {
+fn check_metadata(
+    metadata: &wire::Loose<Vec<(String, String)>>,
+    registrations: &Registrations,
+) -> R<()> {
+    let raw = match metadata {
+        wire::Loose::Typed(m) => return check_str_metadata(m, registrations),
+        wire::Loose::Raw(raw) => raw,
+    };
+    // `metadata.get(key)` on what `_dict_to_dataclass` kept: a dict of raw
+    // values, or something with no `.get`.
+    let PyJson::Object(entries) = raw else {
+        return Err(LoadFailure::py(
+            "AttributeError",
+            format!("'{}' object has no attribute 'get'", raw.type_name()),
+        ));
+    };
+    let mut strs = Vec::with_capacity(entries.len());
+    for key in ["nn_module_stack", "source_fn_stack", "torch_fn", "custom", "from_node"] {
+        let Some((_, v)) = entries.iter().rev().find(|(k, _)| k == key) else {
+            continue;
+        };
+        match v {
+            PyJson::Str(s) => strs.push((key.to_string(), s.clone())),
+            v if !truthy(v) => {}
+            // `nn_module_stack_str.split(ST_DELIMITER)`, `json.loads(custom_str)`.
+            v if key == "custom" || key == "from_node" => {
+                // The checks before this key run first.
+                check_str_metadata(&strs, registrations)?;
+                return Err(LoadFailure::py(
+                    "TypeError",
+                    format!(
+                        "the JSON object must be str, bytes or bytearray, not {}",
+                        v.type_name()
+                    ),
+                ));
+            }
+            v => {
+                check_str_metadata(&strs, registrations)?;
+                return Err(LoadFailure::py(
+                    "AttributeError",
+                    format!("'{}' object has no attribute 'split'", v.type_name()),
+                ));
+            }
+        }
+    }
+    check_str_metadata(&strs, registrations)
+}
+
+/// Python's truth value of a value `json.loads` made.
+fn truthy(v: &PyJson) -> bool {
+    wire::load::truthy(v)
+}
+
+/// `deserialize_inputs`' `kind == ArgumentKind.POSITIONAL`: an `IntEnum`
+/// equals the int, float or bool of its value; anything else (a string,
+/// an unknown value) matches no kind.
+fn argument_kind(kind: &wire::Loose<Option<wire::ArgumentKind>>) -> Option<wire::ArgumentKind> {
+    match kind {
+        wire::Loose::Typed(k) => *k,
+        wire::Loose::Raw(PyJson::Bool(b)) => Some(wire::ArgumentKind::from_value(i64::from(*b))),
+        wire::Loose::Raw(PyJson::Float(f)) if f.fract() == 0.0 && f.abs() < 1e15 => {
+            Some(wire::ArgumentKind::from_value(*f as i64))
+        }
+        wire::Loose::Raw(_) => None,
+    }
+}
+
+/// `getattr(serialized_node, "is_hop_single_tensor_return", True)` as a
+/// truth value (the field always exists: a null is false).
+fn hop_single_tensor_return(n: &wire::Node) -> bool {
+    wire::load::loose_truth(&n.is_hop_single_tensor_return, |b| *b == Some(true))
+}
+
+/// `deserialize_metadata` on a `dict[str, str]`.
+fn check_str_metadata(metadata: &[(String, String)], registrations: &Registrations) -> R<()> {
     if let Some(stack) = meta_get(metadata, "nn_module_stack") {
         for item in stack.split(';') {
             let n = metadata_split_len(item);

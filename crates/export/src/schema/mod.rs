@@ -42,7 +42,7 @@ mod generated;
 pub mod load;
 
 pub use generated::*;
-pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Mode};
+pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Loose, Mode, RawTy};
 
 use torchspec_pyval::pyjson::{self, PyInt};
 use torchspec_pyval::Error;
@@ -122,21 +122,23 @@ fn walk(doc: &pyjson::PyJson, cx: &mut LoadCx) -> Result<ExportedProgram, Error>
 }
 
 /// `ExportedProgramDeserializer.deserialize`: the major version must be ours
-/// (or the 0.0 of an unversioned program).
+/// (or the 0.0 of an unversioned program), compared with Python's `==` on
+/// whatever `_dict_to_dataclass` kept (`8.0 == 8`, `False == 0`).
 fn check_version(p: &ExportedProgram, cx: &mut LoadCx) -> Result<(), Error> {
     let SchemaVersion { major, minor } = &p.schema_version;
-    let zero = PyInt::Small(0);
-    if *major != PyInt::Small(SCHEMA_VERSION.0) && !(*major == zero && *minor == zero) {
+    if !py_eq_int(major, SCHEMA_VERSION.0) && !(py_eq_int(major, 0) && py_eq_int(minor, 0)) {
+        let mut version = String::new();
+        p.schema_version.py_repr(&mut version);
         return Err(Error::python(
             "SerializeError",
             format!(
-                "Serialized schema version SchemaVersion(major={major}, minor={minor}) does not match our current schema version ({}, {}).",
+                "Serialized schema version {version} does not match our current schema version ({}, {}).",
                 SCHEMA_VERSION.0, SCHEMA_VERSION.1
             ),
         )
         .with_path("$.schema_version"));
     }
-    if cx.strict() && *major == PyInt::Small(SCHEMA_VERSION.0) {
+    if let (true, Loose::Typed(minor)) = (cx.strict() && py_eq_int(major, SCHEMA_VERSION.0), minor) {
         let newer = match minor {
             PyInt::Small(m) => *m > SCHEMA_VERSION.1,
             PyInt::Big(b) => b.sign() == num_bigint::Sign::Plus,
@@ -148,13 +150,25 @@ fn check_version(p: &ExportedProgram, cx: &mut LoadCx) -> Result<(), Error> {
             cx.report(
                 &path,
                 format!(
-                    "schema version {major}.{minor} is newer than this reader's {}.{}",
-                    SCHEMA_VERSION.0, SCHEMA_VERSION.1
+                    "schema version {}.{minor} is newer than this reader's {}.{}",
+                    SCHEMA_VERSION.0, SCHEMA_VERSION.0, SCHEMA_VERSION.1
                 ),
             );
         }
     }
     Ok(())
+}
+
+/// Python's `value == n` for what `json.loads` made.
+fn py_eq_int(v: &Loose<PyInt>, n: i64) -> bool {
+    use pyjson::PyJson;
+    match v {
+        Loose::Typed(i) => *i == PyInt::Small(n),
+        Loose::Raw(PyJson::Int(i)) => *i == PyInt::Small(n),
+        Loose::Raw(PyJson::Float(f)) => *f == n as f64,
+        Loose::Raw(PyJson::Bool(b)) => i64::from(*b) == n,
+        Loose::Raw(_) => false,
+    }
 }
 
 /// `_to_json_bytes(program)` (as text: it is UTF-8 of ASCII).
