@@ -23,6 +23,7 @@ pub mod schema;
 pub mod serialize;
 pub mod signature;
 pub mod srepr;
+pub mod sympify;
 pub mod verify;
 
 use std::path::Path;

@@ -512,18 +512,32 @@ impl<'w> Deserializer<'w> {
             .collect();
     }
 
-    /// `_parse_sym_expr`: records the symbols the expression mentions.
-    fn parse_sym_expr(&mut self, expr: &str) {
+    /// `_parse_sym_expr`: `sympy.sympify` of the text (its `SympifyError`,
+    /// and `_process_sym_expr` reading `.is_Integer` of a Python constant),
+    /// then the symbols the expression mentions.
+    fn parse_sym_expr(&mut self, expr: &str) -> R<crate::sympify::Parsed> {
+        use crate::sympify::Parsed;
+        let parsed = crate::sympify::sympify(expr).map_err(|(e, m)| LoadFailure::py(e, m))?;
+        if let Parsed::PyConst(ty) = parsed {
+            return Err(LoadFailure::py(
+                "AttributeError",
+                format!("'{ty}' object has no attribute 'is_Integer'"),
+            ));
+        }
         self.symbols.extend(crate::srepr::subexpression_strs(expr));
+        Ok(parsed)
     }
 
     /// `deserialize_sym_int`: an expression's hint must be an int; a bare
     /// symbol seen first with a hint gets it (`add_backed_var_to_val`),
     /// and `constrain_symbol_range` then checks it against the symbol's
     /// range (`_update_var_to_range`: `AssertionError: 4 not in VR[...]`).
-    fn eval_sym_int(&mut self, s: &wire::SymInt) -> R<()> {
+    ///
+    /// Returns what `int()` of the value will raise later
+    /// (`torch.empty_strided` of a tensor's sizes: `oo` is not an int).
+    fn eval_sym_int(&mut self, s: &wire::SymInt) -> R<Option<&'static str>> {
         let wire::SymInt::AsExpr(e) = s else {
-            return Ok(());
+            return Ok(None);
         };
         let hint = match &e.hint {
             None => None,
@@ -539,7 +553,20 @@ impl<'w> Deserializer<'w> {
                 ));
             }
         };
-        self.parse_sym_expr(&e.expr_str);
+        let parsed = self.parse_sym_expr(&e.expr_str)?;
+        // `create_symintnode`: an Integer must equal its hint.
+        if let (crate::sympify::Parsed::Int(n), Some(h)) = (&parsed, &hint) {
+            if n != h {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("int(sym)={n} != hint={h}"),
+                ));
+            }
+        }
+        let not_int = match parsed {
+            crate::sympify::Parsed::NotInt(name) => Some(name),
+            _ => None,
+        };
         let symbol = crate::srepr::bare_symbol(&e.expr_str);
         if let (Some(v), Some(name)) = (hint, symbol) {
             if self.hinted.insert(name.clone()) {
@@ -560,7 +587,7 @@ impl<'w> Deserializer<'w> {
                 }
             }
         }
-        Ok(())
+        Ok(not_int)
     }
 
     /// `serialized_name_to_meta[name]`: evaluating a value's metadata parses
@@ -570,11 +597,22 @@ impl<'w> Deserializer<'w> {
             // `deserialize_tensor_meta`: sizes, strides, then
             // `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`, then
             // `torch.empty_strided(..., requires_grad=...)`.
+            let mut not_int = None;
             for s in t.sizes.iter().chain(t.strides.iter()) {
-                self.eval_sym_int(s)?;
+                let n = self.eval_sym_int(s)?;
+                not_int = not_int.or(n);
             }
-            let dtype = enum_key(&t.dtype, |d| d.value())
-                .and_then(|k| dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string())))?;
+            let dtype = enum_key(&t.dtype, |d| d.value()).and_then(|k| {
+                dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string()))
+            })?;
+            // `torch.empty_strided` takes `int()` of each size and stride
+            // (sympy's `Expr.__int__`).
+            if let Some(name) = not_int {
+                return Err(LoadFailure::py(
+                    "TypeError",
+                    format!("Cannot convert {name} to int"),
+                ));
+            }
             if t.requires_grad && !is_floating_or_complex(dtype) {
                 return Err(LoadFailure::py(
                     "RuntimeError",
@@ -589,13 +627,13 @@ impl<'w> Deserializer<'w> {
         }
         if let Some(s) = self.sym_float_values.get(name).copied() {
             if let wire::SymFloat::AsExpr(e) = s {
-                self.parse_sym_expr(&e.expr_str);
+                self.parse_sym_expr(&e.expr_str)?;
             }
             return Ok(());
         }
         if let Some(s) = self.sym_bool_values.get(name).copied() {
             if let wire::SymBool::AsExpr(e) = s {
-                self.parse_sym_expr(&e.expr_str);
+                self.parse_sym_expr(&e.expr_str)?;
             }
             return Ok(());
         }

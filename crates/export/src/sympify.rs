@@ -1,0 +1,423 @@
+//! Mirrors `sympy.sympify(expr_str, locals=...)` as
+//! `GraphModuleDeserializer._parse_sym_expr` calls it (sympy/core/sympify.py,
+//! sympy/parsing/sympy_parser.py `parse_expr`), as far as the loader
+//! decides on it: the text without its newlines (`a.replace('\n', '')`),
+//! Python's `tokenize` (an open bracket at the end is `TokenError: ('EOF in
+//! multi-line statement', (2, 0))`), the `eval`-mode grammar (`SyntaxError:
+//! invalid syntax`), both wrapped in `SympifyError`, and the few whole
+//! expressions whose value the loader then trips on (`True`, `oo`, an
+//! integer literal).
+//!
+//! A text whose fate is not modelled (CPython's specialized syntax
+//! messages, unterminated strings, keywords) is `Parsed::Other`: the loader
+//! reads on, as it did before this module.
+
+use num_bigint::BigInt;
+
+/// What `sympify` made of a text it could parse.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Parsed {
+    /// The Python constant `True`, `False` or `None` (not a sympy object:
+    /// `_process_sym_expr` then reads `.is_Integer` of it).
+    PyConst(&'static str),
+    /// An integer literal (`sympy.Integer`).
+    Int(BigInt),
+    /// `oo`, `nan` or `zoo` (`1/0`): `int()` of it is
+    /// `TypeError: Cannot convert {name} to int` (`zoo` says `complex`).
+    NotInt(&'static str),
+    /// Anything else, or a text this module does not decide on.
+    Other,
+}
+
+/// A Python exception: type and message.
+pub type PyErr = (&'static str, String);
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Name(String),
+    Number(String),
+    Str,
+    Op(&'static str),
+    /// A character Python's tokenizer reports as `ERRORTOKEN` (`$`, `?`).
+    Error,
+}
+
+const OPS: &[&str] = &[
+    "**=", "//=", ">>=", "<<=", "...", "->", "**", "//", "<<", ">>", "<=", ">=", "==", "!=", ":=",
+    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", "+", "-", "*", "/", "%", "@", "&", "|",
+    "^", "~", "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=", "!",
+];
+
+enum Lexed {
+    Tokens(Vec<Tok>),
+    /// `TokenError` of `tokenize.generate_tokens`.
+    TokenError(&'static str),
+    /// Not modelled.
+    Unknown,
+}
+
+fn lex(s: &str) -> Lexed {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut out = Vec::new();
+    let mut depth: i64 = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b' ' || c == b'\t' || c == b'\x0c' {
+            i += 1;
+            continue;
+        }
+        if c == b'#' || c == b'\\' || c == b'\r' {
+            return Lexed::Unknown;
+        }
+        let ch = s[i..].chars().next().unwrap_or(' ');
+        if ch.is_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() {
+                let ch = s[i..].chars().next().unwrap_or(' ');
+                if ch.is_alphanumeric() || ch == '_' {
+                    i += ch.len_utf8();
+                } else {
+                    break;
+                }
+            }
+            let name = &s[start..i];
+            if i < b.len() && (b[i] == b'\'' || b[i] == b'"') {
+                // A string prefix (`r'..'`, `b".."`) is not modelled.
+                return Lexed::Unknown;
+            }
+            out.push(Tok::Name(name.to_string()));
+            continue;
+        }
+        if !c.is_ascii() {
+            return Lexed::Unknown;
+        }
+        if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+                i += 1;
+            }
+            if i < b.len() && (b[i] == b'.' || b[i].is_ascii_alphabetic()) {
+                // Floats, exponents, hex and imaginary literals: not modelled.
+                return Lexed::Unknown;
+            }
+            out.push(Tok::Number(s[start..i].replace('_', "")));
+            continue;
+        }
+        if c == b'\'' || c == b'"' {
+            let start = i;
+            i += 1;
+            loop {
+                match b.get(i) {
+                    None => return Lexed::Unknown,
+                    Some(b'\\') => i += 2,
+                    Some(&q) if q == c => {
+                        i += 1;
+                        break;
+                    }
+                    Some(_) => i += 1,
+                }
+            }
+            if b[start..i].len() >= 3 && b[start..i].starts_with(&[c, c]) && b.get(i) == Some(&c) {
+                // A triple-quoted string.
+                return Lexed::Unknown;
+            }
+            out.push(Tok::Str);
+            continue;
+        }
+        if c == b'$' || c == b'?' || c == b'`' {
+            out.push(Tok::Error);
+            i += 1;
+            continue;
+        }
+        let Some(op) = OPS.iter().find(|op| b[i..].starts_with(op.as_bytes())) else {
+            return Lexed::Unknown;
+        };
+        match *op {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ => {}
+        }
+        out.push(Tok::Op(op));
+        i += op.len();
+    }
+    if depth > 0 {
+        return Lexed::TokenError("('EOF in multi-line statement', (2, 0))");
+    }
+    Lexed::Tokens(out)
+}
+
+/// Why the grammar walk stopped.
+enum Stop {
+    /// Plainly `invalid syntax`: a token no expression can continue with,
+    /// or the end where an operand must come.
+    Invalid,
+    /// A form this module does not model.
+    Unknown,
+}
+
+struct P<'a> {
+    t: &'a [Tok],
+    i: usize,
+    depth: usize,
+}
+
+const KEYWORDS: &[&str] = &[
+    "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
+    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda",
+    "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+];
+
+impl P<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.t.get(self.i)
+    }
+
+    fn op(&self, o: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Op(x)) if *x == o)
+    }
+
+    fn name(&self, n: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Name(x)) if x == n)
+    }
+
+    /// `or_test` and below; comparisons, `not`, `and`, `or` included.
+    fn expr(&mut self) -> Result<(), Stop> {
+        self.depth += 1;
+        if self.depth > 100 {
+            return Err(Stop::Unknown);
+        }
+        self.not_test()?;
+        while self.name("and") || self.name("or") {
+            self.i += 1;
+            self.not_test()?;
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn not_test(&mut self) -> Result<(), Stop> {
+        while self.name("not") {
+            self.i += 1;
+        }
+        self.binary()?;
+        loop {
+            let cmp = matches!(self.peek(), Some(Tok::Op("<" | ">" | "<=" | ">=" | "==" | "!=")));
+            if cmp {
+                self.i += 1;
+            } else if self.name("in") || self.name("is") {
+                return Err(Stop::Unknown);
+            } else {
+                return Ok(());
+            }
+            self.binary()?;
+        }
+    }
+
+    fn binary(&mut self) -> Result<(), Stop> {
+        self.unary()?;
+        while let Some(Tok::Op(
+            "+" | "-" | "*" | "/" | "//" | "%" | "@" | "**" | "<<" | ">>" | "&" | "|" | "^",
+        )) = self.peek()
+        {
+            self.i += 1;
+            self.unary()?;
+        }
+        Ok(())
+    }
+
+    fn unary(&mut self) -> Result<(), Stop> {
+        while let Some(Tok::Op("+" | "-" | "~")) = self.peek() {
+            self.i += 1;
+        }
+        self.atom()?;
+        // Trailers: calls, subscripts, attributes; `!` is factorial_notation.
+        loop {
+            if self.op("(") {
+                self.i += 1;
+                self.args(")")?;
+            } else if self.op("[") {
+                return Err(Stop::Unknown);
+            } else if self.op(".") {
+                self.i += 1;
+                match self.peek() {
+                    Some(Tok::Name(n)) if !KEYWORDS.contains(&n.as_str()) => self.i += 1,
+                    _ => return Err(Stop::Unknown),
+                }
+            } else if self.op("!") {
+                return Err(Stop::Unknown);
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Call arguments up to `close`: expressions and `name=expr`.
+    fn args(&mut self, close: &str) -> Result<(), Stop> {
+        loop {
+            if self.op(close) {
+                self.i += 1;
+                return Ok(());
+            }
+            if let (Some(Tok::Name(_)), Some(Tok::Op("="))) =
+                (self.t.get(self.i), self.t.get(self.i + 1))
+            {
+                self.i += 2;
+            }
+            if self.op("*") || self.op("**") {
+                return Err(Stop::Unknown);
+            }
+            self.expr()?;
+            if self.op(",") {
+                self.i += 1;
+            } else if self.op(close) {
+                self.i += 1;
+                return Ok(());
+            } else {
+                return Err(Stop::Unknown);
+            }
+        }
+    }
+
+    fn atom(&mut self) -> Result<(), Stop> {
+        match self.peek().cloned() {
+            Some(Tok::Name(n)) => {
+                if KEYWORDS.contains(&n.as_str()) {
+                    return Err(Stop::Unknown);
+                }
+                self.i += 1;
+                Ok(())
+            }
+            Some(Tok::Number(_)) | Some(Tok::Str) => {
+                self.i += 1;
+                while matches!(self.peek(), Some(Tok::Str)) {
+                    self.i += 1;
+                }
+                Ok(())
+            }
+            Some(Tok::Op("(")) => {
+                self.i += 1;
+                self.args(")")
+            }
+            // The end, a binary operator or `;` where an operand must be.
+            None => Err(Stop::Invalid),
+            Some(Tok::Op(
+                "*" | "/" | "//" | "%" | "@" | "**" | "<<" | ">>" | "&" | "|" | "^" | ";" | ")"
+                | "<" | ">" | "<=" | ">=" | "==" | "!=",
+            )) => {
+                if self.op(")") {
+                    Err(Stop::Unknown)
+                } else {
+                    Err(Stop::Invalid)
+                }
+            }
+            Some(Tok::Error) => Err(Stop::Invalid),
+            Some(_) => Err(Stop::Unknown),
+        }
+    }
+}
+
+fn sympify_error(text: &str, base: &str, message: &str) -> PyErr {
+    (
+        "SympifyError",
+        format!(
+            "Sympify of expression 'could not parse {}' failed, because of exception being raised:\n{base}: {message}",
+            torchspec_pyval::str_repr(text)
+        ),
+    )
+}
+
+/// `sympy.sympify(expr_str, locals=...)` as far as modelled.
+pub fn sympify(expr_str: &str) -> Result<Parsed, PyErr> {
+    let text = expr_str.replace('\n', "");
+    let tokens = match lex(&text) {
+        Lexed::Tokens(t) => t,
+        Lexed::TokenError(m) => return Err(sympify_error(&text, "TokenError", m)),
+        Lexed::Unknown => return Ok(Parsed::Other),
+    };
+    if tokens.is_empty() {
+        return Err(sympify_error(
+            &text,
+            "SyntaxError",
+            "invalid syntax (<string>, line 0)",
+        ));
+    }
+    let mut p = P {
+        t: &tokens,
+        i: 0,
+        depth: 0,
+    };
+    match p.expr() {
+        Ok(()) => {}
+        Err(Stop::Invalid) => {
+            return Err(sympify_error(
+                &text,
+                "SyntaxError",
+                "invalid syntax (<string>, line 1)",
+            ))
+        }
+        Err(Stop::Unknown) => return Ok(Parsed::Other),
+    }
+    match tokens.get(p.i) {
+        None => {}
+        // An operand or `;` where the expression has ended.
+        Some(Tok::Op(";") | Tok::Error | Tok::Name(_) | Tok::Number(_)) => {
+            return Err(sympify_error(
+                &text,
+                "SyntaxError",
+                "invalid syntax (<string>, line 1)",
+            ))
+        }
+        Some(_) => return Ok(Parsed::Other),
+    }
+    // The whole expression, without redundant parentheses.
+    let mut core: &[Tok] = &tokens;
+    while core.len() >= 2 && core[0] == Tok::Op("(") && core[core.len() - 1] == Tok::Op(")") {
+        core = &core[1..core.len() - 1];
+    }
+    Ok(match core {
+        [Tok::Name(n)] => match n.as_str() {
+            "True" => Parsed::PyConst("bool"),
+            "False" => Parsed::PyConst("bool"),
+            "None" => Parsed::PyConst("NoneType"),
+            "oo" => Parsed::NotInt("oo"),
+            "nan" => Parsed::NotInt("nan"),
+            "zoo" => Parsed::NotInt("complex"),
+            _ => Parsed::Other,
+        },
+        [Tok::Number(n)] => n.parse().map_or(Parsed::Other, Parsed::Int),
+        [Tok::Number(a), Tok::Op("/"), Tok::Number(z)] if z.bytes().all(|c| c == b'0') => {
+            if a.bytes().all(|c| c == b'0') {
+                Parsed::NotInt("nan")
+            } else {
+                Parsed::NotInt("complex")
+            }
+        }
+        _ => Parsed::Other,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(s: &str) -> String {
+        match sympify(s) {
+            Ok(p) => format!("{p:?}"),
+            Err((t, m)) => format!("{t}: {m}"),
+        }
+    }
+
+    #[test]
+    fn texts_pytorch_writes_parse() {
+        for s in [
+            "Symbol('s77', positive=True, integer=True)",
+            "Add(Mul(Integer(2), Symbol('s77', positive=True, integer=True)), Integer(1))",
+            "GreaterThan(Symbol('u0', integer=True), Integer(0))",
+            "s0\n+1",
+            "s0\t+ 1",
+        ] {
+            assert_eq!(kind(s), "Other", "{s}");
+        }
+    }
+}
