@@ -515,10 +515,12 @@ impl<'w> Deserializer<'w> {
     /// `_parse_sym_expr`: `sympy.sympify` of the text (its `SympifyError`,
     /// and `_process_sym_expr` reading `.is_Integer` of a Python constant),
     /// then the symbols the expression mentions.
-    fn parse_sym_expr(&mut self, expr: &str) -> R<crate::sympify::Parsed> {
+    fn parse_sym_expr(&mut self, expr: &str) -> R<crate::sympify::Sympified> {
         use crate::sympify::Parsed;
-        let parsed = crate::sympify::sympify(expr).map_err(|(e, m)| LoadFailure::py(e, m))?;
-        if let Parsed::PyConst(ty) = parsed {
+        let symbols = &self.symbols;
+        let parsed = crate::sympify::sympify_in(expr, &|n| symbols.contains(n))
+            .map_err(|(e, m)| LoadFailure::py(e, m))?;
+        if let Parsed::PyConst(ty) = parsed.value {
             return Err(LoadFailure::py(
                 "AttributeError",
                 format!("'{ty}' object has no attribute 'is_Integer'"),
@@ -535,7 +537,13 @@ impl<'w> Deserializer<'w> {
     ///
     /// Returns what `int()` of the value will raise later
     /// (`torch.empty_strided` of a tensor's sizes: `oo` is not an int).
-    fn eval_sym_int(&mut self, s: &wire::SymInt) -> R<Option<&'static str>> {
+    ///
+    /// For a tensor's size (`size`), also what the static evaluation of
+    /// `torch.empty_strided` will raise for a free symbol with no range
+    /// (`_maybe_evaluate_static_worker`: `vr must not be None for symbol
+    /// s0`): a name `symbol_name_to_range` does not hold was never
+    /// constrained.
+    fn eval_sym_int(&mut self, s: &wire::SymInt, size: bool) -> R<Option<LoadFailure>> {
         let wire::SymInt::AsExpr(e) = s else {
             return Ok(None);
         };
@@ -555,7 +563,7 @@ impl<'w> Deserializer<'w> {
         };
         let parsed = self.parse_sym_expr(&e.expr_str)?;
         // `create_symintnode`: an Integer must equal its hint.
-        if let (crate::sympify::Parsed::Int(n), Some(h)) = (&parsed, &hint) {
+        if let (crate::sympify::Parsed::Int(n), Some(h)) = (&parsed.value, &hint) {
             if n != h {
                 return Err(LoadFailure::py(
                     "AssertionError",
@@ -563,10 +571,26 @@ impl<'w> Deserializer<'w> {
                 ));
             }
         }
-        let not_int = match parsed {
-            crate::sympify::Parsed::NotInt(name) => Some(name),
+        let mut pending = match parsed.value {
+            crate::sympify::Parsed::NotInt(name) => Some(LoadFailure::py(
+                "TypeError",
+                format!("Cannot convert {name} to int"),
+            )),
             _ => None,
         };
+        if size && pending.is_none() {
+            let unranged = parsed
+                .free_symbols
+                .iter()
+                .flatten()
+                .find(|n| !self.ranges.contains_key(n.as_str()));
+            if let Some(k) = unranged {
+                pending = Some(LoadFailure::py(
+                    "AssertionError",
+                    format!("vr must not be None for symbol {k}"),
+                ));
+            }
+        }
         let symbol = crate::srepr::bare_symbol(&e.expr_str);
         if let (Some(v), Some(name)) = (hint, symbol) {
             if self.hinted.insert(name.clone()) {
@@ -587,7 +611,7 @@ impl<'w> Deserializer<'w> {
                 }
             }
         }
-        Ok(not_int)
+        Ok(pending)
     }
 
     /// `serialized_name_to_meta[name]`: evaluating a value's metadata parses
@@ -597,21 +621,18 @@ impl<'w> Deserializer<'w> {
             // `deserialize_tensor_meta`: sizes, strides, then
             // `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`, then
             // `torch.empty_strided(..., requires_grad=...)`.
-            let mut not_int = None;
-            for s in t.sizes.iter().chain(t.strides.iter()) {
-                let n = self.eval_sym_int(s)?;
-                not_int = not_int.or(n);
+            let mut pending = None;
+            for (i, s) in t.sizes.iter().chain(t.strides.iter()).enumerate() {
+                let p = self.eval_sym_int(s, i < t.sizes.len())?;
+                pending = pending.or(p);
             }
             let dtype = enum_key(&t.dtype, |d| d.value()).and_then(|k| {
                 dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string()))
             })?;
-            // `torch.empty_strided` takes `int()` of each size and stride
-            // (sympy's `Expr.__int__`).
-            if let Some(name) = not_int {
-                return Err(LoadFailure::py(
-                    "TypeError",
-                    format!("Cannot convert {name} to int"),
-                ));
+            // `torch.empty_strided`: `int()` of each size and stride
+            // (sympy's `Expr.__int__`), the static evaluation of the sizes.
+            if let Some(failure) = pending {
+                return Err(failure);
             }
             if t.requires_grad && !is_floating_or_complex(dtype) {
                 return Err(LoadFailure::py(
@@ -622,7 +643,7 @@ impl<'w> Deserializer<'w> {
             return Ok(());
         }
         if let Some(s) = self.sym_int_values.get(name).copied() {
-            self.eval_sym_int(s)?;
+            self.eval_sym_int(s, false)?;
             return Ok(());
         }
         if let Some(s) = self.sym_float_values.get(name).copied() {

@@ -36,7 +36,8 @@ pub type PyErr = (&'static str, String);
 enum Tok {
     Name(String),
     Number(String),
-    Str,
+    /// The literal as written, quotes included.
+    Str(String),
     Op(&'static str),
     /// A character Python's tokenizer reports as `ERRORTOKEN` (`$`, `?`).
     Error,
@@ -122,7 +123,7 @@ fn lex(s: &str) -> Lexed {
                 // A triple-quoted string.
                 return Lexed::Unknown;
             }
-            out.push(Tok::Str);
+            out.push(Tok::Str(s[start..i].to_string()));
             continue;
         }
         if c == b'$' || c == b'?' || c == b'`' {
@@ -288,9 +289,9 @@ impl P<'_> {
                 self.i += 1;
                 Ok(())
             }
-            Some(Tok::Number(_)) | Some(Tok::Str) => {
+            Some(Tok::Number(_)) | Some(Tok::Str(_)) => {
                 self.i += 1;
-                while matches!(self.peek(), Some(Tok::Str)) {
+                while matches!(self.peek(), Some(Tok::Str(_))) {
                     self.i += 1;
                 }
                 Ok(())
@@ -325,6 +326,179 @@ fn sympify_error(text: &str, base: &str, message: &str) -> PyErr {
             torchspec_pyval::str_repr(text)
         ),
     )
+}
+
+/// What `sympify` made of a text, with the names of its free symbols when
+/// they are plain to see (`None` otherwise).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sympified {
+    pub value: Parsed,
+    pub free_symbols: Option<Vec<String>>,
+}
+
+/// Names `from sympy import *` or the builtins give a meaning (not a
+/// `Symbol` for `auto_symbol`), among those a hand-edited text may hold.
+const SYMPY_NAMES: &[&str] = &[
+    "True", "False", "None", "oo", "nan", "zoo", "pi", "E", "I", "S", "N", "O", "Q", "C",
+];
+
+/// `sympy.sympify(expr_str, locals=...)`; `known(name)` says whether
+/// `name` is in `locals` (a symbol parsed before: `symbol_name_to_symbol`).
+pub fn sympify_in(expr_str: &str, known: &dyn Fn(&str) -> bool) -> Result<Sympified, PyErr> {
+    let value = sympify(expr_str)?;
+    let text = expr_str.replace('\n', "");
+    let Lexed::Tokens(tokens) = lex(&text) else {
+        return Ok(Sympified {
+            value,
+            free_symbols: None,
+        });
+    };
+    if value == Parsed::Other {
+        if let Some(e) = failing_call(&tokens, known) {
+            return Err(e);
+        }
+    }
+    Ok(Sympified {
+        value,
+        free_symbols: free_symbols(&tokens),
+    })
+}
+
+/// The names of the free symbols: `Symbol('name', ...)` and the bare names
+/// `auto_symbol` turns into symbols.
+fn free_symbols(tokens: &[Tok]) -> Option<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let Tok::Name(n) = t else { continue };
+        let next = tokens.get(i + 1);
+        let prev = i.checked_sub(1).and_then(|j| tokens.get(j));
+        if matches!(next, Some(Tok::Op("("))) {
+            if n == "Symbol" {
+                match (tokens.get(i + 2), tokens.get(i + 3)) {
+                    (Some(Tok::Str(lit)), Some(Tok::Op("," | ")"))) => {
+                        let name = lit.get(1..lit.len() - 1)?;
+                        if name.contains('\\') {
+                            return None;
+                        }
+                        out.push(name.to_string());
+                    }
+                    _ => return None,
+                }
+            }
+            continue;
+        }
+        if matches!(next, Some(Tok::Op("="))) || matches!(prev, Some(Tok::Op("."))) {
+            continue;
+        }
+        if SYMPY_NAMES.contains(&n.as_str()) {
+            continue;
+        }
+        let plain = n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !plain {
+            return None;
+        }
+        out.push(n.clone());
+    }
+    out.sort();
+    out.dedup();
+    Some(out)
+}
+
+/// `untokenize` of the transformed tokens (`auto_symbol`, `auto_number`),
+/// as `parse_expr`'s `ValueError` shows it: a name or number is followed by
+/// a space.
+fn transformed_code(tokens: &[Tok], known: &dyn Fn(&str) -> bool) -> String {
+    let mut out = String::new();
+    let mut prev_string = false;
+    for (i, t) in tokens.iter().enumerate() {
+        let next = tokens.get(i + 1);
+        let is_string = matches!(t, Tok::Str(_));
+        match t {
+            Tok::Name(n) => {
+                let call = matches!(next, Some(Tok::Op("(" | "=")));
+                if call || SYMPY_NAMES.contains(&n.as_str()) || known(n) {
+                    out.push_str(n);
+                    out.push(' ');
+                } else {
+                    out.push_str("Symbol (");
+                    out.push_str(&torchspec_pyval::str_repr(n));
+                    out.push_str(" )");
+                }
+            }
+            Tok::Number(n) => {
+                out.push_str("Integer (");
+                out.push_str(n);
+                out.push_str(" )");
+            }
+            Tok::Str(lit) => {
+                if prev_string {
+                    out.push(' ');
+                }
+                out.push_str(lit);
+            }
+            Tok::Op(o) => out.push_str(o),
+            Tok::Error => {}
+        }
+        prev_string = is_string;
+    }
+    out
+}
+
+/// A text that is one call `Symbol(x, ...)` whose name is not a string, or
+/// `Integer('...')` of a string that is no int: the exception `eval` of the
+/// transformed code raises, which `parse_expr` re-raises `from
+/// ValueError(f"Error from parse_expr with transformed code: {code!r}")`
+/// (the cause is what is reported).
+fn failing_call(tokens: &[Tok], known: &dyn Fn(&str) -> bool) -> Option<PyErr> {
+    let (Some(Tok::Name(f)), Some(Tok::Op("(")), Some(Tok::Op(")"))) =
+        (tokens.first(), tokens.get(1), tokens.last())
+    else {
+        return None;
+    };
+    // One call: the first `(` closes at the end.
+    let mut depth = 0;
+    for (i, t) in tokens.iter().enumerate().skip(1) {
+        match t {
+            Tok::Op("(" | "[" | "{") => depth += 1,
+            Tok::Op(")" | "]" | "}") => {
+                depth -= 1;
+                if depth == 0 && i != tokens.len() - 1 {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    let first = tokens.get(2)?;
+    let first_ends = matches!(tokens.get(3), Some(Tok::Op("," | ")")));
+    let fails = match (f.as_str(), first) {
+        ("Symbol", Tok::Name(_) | Tok::Number(_)) => first_ends,
+        ("Integer", Tok::Str(lit)) if first_ends && tokens.len() == 5 => {
+            let body = lit.get(1..lit.len() - 1)?;
+            !body.contains('\\') && !is_int_literal(&body.replace(' ', ""))
+        }
+        _ => false,
+    };
+    fails.then(|| {
+        (
+            "ValueError",
+            format!(
+                "Error from parse_expr with transformed code: {}",
+                torchspec_pyval::str_repr(&transformed_code(tokens, known))
+            ),
+        )
+    })
+}
+
+/// Whether CPython's `int(s)` reads `s` in base 10.
+fn is_int_literal(s: &str) -> bool {
+    let t = s.trim();
+    let body = t.strip_prefix(['-', '+']).unwrap_or(t);
+    let b = body.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_digit()
+        && b[b.len() - 1].is_ascii_digit()
+        && b.iter().enumerate().all(|(i, &c)| c.is_ascii_digit() || (c == b'_' && b[i + 1] != b'_'))
 }
 
 /// `sympy.sympify(expr_str, locals=...)` as far as modelled.
