@@ -538,14 +538,11 @@ impl<'w> Deserializer<'w> {
     /// Returns what `int()` of the value will raise later
     /// (`torch.empty_strided` of a tensor's sizes: `oo` is not an int).
     ///
-    /// For a tensor's size (`size`), also what the static evaluation of
-    /// `torch.empty_strided` will raise for a free symbol with no range
-    /// (`_maybe_evaluate_static_worker`: `vr must not be None for symbol
-    /// s0`): a name `symbol_name_to_range` does not hold was never
-    /// constrained.
-    fn eval_sym_int(&mut self, s: &wire::SymInt, size: bool) -> R<Option<LoadFailure>> {
+    /// For a tensor's size (`size`), also the free symbol whose missing
+    /// range `torch.empty_strided` will trip on.
+    fn eval_sym_int(&mut self, s: &wire::SymInt, size: bool) -> R<(Option<LoadFailure>, Vec<String>)> {
         let wire::SymInt::AsExpr(e) = s else {
-            return Ok(None);
+            return Ok((None, Vec::new()));
         };
         let hint = match &e.hint {
             None => None,
@@ -571,27 +568,40 @@ impl<'w> Deserializer<'w> {
                 ));
             }
         }
-        let mut pending = match parsed.value {
+        let pending = match parsed.value {
             crate::sympify::Parsed::NotInt(name) => Some(LoadFailure::py(
                 "TypeError",
                 format!("Cannot convert {name} to int"),
             )),
             _ => None,
         };
-        if size && pending.is_none() {
-            let unranged = parsed
-                .free_symbols
-                .iter()
-                .flatten()
-                .find(|n| !self.ranges.contains_key(n.as_str()));
-            if let Some(k) = unranged {
-                pending = Some(LoadFailure::py(
-                    "AssertionError",
-                    format!("vr must not be None for symbol {k}"),
-                ));
+        // `torch.empty_strided`'s checks of a size (`_maybe_evaluate_static`
+        // where sympy cannot decide them) need the range of each free
+        // symbol `symbol_name_to_range` did not constrain: sympy decides
+        // `size >= 0` only for `positive=True` symbols, and `size == 1` only
+        // for `symbol + N`; a bare symbol's falls back on its hint.
+        let mut unranged = None;
+        if size {
+            let free = parsed.free_symbols.iter().flatten();
+            let mut free = free.filter(|n| !self.ranges.contains_key(n.as_str()));
+            unranged = free.find(|n| {
+                let positive = parsed.positive.contains(n);
+                !positive
+                    || (parsed.bare.as_ref() == Some(*n) && hint.is_none())
+                    || (parsed.bare.is_none() && !parsed.plus_positive_int)
+            });
+            // Other forms over positive symbols are not modelled.
+            if let Some(n) = unranged {
+                let modelled = !parsed.positive.contains(n)
+                    || parsed.bare.is_some()
+                    || parsed.plus_positive_int;
+                if !modelled {
+                    unranged = None;
+                }
             }
         }
-        let symbol = crate::srepr::bare_symbol(&e.expr_str);
+        let free: Vec<String> = unranged.cloned().into_iter().collect();
+        let symbol = crate::srepr::bare_symbol(&e.expr_str).or(parsed.bare.clone());
         if let (Some(v), Some(name)) = (hint, symbol) {
             if self.hinted.insert(name.clone()) {
                 if let Some(vr) = self.ranges.get(name.as_str()) {
@@ -611,7 +621,7 @@ impl<'w> Deserializer<'w> {
                 }
             }
         }
-        Ok(pending)
+        Ok((pending, free))
     }
 
     /// `serialized_name_to_meta[name]`: evaluating a value's metadata parses
@@ -622,9 +632,22 @@ impl<'w> Deserializer<'w> {
             // `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`, then
             // `torch.empty_strided(..., requires_grad=...)`.
             let mut pending = None;
+            let mut free = Vec::new();
             for (i, s) in t.sizes.iter().chain(t.strides.iter()).enumerate() {
-                let p = self.eval_sym_int(s, i < t.sizes.len())?;
+                let (p, f) = self.eval_sym_int(s, i < t.sizes.len())?;
                 pending = pending.or(p);
+                free.extend(f);
+            }
+            // `_maybe_evaluate_static_worker` of a size's check in
+            // `torch.empty_strided`: a free symbol with no range.
+            free.sort();
+            if pending.is_none() {
+                if let Some(k) = free.first() {
+                    pending = Some(LoadFailure::py(
+                        "AssertionError",
+                        format!("vr must not be None for symbol {k}"),
+                    ));
+                }
             }
             let dtype = enum_key(&t.dtype, |d| d.value()).and_then(|k| {
                 dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string()))

@@ -334,6 +334,13 @@ fn sympify_error(text: &str, base: &str, message: &str) -> PyErr {
 pub struct Sympified {
     pub value: Parsed,
     pub free_symbols: Option<Vec<String>>,
+    /// The name, when the whole text is one symbol (`s0`,
+    /// `Symbol('s0', integer=True)`).
+    pub bare: Option<String>,
+    /// The symbols made with `positive=True` in the text.
+    pub positive: Vec<String>,
+    /// The text is `symbol + N` (either order) with an integer `N >= 1`.
+    pub plus_positive_int: bool,
 }
 
 /// Names `from sympy import *` or the builtins give a meaning (not a
@@ -351,6 +358,9 @@ pub fn sympify_in(expr_str: &str, known: &dyn Fn(&str) -> bool) -> Result<Sympif
         return Ok(Sympified {
             value,
             free_symbols: None,
+            bare: None,
+            positive: Vec::new(),
+            plus_positive_int: false,
         });
     };
     if value == Parsed::Other {
@@ -358,9 +368,62 @@ pub fn sympify_in(expr_str: &str, known: &dyn Fn(&str) -> bool) -> Result<Sympif
             return Err(e);
         }
     }
+    let free_symbols = free_symbols(&tokens);
+    let one_symbol = match tokens.as_slice() {
+        [Tok::Name(_)] => true,
+        [Tok::Name(f), Tok::Op("("), Tok::Str(_), rest @ ..] => {
+            f == "Symbol" && rest.iter().filter(|t| **t == Tok::Op("(")).count() == 0
+        }
+        _ => false,
+    };
+    let bare = match (&free_symbols, one_symbol) {
+        (Some(names), true) if names.len() == 1 => Some(names[0].clone()),
+        _ => None,
+    };
+    let mut positive = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if let (Tok::Name(f), Some(Tok::Op("(")), Some(Tok::Str(lit))) =
+            (t, tokens.get(i + 1), tokens.get(i + 2))
+        {
+            if f != "Symbol" {
+                continue;
+            }
+            let mut j = i + 3;
+            while let (Some(Tok::Op(",")), Some(Tok::Name(k)), Some(Tok::Op("=")), Some(Tok::Name(v))) =
+                (tokens.get(j), tokens.get(j + 1), tokens.get(j + 2), tokens.get(j + 3))
+            {
+                if k == "positive" && v == "True" {
+                    positive.push(lit.get(1..lit.len() - 1).unwrap_or_default().to_string());
+                }
+                j += 4;
+            }
+        }
+    }
+    // One symbol (a name or a `Symbol(...)` call without nested calls),
+    // `+`, and a positive integer literal.
+    let symbol_len = |ts: &[Tok]| match ts {
+        [Tok::Name(_), ..] if !matches!(ts.get(1), Some(Tok::Op("("))) => Some(1),
+        [Tok::Name(f), Tok::Op("("), rest @ ..] if f == "Symbol" => {
+            rest.iter().position(|t| *t == Tok::Op(")")).map(|p| p + 3)
+        }
+        _ => None,
+    };
+    let positive_int = |t: &Tok| matches!(t, Tok::Number(n) if n.bytes().any(|c| c != b'0'));
+    let plus_positive_int = match symbol_len(&tokens) {
+        Some(k) => {
+            matches!(&tokens[k..], [Tok::Op("+"), n] if positive_int(n))
+        }
+        None => match tokens.as_slice() {
+            [n, Tok::Op("+"), rest @ ..] if positive_int(n) => symbol_len(rest) == Some(rest.len()),
+            _ => false,
+        },
+    };
     Ok(Sympified {
         value,
-        free_symbols: free_symbols(&tokens),
+        free_symbols,
+        bare,
+        positive,
+        plus_positive_int,
     })
 }
 
