@@ -8,6 +8,7 @@ mod fuzz_corpus;
 mod live;
 mod lookup_props;
 mod ops;
+mod lenient;
 mod programs;
 mod properties;
 mod pyjson;

@@ -536,7 +536,7 @@ fn failing_call(tokens: &[Tok], known: &dyn Fn(&str) -> bool) -> Option<PyErr> {
     let first_ends = matches!(tokens.get(3), Some(Tok::Op("," | ")")));
     let fails = match (f.as_str(), first) {
         ("Symbol", Tok::Name(_) | Tok::Number(_)) => first_ends,
-        ("Integer", Tok::Str(lit)) if first_ends && tokens.len() == 5 => {
+        ("Integer", Tok::Str(lit)) if first_ends && tokens.len() == 4 => {
             let body = lit.get(1..lit.len() - 1)?;
             !body.contains('\\') && !is_int_literal(&body.replace(' ', ""))
         }
