@@ -236,14 +236,14 @@ pub fn load_loose<'a, T>(
     match f(v, path, cx) {
         Ok(t) => Ok(Loose::Typed(t)),
         Err(e) if e.is_ours() => {
+            path.truncate(depth);
+            walk_raw(v, *ty, path)?;
             if cx.strict() {
                 let mut e = e;
                 e.0.message
                     .push_str(" (strict rule `loose-field`: PyTorch keeps the raw value)");
                 return Err(e);
             }
-            path.truncate(depth);
-            walk_raw(v, *ty, path)?;
             Ok(Loose::Raw(v.clone()))
         }
         Err(e) => Err(e),
