@@ -626,12 +626,12 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
             let _ = writeln!(o, "            {}: f_{},", ident(&f.name), f.name);
         } else if is_loose(name, &f.name) {
             let d = default_expr(name, f)?;
-            let _ = writeln!(
-                o,
-                "            {}: f_{}.unwrap_or_else(|| Loose::Typed({d})),",
-                ident(&f.name),
-                f.name
-            );
+            let init = if matches!(d.as_str(), "None" | "false" | "true") {
+                format!("f_{}.unwrap_or(Loose::Typed({d}))", f.name)
+            } else {
+                format!("f_{}.unwrap_or_else(|| Loose::Typed({d}))", f.name)
+            };
+            let _ = writeln!(o, "            {}: {init},", ident(&f.name));
         } else {
             let d = default_expr(name, f)?;
             let init = if d == "None" {
@@ -654,7 +654,11 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
         let _ = writeln!(o, "        out.push_str(\"{sep}\\\"{}\\\": \");", f.name);
         let place = format!("self.{}", ident(&f.name));
         if is_loose(name, &f.name) {
-            let _ = writeln!(o, "        write_loose(&{place}, out, {});", write_fn(&f.ty));
+            let _ = writeln!(
+                o,
+                "        write_loose(&{place}, out, {});",
+                write_fn(&f.ty)
+            );
             continue;
         }
         let x = if matches!(f.ty, Ty::Named(_)) {

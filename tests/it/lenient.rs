@@ -22,7 +22,9 @@ fn root() -> PathBuf {
 
 /// The zoo archive with each `(old, new)` replaced once in its program JSON.
 fn edited_pt2(program: &str, edits: &[(String, String)]) -> Vec<u8> {
-    let path = root().join("corpus/programs").join(format!("{program}.pt2"));
+    let path = root()
+        .join("corpus/programs")
+        .join(format!("{program}.pt2"));
     let bytes = std::fs::read(path).expect("zoo archive");
     let mut zin = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("zip");
     let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
@@ -54,7 +56,12 @@ fn check(case: &Json, registrations: &Arc<Registrations>) -> Result<(), String> 
         .as_array()
         .expect("edits")
         .iter()
-        .map(|e| (e[0].as_str().unwrap().to_string(), e[1].as_str().unwrap().to_string()))
+        .map(|e| {
+            (
+                e[0].as_str().unwrap().to_string(),
+                e[1].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     let pytorch = &case["pytorch"];
     let bytes = edited_pt2(program, &edits);

@@ -353,7 +353,8 @@ fn tensor_info_of(
             _ => return Err("a symbolic or huge weight size".into()),
         }
     }
-    let key = load::enum_key(&t.dtype, |d| d.value()).map_err(|_| "an unknown dtype".to_string())?;
+    let key =
+        load::enum_key(&t.dtype, |d| d.value()).map_err(|_| "an unknown dtype".to_string())?;
     let dtype = load::dtype_name(key).ok_or_else(|| format!("unknown dtype {key}"))?;
     Ok(TensorInfo {
         shape,

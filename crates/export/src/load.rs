@@ -23,8 +23,8 @@ use crate::schema as wire;
 use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
 };
-use torchspec_pyval::error::Error;
 use num_bigint::BigInt;
+use torchspec_pyval::error::Error;
 use torchspec_pyval::pyjson::{PyInt, PyJson};
 
 /// A behaviour the loader does not model yet.
@@ -461,8 +461,7 @@ pub fn load_graph_module<'w>(
                     ValueRanges {
                         lower: int_to_sympy_int(&v.min_val, Bound::NegIntOo)
                             .unwrap_or(Bound::NegIntOo),
-                        upper: int_to_sympy_int(&v.max_val, Bound::IntOo)
-                            .unwrap_or(Bound::IntOo),
+                        upper: int_to_sympy_int(&v.max_val, Bound::IntOo).unwrap_or(Bound::IntOo),
                     },
                 )
             })
@@ -540,7 +539,11 @@ impl<'w> Deserializer<'w> {
     ///
     /// For a tensor's size (`size`), also the free symbol whose missing
     /// range `torch.empty_strided` will trip on.
-    fn eval_sym_int(&mut self, s: &wire::SymInt, size: bool) -> R<(Option<LoadFailure>, Vec<String>)> {
+    fn eval_sym_int(
+        &mut self,
+        s: &wire::SymInt,
+        size: bool,
+    ) -> R<(Option<LoadFailure>, Vec<String>)> {
         let wire::SymInt::AsExpr(e) = s else {
             return Ok((None, Vec::new()));
         };
@@ -872,14 +875,14 @@ impl<'w> Deserializer<'w> {
         let (args, kwargs, name) = if is_hop {
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
             check_metadata(&n.metadata, self.registrations)?;
-            let name = given_name.map(str::to_string).or_else(|| {
-                match n.outputs.as_slice() {
+            let name = given_name
+                .map(str::to_string)
+                .or_else(|| match n.outputs.as_slice() {
                     [wire::Argument::AsTensor(t)] if hop_single_tensor_return(n) => {
                         Some(t.name.clone())
                     }
                     _ => None,
-                }
-            });
+                });
             (args, kwargs, name)
         } else {
             let schema = self.schema_of(&target)?;
@@ -1465,7 +1468,13 @@ fn check_metadata(
         ));
     };
     let mut strs = Vec::with_capacity(entries.len());
-    for key in ["nn_module_stack", "source_fn_stack", "torch_fn", "custom", "from_node"] {
+    for key in [
+        "nn_module_stack",
+        "source_fn_stack",
+        "torch_fn",
+        "custom",
+        "from_node",
+    ] {
         let Some((_, v)) = entries.iter().rev().find(|(k, _)| k == key) else {
             continue;
         };

@@ -203,7 +203,10 @@ impl P<'_> {
         }
         self.binary()?;
         loop {
-            let cmp = matches!(self.peek(), Some(Tok::Op("<" | ">" | "<=" | ">=" | "==" | "!=")));
+            let cmp = matches!(
+                self.peek(),
+                Some(Tok::Op("<" | ">" | "<=" | ">=" | "==" | "!="))
+            );
             if cmp {
                 self.i += 1;
             } else if self.name("in") || self.name("is") {
@@ -389,9 +392,17 @@ pub fn sympify_in(expr_str: &str, known: &dyn Fn(&str) -> bool) -> Result<Sympif
                 continue;
             }
             let mut j = i + 3;
-            while let (Some(Tok::Op(",")), Some(Tok::Name(k)), Some(Tok::Op("=")), Some(Tok::Name(v))) =
-                (tokens.get(j), tokens.get(j + 1), tokens.get(j + 2), tokens.get(j + 3))
-            {
+            while let (
+                Some(Tok::Op(",")),
+                Some(Tok::Name(k)),
+                Some(Tok::Op("=")),
+                Some(Tok::Name(v)),
+            ) = (
+                tokens.get(j),
+                tokens.get(j + 1),
+                tokens.get(j + 2),
+                tokens.get(j + 3),
+            ) {
                 if k == "positive" && v == "True" {
                     positive.push(lit.get(1..lit.len() - 1).unwrap_or_default().to_string());
                 }
@@ -456,7 +467,9 @@ fn free_symbols(tokens: &[Tok]) -> Option<Vec<String>> {
         if SYMPY_NAMES.contains(&n.as_str()) {
             continue;
         }
-        let plain = n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        let plain = n
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         if !plain {
             return None;
         }
@@ -561,7 +574,17 @@ fn is_int_literal(s: &str) -> bool {
     !b.is_empty()
         && b[0].is_ascii_digit()
         && b[b.len() - 1].is_ascii_digit()
-        && b.iter().enumerate().all(|(i, &c)| c.is_ascii_digit() || (c == b'_' && b[i + 1] != b'_'))
+        && b.iter()
+            .enumerate()
+            .all(|(i, &c)| c.is_ascii_digit() || (c == b'_' && b[i + 1] != b'_'))
+}
+
+/// `SympifyError` of a `SyntaxError: invalid syntax` on `line`.
+fn syntax_error(text: &str, line: u32) -> PyErr {
+    // CPython's `SyntaxError.__str__`: `"%S (%U, line %ld)"`.
+    let msg = "invalid syntax";
+    let file = "<string>";
+    sympify_error(text, "SyntaxError", &format!("{msg} ({file}, line {line})"))
 }
 
 /// `sympy.sympify(expr_str, locals=...)` as far as modelled.
@@ -573,11 +596,7 @@ pub fn sympify(expr_str: &str) -> Result<Parsed, PyErr> {
         Lexed::Unknown => return Ok(Parsed::Other),
     };
     if tokens.is_empty() {
-        return Err(sympify_error(
-            &text,
-            "SyntaxError",
-            "invalid syntax (<string>, line 0)",
-        ));
+        return Err(syntax_error(&text, 0));
     }
     let mut p = P {
         t: &tokens,
@@ -586,24 +605,14 @@ pub fn sympify(expr_str: &str) -> Result<Parsed, PyErr> {
     };
     match p.expr() {
         Ok(()) => {}
-        Err(Stop::Invalid) => {
-            return Err(sympify_error(
-                &text,
-                "SyntaxError",
-                "invalid syntax (<string>, line 1)",
-            ))
-        }
+        Err(Stop::Invalid) => return Err(syntax_error(&text, 1)),
         Err(Stop::Unknown) => return Ok(Parsed::Other),
     }
     match tokens.get(p.i) {
         None => {}
         // An operand or `;` where the expression has ended.
         Some(Tok::Op(";") | Tok::Error | Tok::Name(_) | Tok::Number(_)) => {
-            return Err(sympify_error(
-                &text,
-                "SyntaxError",
-                "invalid syntax (<string>, line 1)",
-            ))
+            return Err(syntax_error(&text, 1))
         }
         Some(_) => return Ok(Parsed::Other),
     }

@@ -485,7 +485,9 @@ fn build_guards(
     code.extend(hidden_root_equations(&deferred, &sources)?);
     // _force_ep_signature_match, then _force_gm_signature_match.
     let Some(guards_code) = ep.guards_code.typed() else {
-        return Err("a `guards_code` that is not a list of strings".to_string().into());
+        return Err("a `guards_code` that is not a list of strings"
+            .to_string()
+            .into());
     };
     for g in guards_code {
         let mut g = g.clone();

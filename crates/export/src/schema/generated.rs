@@ -1170,7 +1170,7 @@ impl Graph {
             tensor_values: f_tensor_values,
             sym_int_values: f_sym_int_values,
             sym_bool_values: f_sym_bool_values,
-            is_single_tensor_return: f_is_single_tensor_return.unwrap_or_else(|| Loose::Typed(false)),
+            is_single_tensor_return: f_is_single_tensor_return.unwrap_or(Loose::Typed(false)),
             custom_obj_values: f_custom_obj_values.unwrap_or_default(),
             sym_float_values: f_sym_float_values.unwrap_or_default(),
         })
@@ -2131,7 +2131,7 @@ impl NamedArgument {
         Ok(Self {
             name: f_name,
             arg: f_arg,
-            kind: f_kind.unwrap_or_else(|| Loose::Typed(None)),
+            kind: f_kind.unwrap_or(Loose::Typed(None)),
         })
     }
 
@@ -2237,7 +2237,7 @@ impl Node {
             inputs: f_inputs,
             outputs: f_outputs,
             metadata: f_metadata,
-            is_hop_single_tensor_return: f_is_hop_single_tensor_return.unwrap_or_else(|| Loose::Typed(None)),
+            is_hop_single_tensor_return: f_is_hop_single_tensor_return.unwrap_or(Loose::Typed(None)),
             name: f_name.unwrap_or(None),
         })
     }
