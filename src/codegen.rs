@@ -14,6 +14,49 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::Error;
 
+/// Fields `_dict_to_dataclass` does not type-check (`return data` for an
+/// `int`, `str`, `bool` or enum, and element-wise for a list or dict): each
+/// is a `Loose<T>`, the typed value when the JSON has the schema's type,
+/// else the raw JSON Python keeps; the loader then mirrors what Python does
+/// with it. Strict mode refuses the raw forms (rule `loose-field`).
+const LOOSE: &[(&str, &str)] = &[
+    // Stored on the program and never read by the loader.
+    ("ExportedProgram", "opset_version"),
+    ("ExportedProgram", "torch_version"),
+    ("ExportedProgram", "guards_code"),
+    // `version.major != SCHEMA_VERSION[0]`: Python `==` on what came in.
+    ("SchemaVersion", "major"),
+    ("SchemaVersion", "minor"),
+    // `_int_to_sympy_int(v.min_val, -int_oo)`.
+    ("RangeConstraint", "min_val"),
+    ("RangeConstraint", "max_val"),
+    // `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`; `layout` is not read.
+    ("TensorMeta", "dtype"),
+    ("TensorMeta", "layout"),
+    // `deserialize_inputs` compares it with `ArgumentKind` members.
+    ("NamedArgument", "kind"),
+    // `deserialize_metadata`: `metadata.get(key)` and its truth value.
+    ("Node", "metadata"),
+    // Truth values.
+    ("Node", "is_hop_single_tensor_return"),
+    ("Graph", "is_single_tensor_return"),
+];
+
+fn is_loose(class: &str, field: &str) -> bool {
+    LOOSE.contains(&(class, field))
+}
+
+/// The `RawTy` shape of a field type: what `_dict_to_dataclass` still
+/// checks in a raw value (`typing.get_args` of the declared type).
+fn raw_ty(ty: &Ty) -> String {
+    match ty {
+        Ty::Opt(t) => format!("RawTy::Opt(&{})", raw_ty(t)),
+        Ty::List(t) => format!("RawTy::List(&{})", raw_ty(t)),
+        Ty::Dict(t) => format!("RawTy::Dict(&{})", raw_ty(t)),
+        _ => "RawTy::Scalar".into(),
+    }
+}
+
 /// The committed copy of upstream's schema.
 pub const SCHEMA_YAML: &str = include_str!("../crates/export/src/schema/schema.yaml");
 
@@ -179,6 +222,19 @@ fn read_schema(yaml: &str) -> Result<Schema, Error> {
             }
         };
         defs.push((name.to_string(), def));
+    }
+    for (class, field) in LOOSE {
+        // A class the schema does not have is not an error (a reduced
+        // schema); a field it lacks is.
+        let Some((_, def)) = defs.iter().find(|(n, _)| n == class) else {
+            continue;
+        };
+        let found = matches!(def, Def::Struct(fs) if fs.iter().any(|f| f.name == *field));
+        if !found {
+            return Err(Error::new(format!(
+                "schema.yaml: loose field `{class}.{field}` is not a struct field"
+            )));
+        }
     }
     let known: BTreeSet<&str> = defs.iter().map(|(n, _)| n.as_str()).collect();
     for (name, def) in &defs {
@@ -490,7 +546,13 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
         "/// `@dataclass class {name}`.\n#[derive(Clone, Debug, PartialEq)]\npub struct {name} {{"
     );
     for f in fields {
-        let _ = writeln!(o, "    pub {}: {},", ident(&f.name), rust_ty(&f.ty));
+        let ty = rust_ty(&f.ty);
+        let ty = if is_loose(name, &f.name) {
+            format!("Loose<{ty}>")
+        } else {
+            ty
+        };
+        let _ = writeln!(o, "    pub {}: {ty},", ident(&f.name));
     }
     o.push_str("}\n\n");
     let _ = writeln!(o, "impl {name} {{");
@@ -511,12 +573,19 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
         "        let d = load_object(v, path, cx, \"{name}\", FIELDS, REQUIRED)?;"
     );
     for f in fields {
+        let load = if is_loose(name, &f.name) {
+            format!(
+                "|v, p, cx| load_loose(v, p, cx, &{}, {})",
+                raw_ty(&f.ty),
+                load_fn(&f.ty)
+            )
+        } else {
+            load_fn(&f.ty)
+        };
         let _ = writeln!(
             o,
-            "        let f_{} = load_field(d, \"{}\", path, cx, {})?;",
-            f.name,
-            f.name,
-            load_fn(&f.ty)
+            "        let f_{} = load_field(d, \"{}\", path, cx, {load})?;",
+            f.name, f.name
         );
     }
     if !required.is_empty() {
@@ -555,6 +624,14 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
     for f in fields {
         if f.default.is_none() {
             let _ = writeln!(o, "            {}: f_{},", ident(&f.name), f.name);
+        } else if is_loose(name, &f.name) {
+            let d = default_expr(name, f)?;
+            let init = if matches!(d.as_str(), "None" | "false" | "true") {
+                format!("f_{}.unwrap_or(Loose::Typed({d}))", f.name)
+            } else {
+                format!("f_{}.unwrap_or_else(|| Loose::Typed({d}))", f.name)
+            };
+            let _ = writeln!(o, "            {}: {init},", ident(&f.name));
         } else {
             let d = default_expr(name, f)?;
             let init = if d == "None" {
@@ -576,6 +653,14 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
         let sep = if i == 0 { "{" } else { ", " };
         let _ = writeln!(o, "        out.push_str(\"{sep}\\\"{}\\\": \");", f.name);
         let place = format!("self.{}", ident(&f.name));
+        if is_loose(name, &f.name) {
+            let _ = writeln!(
+                o,
+                "        write_loose(&{place}, out, {});",
+                write_fn(&f.ty)
+            );
+            continue;
+        }
         let x = if matches!(f.ty, Ty::Named(_)) {
             place
         } else {
@@ -587,17 +672,17 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
     o.push_str("    pub fn to_pyjson(&self) -> PyJson {\n        PyJson::Object(vec![\n");
     for f in fields {
         let place = format!("self.{}", ident(&f.name));
-        let x = if matches!(f.ty, Ty::Named(_)) {
-            place
+        let value = if is_loose(name, &f.name) {
+            format!("loose_py(&{place}, {})", py_fn(&f.ty))
         } else {
-            format!("&{place}")
-        };
-        let _ = writeln!(
-            o,
-            "            (\"{}\".to_owned(), {}),",
-            f.name,
+            let x = if matches!(f.ty, Ty::Named(_)) {
+                place
+            } else {
+                format!("&{place}")
+            };
             py_call(&f.ty, &x)
-        );
+        };
+        let _ = writeln!(o, "            (\"{}\".to_owned(), {value}),", f.name);
     }
     o.push_str("        ])\n    }\n\n");
     let _ = writeln!(
@@ -613,6 +698,10 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
         };
         let _ = writeln!(o, "        out.push_str(\"{open}{}=\");", f.name);
         let place = format!("self.{}", ident(&f.name));
+        if is_loose(name, &f.name) {
+            let _ = writeln!(o, "        repr_loose(&{place}, out, {});", repr_fn(&f.ty));
+            continue;
+        }
         let x = if matches!(f.ty, Ty::Named(_)) {
             place
         } else {

@@ -5,6 +5,7 @@ mod derived_props;
 mod errors;
 mod footguns;
 mod fuzz_corpus;
+mod lenient;
 mod live;
 mod lookup_props;
 mod ops;

@@ -23,6 +23,7 @@ pub mod schema;
 pub mod serialize;
 pub mod signature;
 pub mod srepr;
+pub mod sympify;
 pub mod verify;
 
 use std::path::Path;
@@ -68,7 +69,7 @@ pub struct ExportedProgram {
     pub diagnostics: Vec<schema::Diagnostic>,
     /// `ep._guards_code`: the serialized program's, until a transform
     /// builds a new program without it.
-    pub guards_code: Vec<String>,
+    pub guards_code: schema::Loose<Vec<String>>,
     /// The `.pt2` the program was loaded from (its weights, constants and
     /// sample inputs go into a `.pt2` written back).
     pub archive: Option<Arc<archive::ArchiveBytes>>,
@@ -352,8 +353,9 @@ fn tensor_info_of(
             _ => return Err("a symbolic or huge weight size".into()),
         }
     }
-    let dtype = load::dtype_name(t.dtype.value())
-        .ok_or_else(|| format!("unknown dtype {}", t.dtype.value()))?;
+    let key =
+        load::enum_key(&t.dtype, |d| d.value()).map_err(|_| "an unknown dtype".to_string())?;
+    let dtype = load::dtype_name(key).ok_or_else(|| format!("unknown dtype {key}"))?;
     Ok(TensorInfo {
         shape,
         dtype: dtype.to_string(),

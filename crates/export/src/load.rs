@@ -23,8 +23,9 @@ use crate::schema as wire;
 use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
 };
+use num_bigint::BigInt;
 use torchspec_pyval::error::Error;
-use torchspec_pyval::pyjson::PyInt;
+use torchspec_pyval::pyjson::{PyInt, PyJson};
 
 /// A behaviour the loader does not model yet.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -191,30 +192,131 @@ fn is_floating_or_complex(dtype: &str) -> bool {
 }
 
 /// `symbol_name_to_range` of `ExportedProgramDeserializer.deserialize`,
-/// built before the graph: each `ValueRanges(min, max)` (a missing bound
-/// is `-int_oo` / `int_oo`) refuses `min > max`.
+/// built before the graph: each `ValueRanges(_int_to_sympy_int(min,
+/// -int_oo), _int_to_sympy_int(max, int_oo))` refuses `min > max`.
 fn symbol_name_to_range(program: &wire::ExportedProgram) -> R<HashMap<&str, ValueRanges>> {
     let mut out = HashMap::new();
     for (k, v) in &program.range_constraints {
-        let lower = v
-            .min_val
-            .as_ref()
-            .map_or(Bound::NegIntOo, |i| Bound::Int(i.to_bigint()));
-        let upper = v
-            .max_val
-            .as_ref()
-            .map_or(Bound::IntOo, |i| Bound::Int(i.to_bigint()));
-        if let (Bound::Int(lo), Bound::Int(hi)) = (&lower, &upper) {
-            if lo > hi {
-                return Err(LoadFailure::py(
-                    "ValueRangeError",
-                    format!("Invalid ranges [{lo}:{hi}]"),
-                ));
-            }
+        let lower = int_to_sympy_int(&v.min_val, Bound::NegIntOo)?;
+        let upper = int_to_sympy_int(&v.max_val, Bound::IntOo)?;
+        let rank = |b: &Bound| match b {
+            Bound::NegIntOo => 0,
+            Bound::Int(_) => 1,
+            Bound::IntOo => 2,
+        };
+        let invalid = match (&lower, &upper) {
+            (Bound::Int(lo), Bound::Int(hi)) => lo > hi,
+            (lo, hi) => rank(lo) > rank(hi),
+        };
+        if invalid {
+            return Err(LoadFailure::py(
+                "ValueRangeError",
+                format!("Invalid ranges [{lower}:{upper}]"),
+            ));
         }
         out.insert(k.as_str(), ValueRanges { lower, upper });
     }
     Ok(out)
+}
+
+/// `_int_to_sympy_int(val, default)` (serialize.py) on what
+/// `_dict_to_dataclass` kept: `None` is the default, `int_oo` and
+/// `math.inf` are `int_oo`, anything else is `sympy.Integer(val)`, which is
+/// `int(val)` (a string without its spaces).
+fn int_to_sympy_int(v: &wire::Loose<Option<PyInt>>, default: Bound) -> R<Bound> {
+    let raw = match v {
+        wire::Loose::Typed(None) => return Ok(default),
+        wire::Loose::Typed(Some(i)) => return Ok(Bound::Int(i.to_bigint())),
+        wire::Loose::Raw(raw) => raw,
+    };
+    Ok(match raw {
+        PyJson::Float(f) if *f == f64::INFINITY => Bound::IntOo,
+        PyJson::Float(f) if *f == f64::NEG_INFINITY => Bound::NegIntOo,
+        PyJson::Float(f) if f.is_nan() => {
+            return Err(LoadFailure::py(
+                "ValueError",
+                "cannot convert float NaN to integer",
+            ))
+        }
+        PyJson::Float(f) => {
+            Bound::Int(num_traits::FromPrimitive::from_f64(f.trunc()).unwrap_or_default())
+        }
+        PyJson::Bool(b) => Bound::Int(BigInt::from(u8::from(*b))),
+        PyJson::Int(i) => Bound::Int(i.to_bigint()),
+        PyJson::Str(s) => {
+            let s = s.replace(' ', "");
+            Bound::Int(py_int_str(&s).ok_or_else(|| {
+                LoadFailure::py(
+                    "ValueError",
+                    format!(
+                        "invalid literal for int() with base 10: {}",
+                        torchspec_pyval::str_repr(&s)
+                    ),
+                )
+            })?)
+        }
+        other => {
+            let mut text = String::new();
+            wire::load::repr_raw(other, &mut text);
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!("Argument of Integer should be of numeric type, got {text}."),
+            ));
+        }
+    })
+}
+
+/// CPython's `int(str)` in base 10: surrounding whitespace, a sign, digits
+/// with single `_` between them.
+fn py_int_str(s: &str) -> Option<BigInt> {
+    let t = s.trim_matches(|c: char| c.is_whitespace());
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let b = body.as_bytes();
+    if b.is_empty() || !b[0].is_ascii_digit() || !b[b.len() - 1].is_ascii_digit() {
+        return None;
+    }
+    let mut digits = String::with_capacity(b.len());
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => digits.push(c as char),
+            b'_' if b[i + 1] != b'_' => {}
+            _ => return None,
+        }
+    }
+    if digits.len() > 4300 {
+        return None;
+    }
+    let n: BigInt = digits.parse().ok()?;
+    Some(if neg { -n } else { n })
+}
+
+/// `TABLE[value]` for one of serialize.py's tables keyed by an `IntEnum`
+/// (`_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`): the int a raw value
+/// hashes and compares equal to (`6.0` and `True` find their int), else
+/// the `KeyError` of the raw key or the `TypeError` of an unhashable one.
+pub fn enum_key<T>(v: &wire::Loose<T>, value: impl Fn(&T) -> i64) -> R<i64> {
+    let raw = match v {
+        wire::Loose::Typed(t) => return Ok(value(t)),
+        wire::Loose::Raw(raw) => raw,
+    };
+    match raw {
+        PyJson::Bool(b) => return Ok(i64::from(*b)),
+        PyJson::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => return Ok(*f as i64),
+        PyJson::List(_) => {
+            return Err(LoadFailure::py("TypeError", "unhashable type: 'list'"));
+        }
+        PyJson::Object(_) => {
+            return Err(LoadFailure::py("TypeError", "unhashable type: 'dict'"));
+        }
+        _ => {}
+    }
+    let mut key = String::new();
+    wire::load::repr_raw(raw, &mut key);
+    Err(LoadFailure::py("KeyError", key))
 }
 
 /// `_SERIALIZE_TO_TORCH_LAYOUT`.
@@ -357,14 +459,9 @@ pub fn load_graph_module<'w>(
                 (
                     k.clone(),
                     ValueRanges {
-                        lower: v
-                            .min_val
-                            .as_ref()
-                            .map_or(Bound::NegIntOo, |i| Bound::Int(i.to_bigint())),
-                        upper: v
-                            .max_val
-                            .as_ref()
-                            .map_or(Bound::IntOo, |i| Bound::Int(i.to_bigint())),
+                        lower: int_to_sympy_int(&v.min_val, Bound::NegIntOo)
+                            .unwrap_or(Bound::NegIntOo),
+                        upper: int_to_sympy_int(&v.max_val, Bound::IntOo).unwrap_or(Bound::IntOo),
                     },
                 )
             })
@@ -414,18 +511,41 @@ impl<'w> Deserializer<'w> {
             .collect();
     }
 
-    /// `_parse_sym_expr`: records the symbols the expression mentions.
-    fn parse_sym_expr(&mut self, expr: &str) {
+    /// `_parse_sym_expr`: `sympy.sympify` of the text (its `SympifyError`,
+    /// and `_process_sym_expr` reading `.is_Integer` of a Python constant),
+    /// then the symbols the expression mentions.
+    fn parse_sym_expr(&mut self, expr: &str) -> R<crate::sympify::Sympified> {
+        use crate::sympify::Parsed;
+        let symbols = &self.symbols;
+        let parsed = crate::sympify::sympify_in(expr, &|n| symbols.contains(n))
+            .map_err(|(e, m)| LoadFailure::py(e, m))?;
+        if let Parsed::PyConst(ty) = parsed.value {
+            return Err(LoadFailure::py(
+                "AttributeError",
+                format!("'{ty}' object has no attribute 'is_Integer'"),
+            ));
+        }
         self.symbols.extend(crate::srepr::subexpression_strs(expr));
+        Ok(parsed)
     }
 
     /// `deserialize_sym_int`: an expression's hint must be an int; a bare
     /// symbol seen first with a hint gets it (`add_backed_var_to_val`),
     /// and `constrain_symbol_range` then checks it against the symbol's
     /// range (`_update_var_to_range`: `AssertionError: 4 not in VR[...]`).
-    fn eval_sym_int(&mut self, s: &wire::SymInt) -> R<()> {
+    ///
+    /// Returns what `int()` of the value will raise later
+    /// (`torch.empty_strided` of a tensor's sizes: `oo` is not an int).
+    ///
+    /// For a tensor's size (`size`), also the free symbol whose missing
+    /// range `torch.empty_strided` will trip on.
+    fn eval_sym_int(
+        &mut self,
+        s: &wire::SymInt,
+        size: bool,
+    ) -> R<(Option<LoadFailure>, Vec<String>)> {
         let wire::SymInt::AsExpr(e) = s else {
-            return Ok(());
+            return Ok((None, Vec::new()));
         };
         let hint = match &e.hint {
             None => None,
@@ -441,8 +561,50 @@ impl<'w> Deserializer<'w> {
                 ));
             }
         };
-        self.parse_sym_expr(&e.expr_str);
-        let symbol = crate::srepr::bare_symbol(&e.expr_str);
+        let parsed = self.parse_sym_expr(&e.expr_str)?;
+        // `create_symintnode`: an Integer must equal its hint.
+        if let (crate::sympify::Parsed::Int(n), Some(h)) = (&parsed.value, &hint) {
+            if n != h {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("int(sym)={n} != hint={h}"),
+                ));
+            }
+        }
+        let pending = match parsed.value {
+            crate::sympify::Parsed::NotInt(name) => Some(LoadFailure::py(
+                "TypeError",
+                format!("Cannot convert {name} to int"),
+            )),
+            _ => None,
+        };
+        // `torch.empty_strided`'s checks of a size (`_maybe_evaluate_static`
+        // where sympy cannot decide them) need the range of each free
+        // symbol `symbol_name_to_range` did not constrain: sympy decides
+        // `size >= 0` only for `positive=True` symbols, and `size == 1` only
+        // for `symbol + N`; a bare symbol's falls back on its hint.
+        let mut unranged = None;
+        if size {
+            let free = parsed.free_symbols.iter().flatten();
+            let mut free = free.filter(|n| !self.ranges.contains_key(n.as_str()));
+            unranged = free.find(|n| {
+                let positive = parsed.positive.contains(n);
+                !positive
+                    || (parsed.bare.as_ref() == Some(*n) && hint.is_none())
+                    || (parsed.bare.is_none() && !parsed.plus_positive_int)
+            });
+            // Other forms over positive symbols are not modelled.
+            if let Some(n) = unranged {
+                let modelled = !parsed.positive.contains(n)
+                    || parsed.bare.is_some()
+                    || parsed.plus_positive_int;
+                if !modelled {
+                    unranged = None;
+                }
+            }
+        }
+        let free: Vec<String> = unranged.cloned().into_iter().collect();
+        let symbol = crate::srepr::bare_symbol(&e.expr_str).or(parsed.bare.clone());
         if let (Some(v), Some(name)) = (hint, symbol) {
             if self.hinted.insert(name.clone()) {
                 if let Some(vr) = self.ranges.get(name.as_str()) {
@@ -462,7 +624,7 @@ impl<'w> Deserializer<'w> {
                 }
             }
         }
-        Ok(())
+        Ok((pending, free))
     }
 
     /// `serialized_name_to_meta[name]`: evaluating a value's metadata parses
@@ -472,11 +634,32 @@ impl<'w> Deserializer<'w> {
             // `deserialize_tensor_meta`: sizes, strides, then
             // `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`, then
             // `torch.empty_strided(..., requires_grad=...)`.
-            for s in t.sizes.iter().chain(t.strides.iter()) {
-                self.eval_sym_int(s)?;
+            let mut pending = None;
+            let mut free = Vec::new();
+            for (i, s) in t.sizes.iter().chain(t.strides.iter()).enumerate() {
+                let (p, f) = self.eval_sym_int(s, i < t.sizes.len())?;
+                pending = pending.or(p);
+                free.extend(f);
             }
-            let dtype = dtype_name(t.dtype.value())
-                .ok_or_else(|| LoadFailure::py("KeyError", t.dtype.value().to_string()))?;
+            // `_maybe_evaluate_static_worker` of a size's check in
+            // `torch.empty_strided`: a free symbol with no range.
+            free.sort();
+            if pending.is_none() {
+                if let Some(k) = free.first() {
+                    pending = Some(LoadFailure::py(
+                        "AssertionError",
+                        format!("vr must not be None for symbol {k}"),
+                    ));
+                }
+            }
+            let dtype = enum_key(&t.dtype, |d| d.value()).and_then(|k| {
+                dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string()))
+            })?;
+            // `torch.empty_strided`: `int()` of each size and stride
+            // (sympy's `Expr.__int__`), the static evaluation of the sizes.
+            if let Some(failure) = pending {
+                return Err(failure);
+            }
             if t.requires_grad && !is_floating_or_complex(dtype) {
                 return Err(LoadFailure::py(
                     "RuntimeError",
@@ -486,18 +669,18 @@ impl<'w> Deserializer<'w> {
             return Ok(());
         }
         if let Some(s) = self.sym_int_values.get(name).copied() {
-            self.eval_sym_int(s)?;
+            self.eval_sym_int(s, false)?;
             return Ok(());
         }
         if let Some(s) = self.sym_float_values.get(name).copied() {
             if let wire::SymFloat::AsExpr(e) = s {
-                self.parse_sym_expr(&e.expr_str);
+                self.parse_sym_expr(&e.expr_str)?;
             }
             return Ok(());
         }
         if let Some(s) = self.sym_bool_values.get(name).copied() {
             if let wire::SymBool::AsExpr(e) = s {
-                self.parse_sym_expr(&e.expr_str);
+                self.parse_sym_expr(&e.expr_str)?;
             }
             return Ok(());
         }
@@ -599,7 +782,7 @@ impl<'w> Deserializer<'w> {
                 }
             });
         }
-        let result = if g.is_single_tensor_return {
+        let result = if wire::load::loose_truth(&g.is_single_tensor_return, |b| *b) {
             if outputs.len() != 1 {
                 return Err(LoadFailure::py(
                     "AssertionError",
@@ -692,12 +875,14 @@ impl<'w> Deserializer<'w> {
         let (args, kwargs, name) = if is_hop {
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
             check_metadata(&n.metadata, self.registrations)?;
-            let name = given_name.map(str::to_string).or_else(|| {
-                match (n.outputs.as_slice(), n.is_hop_single_tensor_return) {
-                    ([wire::Argument::AsTensor(t)], Some(true)) => Some(t.name.clone()),
+            let name = given_name
+                .map(str::to_string)
+                .or_else(|| match n.outputs.as_slice() {
+                    [wire::Argument::AsTensor(t)] if hop_single_tensor_return(n) => {
+                        Some(t.name.clone())
+                    }
                     _ => None,
-                }
-            });
+                });
             (args, kwargs, name)
         } else {
             let schema = self.schema_of(&target)?;
@@ -758,10 +943,10 @@ impl<'w> Deserializer<'w> {
             let value = self.deserialize_input(&input.arg)?;
             match actual.iter_mut().find(|(k, _, _)| *k == input.name) {
                 Some(slot) => {
-                    slot.1 = input.kind;
+                    slot.1 = argument_kind(&input.kind);
                     slot.2 = value;
                 }
-                None => actual.push((&input.name, input.kind, value)),
+                None => actual.push((&input.name, argument_kind(&input.kind), value)),
             }
         }
         let mut args = Vec::new();
@@ -819,7 +1004,9 @@ impl<'w> Deserializer<'w> {
         let mut kwargs: Vec<(String, Arg)> = Vec::new();
         for input in inputs {
             let value = self.deserialize_input(&input.arg)?;
-            if input.kind == Some(wire::ArgumentKind::POSITIONAL) || input.name.is_empty() {
+            if argument_kind(&input.kind) == Some(wire::ArgumentKind::POSITIONAL)
+                || input.name.is_empty()
+            {
                 args.push(value);
             } else {
                 match kwargs.iter_mut().find(|(k, _)| *k == input.name) {
@@ -1025,7 +1212,7 @@ impl<'w> Deserializer<'w> {
         // field always exists, so a null counts as false here.
         if outputs.len() == 1
             && n.target.contains("torch.ops.higher_order")
-            && n.is_hop_single_tensor_return != Some(true)
+            && !hop_single_tensor_return(n)
             && !matches!(outputs[0], A::AsNone(_))
         {
             let name = match &outputs[0] {
@@ -1264,7 +1451,87 @@ fn metadata_split_len(item: &str) -> usize {
 /// What `GraphModuleDeserializer.deserialize_metadata` raises on a node's
 /// metadata (the values it keeps are not modelled: the report does not
 /// show them).
-fn check_metadata(metadata: &[(String, String)], registrations: &Registrations) -> R<()> {
+fn check_metadata(
+    metadata: &wire::Loose<Vec<(String, String)>>,
+    registrations: &Registrations,
+) -> R<()> {
+    let raw = match metadata {
+        wire::Loose::Typed(m) => return check_str_metadata(m, registrations),
+        wire::Loose::Raw(raw) => raw,
+    };
+    // `metadata.get(key)` on what `_dict_to_dataclass` kept: a dict of raw
+    // values, or something with no `.get`.
+    let PyJson::Object(entries) = raw else {
+        return Err(LoadFailure::py(
+            "AttributeError",
+            format!("'{}' object has no attribute 'get'", raw.type_name()),
+        ));
+    };
+    let mut strs = Vec::with_capacity(entries.len());
+    for key in [
+        "nn_module_stack",
+        "source_fn_stack",
+        "torch_fn",
+        "custom",
+        "from_node",
+    ] {
+        let Some((_, v)) = entries.iter().rev().find(|(k, _)| k == key) else {
+            continue;
+        };
+        match v {
+            PyJson::Str(s) => strs.push((key.to_string(), s.clone())),
+            v if !truthy(v) => {}
+            // `nn_module_stack_str.split(ST_DELIMITER)`, `json.loads(custom_str)`.
+            v if key == "custom" || key == "from_node" => {
+                // The checks before this key run first.
+                check_str_metadata(&strs, registrations)?;
+                return Err(LoadFailure::py(
+                    "TypeError",
+                    format!(
+                        "the JSON object must be str, bytes or bytearray, not {}",
+                        v.type_name()
+                    ),
+                ));
+            }
+            v => {
+                check_str_metadata(&strs, registrations)?;
+                return Err(LoadFailure::py(
+                    "AttributeError",
+                    format!("'{}' object has no attribute 'split'", v.type_name()),
+                ));
+            }
+        }
+    }
+    check_str_metadata(&strs, registrations)
+}
+
+/// Python's truth value of a value `json.loads` made.
+fn truthy(v: &PyJson) -> bool {
+    wire::load::truthy(v)
+}
+
+/// `deserialize_inputs`' `kind == ArgumentKind.POSITIONAL`: an `IntEnum`
+/// equals the int, float or bool of its value; anything else (a string,
+/// an unknown value) matches no kind.
+fn argument_kind(kind: &wire::Loose<Option<wire::ArgumentKind>>) -> Option<wire::ArgumentKind> {
+    match kind {
+        wire::Loose::Typed(k) => *k,
+        wire::Loose::Raw(PyJson::Bool(b)) => Some(wire::ArgumentKind::from_value(i64::from(*b))),
+        wire::Loose::Raw(PyJson::Float(f)) if f.fract() == 0.0 && f.abs() < 1e15 => {
+            Some(wire::ArgumentKind::from_value(*f as i64))
+        }
+        wire::Loose::Raw(_) => None,
+    }
+}
+
+/// `getattr(serialized_node, "is_hop_single_tensor_return", True)` as a
+/// truth value (the field always exists: a null is false).
+fn hop_single_tensor_return(n: &wire::Node) -> bool {
+    wire::load::loose_truth(&n.is_hop_single_tensor_return, |b| *b == Some(true))
+}
+
+/// `deserialize_metadata` on a `dict[str, str]`.
+fn check_str_metadata(metadata: &[(String, String)], registrations: &Registrations) -> R<()> {
     if let Some(stack) = meta_get(metadata, "nn_module_stack") {
         for item in stack.split(';') {
             let n = metadata_split_len(item);

@@ -64,7 +64,7 @@ pub fn program_report(ep: &ExportedProgram) -> Json {
     let v = &ep.serialized.schema_version;
     r.insert(
         "schema_version".into(),
-        json!([pyint_json(&v.major), pyint_json(&v.minor)]),
+        json!([loose_int_json(&v.major), loose_int_json(&v.minor)]),
     );
     r.insert("graph_signature".into(), Json::String(sig.to_string()));
     r.insert("parameters".into(), strings(sig.parameters()));
@@ -174,6 +174,18 @@ pub fn program_report(ep: &ExportedProgram) -> Json {
         r.insert("state_dict".into(), Json::Object(m));
     }
     Json::Object(r)
+}
+
+/// The value as `json.loads` read it (the oracle reads `schema_version`
+/// from the file's JSON).
+fn loose_int_json(i: &crate::schema::Loose<torchspec_pyval::pyjson::PyInt>) -> Json {
+    match i {
+        crate::schema::Loose::Typed(i) => pyint_json(i),
+        crate::schema::Loose::Raw(v) => {
+            let text = torchspec_pyval::pyjson::dump::dumps(v).unwrap_or_default();
+            serde_json::from_str(&text).unwrap_or(Json::Null)
+        }
+    }
 }
 
 fn pyint_json(i: &torchspec_pyval::pyjson::PyInt) -> Json {

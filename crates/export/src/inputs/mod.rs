@@ -484,7 +484,12 @@ fn build_guards(
     }
     code.extend(hidden_root_equations(&deferred, &sources)?);
     // _force_ep_signature_match, then _force_gm_signature_match.
-    for g in &ep.guards_code {
+    let Some(guards_code) = ep.guards_code.typed() else {
+        return Err("a `guards_code` that is not a list of strings"
+            .to_string()
+            .into());
+    };
+    for g in guards_code {
         let mut g = g.clone();
         for (idx, p) in paths.iter().enumerate() {
             g = g.replace(

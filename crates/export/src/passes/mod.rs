@@ -344,7 +344,7 @@ pub fn transform(ep: &ExportedProgram, passes: &[String]) -> Result<ExportedProg
         state_dict: ep.state_dict.clone(),
         diagnostics: ep.diagnostics.clone(),
         // The new `ExportedProgram(...)` is built without `guards_code`.
-        guards_code: Vec::new(),
+        guards_code: crate::schema::Loose::Typed(Vec::new()),
         archive: ep.archive.clone(),
         registrations: ep.registrations.clone(),
     })

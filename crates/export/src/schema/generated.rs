@@ -858,12 +858,12 @@ impl Device {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExportedProgram {
     pub graph_module: GraphModule,
-    pub opset_version: Vec<(String, PyInt)>,
+    pub opset_version: Loose<Vec<(String, PyInt)>>,
     pub range_constraints: Vec<(String, RangeConstraint)>,
     pub schema_version: SchemaVersion,
     pub verifiers: Vec<String>,
-    pub torch_version: String,
-    pub guards_code: Vec<String>,
+    pub torch_version: Loose<String>,
+    pub guards_code: Loose<Vec<String>>,
 }
 
 impl ExportedProgram {
@@ -872,12 +872,12 @@ impl ExportedProgram {
         const REQUIRED: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version"];
         let d = load_object(v, path, cx, "ExportedProgram", FIELDS, REQUIRED)?;
         let f_graph_module = load_field(d, "graph_module", path, cx, GraphModule::from_pyjson)?;
-        let f_opset_version = load_field(d, "opset_version", path, cx, |v, p, cx| load_dict(v, p, cx, load_int))?;
+        let f_opset_version = load_field(d, "opset_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_int)))?;
         let f_range_constraints = load_field(d, "range_constraints", path, cx, |v, p, cx| load_dict(v, p, cx, RangeConstraint::from_pyjson))?;
         let f_schema_version = load_field(d, "schema_version", path, cx, SchemaVersion::from_pyjson)?;
         let f_verifiers = load_field(d, "verifiers", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
-        let f_torch_version = load_field(d, "torch_version", path, cx, load_str)?;
-        let f_guards_code = load_field(d, "guards_code", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
+        let f_torch_version = load_field(d, "torch_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_guards_code = load_field(d, "guards_code", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_str)))?;
         let missing = [(f_graph_module.is_none(), "graph_module"), (f_opset_version.is_none(), "opset_version"), (f_range_constraints.is_none(), "range_constraints"), (f_schema_version.is_none(), "schema_version")];
         let (Some(f_graph_module), Some(f_opset_version), Some(f_range_constraints), Some(f_schema_version)) = (f_graph_module, f_opset_version, f_range_constraints, f_schema_version) else {
             return Err(missing_fields("ExportedProgram", &missing, path));
@@ -888,8 +888,8 @@ impl ExportedProgram {
             range_constraints: f_range_constraints,
             schema_version: f_schema_version,
             verifiers: f_verifiers.unwrap_or_default(),
-            torch_version: f_torch_version.unwrap_or_else(|| "<=2.4".to_owned()),
-            guards_code: f_guards_code.unwrap_or_default(),
+            torch_version: f_torch_version.unwrap_or_else(|| Loose::Typed("<=2.4".to_owned())),
+            guards_code: f_guards_code.unwrap_or_else(|| Loose::Typed(Vec::new())),
         })
     }
 
@@ -897,7 +897,7 @@ impl ExportedProgram {
         out.push_str("{\"graph_module\": ");
         self.graph_module.write_json(out);
         out.push_str(", \"opset_version\": ");
-        write_dict(&self.opset_version, out, write_int);
+        write_loose(&self.opset_version, out, |x, out| write_dict(x, out, write_int));
         out.push_str(", \"range_constraints\": ");
         write_dict(&self.range_constraints, out, RangeConstraint::write_json);
         out.push_str(", \"schema_version\": ");
@@ -905,21 +905,21 @@ impl ExportedProgram {
         out.push_str(", \"verifiers\": ");
         write_list(&self.verifiers, out, write_str);
         out.push_str(", \"torch_version\": ");
-        write_str(&self.torch_version, out);
+        write_loose(&self.torch_version, out, write_str);
         out.push_str(", \"guards_code\": ");
-        write_list(&self.guards_code, out, write_str);
+        write_loose(&self.guards_code, out, |x, out| write_list(x, out, write_str));
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("graph_module".to_owned(), self.graph_module.to_pyjson()),
-            ("opset_version".to_owned(), dict_py(&self.opset_version, int_py)),
+            ("opset_version".to_owned(), loose_py(&self.opset_version, |x| dict_py(x, int_py))),
             ("range_constraints".to_owned(), dict_py(&self.range_constraints, RangeConstraint::to_pyjson)),
             ("schema_version".to_owned(), self.schema_version.to_pyjson()),
             ("verifiers".to_owned(), list_py(&self.verifiers, str_py)),
-            ("torch_version".to_owned(), str_py(&self.torch_version)),
-            ("guards_code".to_owned(), list_py(&self.guards_code, str_py)),
+            ("torch_version".to_owned(), loose_py(&self.torch_version, str_py)),
+            ("guards_code".to_owned(), loose_py(&self.guards_code, |x| list_py(x, str_py))),
         ])
     }
 
@@ -928,7 +928,7 @@ impl ExportedProgram {
         out.push_str("ExportedProgram(graph_module=");
         self.graph_module.py_repr(out);
         out.push_str(", opset_version=");
-        repr_dict(&self.opset_version, out, repr_int);
+        repr_loose(&self.opset_version, out, |x, out| repr_dict(x, out, repr_int));
         out.push_str(", range_constraints=");
         repr_dict(&self.range_constraints, out, RangeConstraint::py_repr);
         out.push_str(", schema_version=");
@@ -936,9 +936,9 @@ impl ExportedProgram {
         out.push_str(", verifiers=");
         repr_list(&self.verifiers, out, repr_str);
         out.push_str(", torch_version=");
-        repr_str(&self.torch_version, out);
+        repr_loose(&self.torch_version, out, repr_str);
         out.push_str(", guards_code=");
-        repr_list(&self.guards_code, out, repr_str);
+        repr_loose(&self.guards_code, out, |x, out| repr_list(x, out, repr_str));
         out.push(')');
     }
 }
@@ -1140,7 +1140,7 @@ pub struct Graph {
     pub tensor_values: Vec<(String, TensorMeta)>,
     pub sym_int_values: Vec<(String, SymInt)>,
     pub sym_bool_values: Vec<(String, SymBool)>,
-    pub is_single_tensor_return: bool,
+    pub is_single_tensor_return: Loose<bool>,
     pub custom_obj_values: Vec<(String, CustomObjArgument)>,
     pub sym_float_values: Vec<(String, SymFloat)>,
 }
@@ -1156,7 +1156,7 @@ impl Graph {
         let f_tensor_values = load_field(d, "tensor_values", path, cx, |v, p, cx| load_dict(v, p, cx, TensorMeta::from_pyjson))?;
         let f_sym_int_values = load_field(d, "sym_int_values", path, cx, |v, p, cx| load_dict(v, p, cx, SymInt::from_pyjson))?;
         let f_sym_bool_values = load_field(d, "sym_bool_values", path, cx, |v, p, cx| load_dict(v, p, cx, SymBool::from_pyjson))?;
-        let f_is_single_tensor_return = load_field(d, "is_single_tensor_return", path, cx, load_bool)?;
+        let f_is_single_tensor_return = load_field(d, "is_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
         let f_custom_obj_values = load_field(d, "custom_obj_values", path, cx, |v, p, cx| load_dict(v, p, cx, CustomObjArgument::from_pyjson))?;
         let f_sym_float_values = load_field(d, "sym_float_values", path, cx, |v, p, cx| load_dict(v, p, cx, SymFloat::from_pyjson))?;
         let missing = [(f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_nodes.is_none(), "nodes"), (f_tensor_values.is_none(), "tensor_values"), (f_sym_int_values.is_none(), "sym_int_values"), (f_sym_bool_values.is_none(), "sym_bool_values")];
@@ -1170,7 +1170,7 @@ impl Graph {
             tensor_values: f_tensor_values,
             sym_int_values: f_sym_int_values,
             sym_bool_values: f_sym_bool_values,
-            is_single_tensor_return: f_is_single_tensor_return.unwrap_or(false),
+            is_single_tensor_return: f_is_single_tensor_return.unwrap_or(Loose::Typed(false)),
             custom_obj_values: f_custom_obj_values.unwrap_or_default(),
             sym_float_values: f_sym_float_values.unwrap_or_default(),
         })
@@ -1190,7 +1190,7 @@ impl Graph {
         out.push_str(", \"sym_bool_values\": ");
         write_dict(&self.sym_bool_values, out, SymBool::write_json);
         out.push_str(", \"is_single_tensor_return\": ");
-        write_bool(&self.is_single_tensor_return, out);
+        write_loose(&self.is_single_tensor_return, out, write_bool);
         out.push_str(", \"custom_obj_values\": ");
         write_dict(&self.custom_obj_values, out, CustomObjArgument::write_json);
         out.push_str(", \"sym_float_values\": ");
@@ -1206,7 +1206,7 @@ impl Graph {
             ("tensor_values".to_owned(), dict_py(&self.tensor_values, TensorMeta::to_pyjson)),
             ("sym_int_values".to_owned(), dict_py(&self.sym_int_values, SymInt::to_pyjson)),
             ("sym_bool_values".to_owned(), dict_py(&self.sym_bool_values, SymBool::to_pyjson)),
-            ("is_single_tensor_return".to_owned(), bool_py(&self.is_single_tensor_return)),
+            ("is_single_tensor_return".to_owned(), loose_py(&self.is_single_tensor_return, bool_py)),
             ("custom_obj_values".to_owned(), dict_py(&self.custom_obj_values, CustomObjArgument::to_pyjson)),
             ("sym_float_values".to_owned(), dict_py(&self.sym_float_values, SymFloat::to_pyjson)),
         ])
@@ -1227,7 +1227,7 @@ impl Graph {
         out.push_str(", sym_bool_values=");
         repr_dict(&self.sym_bool_values, out, SymBool::py_repr);
         out.push_str(", is_single_tensor_return=");
-        repr_bool(&self.is_single_tensor_return, out);
+        repr_loose(&self.is_single_tensor_return, out, repr_bool);
         out.push_str(", custom_obj_values=");
         repr_dict(&self.custom_obj_values, out, CustomObjArgument::py_repr);
         out.push_str(", sym_float_values=");
@@ -2113,7 +2113,7 @@ impl ModuleCallSignature {
 pub struct NamedArgument {
     pub name: String,
     pub arg: Argument,
-    pub kind: Option<ArgumentKind>,
+    pub kind: Loose<Option<ArgumentKind>>,
 }
 
 impl NamedArgument {
@@ -2123,7 +2123,7 @@ impl NamedArgument {
         let d = load_object(v, path, cx, "NamedArgument", FIELDS, REQUIRED)?;
         let f_name = load_field(d, "name", path, cx, load_str)?;
         let f_arg = load_field(d, "arg", path, cx, Argument::from_pyjson)?;
-        let f_kind = load_field(d, "kind", path, cx, |v, p, cx| load_opt(v, p, cx, ArgumentKind::from_pyjson))?;
+        let f_kind = load_field(d, "kind", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, ArgumentKind::from_pyjson)))?;
         let missing = [(f_name.is_none(), "name"), (f_arg.is_none(), "arg")];
         let (Some(f_name), Some(f_arg)) = (f_name, f_arg) else {
             return Err(missing_fields("NamedArgument", &missing, path));
@@ -2131,7 +2131,7 @@ impl NamedArgument {
         Ok(Self {
             name: f_name,
             arg: f_arg,
-            kind: f_kind.unwrap_or(None),
+            kind: f_kind.unwrap_or(Loose::Typed(None)),
         })
     }
 
@@ -2141,7 +2141,7 @@ impl NamedArgument {
         out.push_str(", \"arg\": ");
         self.arg.write_json(out);
         out.push_str(", \"kind\": ");
-        write_opt(&self.kind, out, ArgumentKind::write_json);
+        write_loose(&self.kind, out, |x, out| write_opt(x, out, ArgumentKind::write_json));
         out.push('}');
     }
 
@@ -2149,7 +2149,7 @@ impl NamedArgument {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
             ("arg".to_owned(), self.arg.to_pyjson()),
-            ("kind".to_owned(), opt_py(&self.kind, ArgumentKind::to_pyjson)),
+            ("kind".to_owned(), loose_py(&self.kind, |x| opt_py(x, ArgumentKind::to_pyjson))),
         ])
     }
 
@@ -2160,7 +2160,7 @@ impl NamedArgument {
         out.push_str(", arg=");
         self.arg.py_repr(out);
         out.push_str(", kind=");
-        repr_opt(&self.kind, out, ArgumentKind::py_repr);
+        repr_loose(&self.kind, out, |x, out| repr_opt(x, out, ArgumentKind::py_repr));
         out.push(')');
     }
 }
@@ -2212,8 +2212,8 @@ pub struct Node {
     pub target: String,
     pub inputs: Vec<NamedArgument>,
     pub outputs: Vec<Argument>,
-    pub metadata: Vec<(String, String)>,
-    pub is_hop_single_tensor_return: Option<bool>,
+    pub metadata: Loose<Vec<(String, String)>>,
+    pub is_hop_single_tensor_return: Loose<Option<bool>>,
     pub name: Option<String>,
 }
 
@@ -2225,8 +2225,8 @@ impl Node {
         let f_target = load_field(d, "target", path, cx, load_str)?;
         let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_list(v, p, cx, NamedArgument::from_pyjson))?;
         let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
-        let f_metadata = load_field(d, "metadata", path, cx, |v, p, cx| load_dict(v, p, cx, load_str))?;
-        let f_is_hop_single_tensor_return = load_field(d, "is_hop_single_tensor_return", path, cx, |v, p, cx| load_opt(v, p, cx, load_bool))?;
+        let f_metadata = load_field(d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_str)))?;
+        let f_is_hop_single_tensor_return = load_field(d, "is_hop_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_bool)))?;
         let f_name = load_field(d, "name", path, cx, |v, p, cx| load_opt(v, p, cx, load_str))?;
         let missing = [(f_target.is_none(), "target"), (f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_metadata.is_none(), "metadata")];
         let (Some(f_target), Some(f_inputs), Some(f_outputs), Some(f_metadata)) = (f_target, f_inputs, f_outputs, f_metadata) else {
@@ -2237,7 +2237,7 @@ impl Node {
             inputs: f_inputs,
             outputs: f_outputs,
             metadata: f_metadata,
-            is_hop_single_tensor_return: f_is_hop_single_tensor_return.unwrap_or(None),
+            is_hop_single_tensor_return: f_is_hop_single_tensor_return.unwrap_or(Loose::Typed(None)),
             name: f_name.unwrap_or(None),
         })
     }
@@ -2250,9 +2250,9 @@ impl Node {
         out.push_str(", \"outputs\": ");
         write_list(&self.outputs, out, Argument::write_json);
         out.push_str(", \"metadata\": ");
-        write_dict(&self.metadata, out, write_str);
+        write_loose(&self.metadata, out, |x, out| write_dict(x, out, write_str));
         out.push_str(", \"is_hop_single_tensor_return\": ");
-        write_opt(&self.is_hop_single_tensor_return, out, write_bool);
+        write_loose(&self.is_hop_single_tensor_return, out, |x, out| write_opt(x, out, write_bool));
         out.push_str(", \"name\": ");
         write_opt(&self.name, out, write_str);
         out.push('}');
@@ -2263,8 +2263,8 @@ impl Node {
             ("target".to_owned(), str_py(&self.target)),
             ("inputs".to_owned(), list_py(&self.inputs, NamedArgument::to_pyjson)),
             ("outputs".to_owned(), list_py(&self.outputs, Argument::to_pyjson)),
-            ("metadata".to_owned(), dict_py(&self.metadata, str_py)),
-            ("is_hop_single_tensor_return".to_owned(), opt_py(&self.is_hop_single_tensor_return, bool_py)),
+            ("metadata".to_owned(), loose_py(&self.metadata, |x| dict_py(x, str_py))),
+            ("is_hop_single_tensor_return".to_owned(), loose_py(&self.is_hop_single_tensor_return, |x| opt_py(x, bool_py))),
             ("name".to_owned(), opt_py(&self.name, str_py)),
         ])
     }
@@ -2278,9 +2278,9 @@ impl Node {
         out.push_str(", outputs=");
         repr_list(&self.outputs, out, Argument::py_repr);
         out.push_str(", metadata=");
-        repr_dict(&self.metadata, out, repr_str);
+        repr_loose(&self.metadata, out, |x, out| repr_dict(x, out, repr_str));
         out.push_str(", is_hop_single_tensor_return=");
-        repr_opt(&self.is_hop_single_tensor_return, out, repr_bool);
+        repr_loose(&self.is_hop_single_tensor_return, out, |x, out| repr_opt(x, out, repr_bool));
         out.push_str(", name=");
         repr_opt(&self.name, out, repr_str);
         out.push(')');
@@ -2688,8 +2688,8 @@ impl PayloadMeta {
 /// `@dataclass class RangeConstraint`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RangeConstraint {
-    pub min_val: Option<PyInt>,
-    pub max_val: Option<PyInt>,
+    pub min_val: Loose<Option<PyInt>>,
+    pub max_val: Loose<Option<PyInt>>,
 }
 
 impl RangeConstraint {
@@ -2697,8 +2697,8 @@ impl RangeConstraint {
         const FIELDS: &[&str] = &["min_val", "max_val"];
         const REQUIRED: &[&str] = &["min_val", "max_val"];
         let d = load_object(v, path, cx, "RangeConstraint", FIELDS, REQUIRED)?;
-        let f_min_val = load_field(d, "min_val", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
-        let f_max_val = load_field(d, "max_val", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
+        let f_min_val = load_field(d, "min_val", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_int)))?;
+        let f_max_val = load_field(d, "max_val", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_int)))?;
         let missing = [(f_min_val.is_none(), "min_val"), (f_max_val.is_none(), "max_val")];
         let (Some(f_min_val), Some(f_max_val)) = (f_min_val, f_max_val) else {
             return Err(missing_fields("RangeConstraint", &missing, path));
@@ -2711,25 +2711,25 @@ impl RangeConstraint {
 
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"min_val\": ");
-        write_opt(&self.min_val, out, write_int);
+        write_loose(&self.min_val, out, |x, out| write_opt(x, out, write_int));
         out.push_str(", \"max_val\": ");
-        write_opt(&self.max_val, out, write_int);
+        write_loose(&self.max_val, out, |x, out| write_opt(x, out, write_int));
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("min_val".to_owned(), opt_py(&self.min_val, int_py)),
-            ("max_val".to_owned(), opt_py(&self.max_val, int_py)),
+            ("min_val".to_owned(), loose_py(&self.min_val, |x| opt_py(x, int_py))),
+            ("max_val".to_owned(), loose_py(&self.max_val, |x| opt_py(x, int_py))),
         ])
     }
 
     /// The dataclass `repr`: `RangeConstraint(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("RangeConstraint(min_val=");
-        repr_opt(&self.min_val, out, repr_int);
+        repr_loose(&self.min_val, out, |x, out| repr_opt(x, out, repr_int));
         out.push_str(", max_val=");
-        repr_opt(&self.max_val, out, repr_int);
+        repr_loose(&self.max_val, out, |x, out| repr_opt(x, out, repr_int));
         out.push(')');
     }
 }
@@ -2843,8 +2843,8 @@ impl ScalarType {
 /// `@dataclass class SchemaVersion`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SchemaVersion {
-    pub major: PyInt,
-    pub minor: PyInt,
+    pub major: Loose<PyInt>,
+    pub minor: Loose<PyInt>,
 }
 
 impl SchemaVersion {
@@ -2852,8 +2852,8 @@ impl SchemaVersion {
         const FIELDS: &[&str] = &["major", "minor"];
         const REQUIRED: &[&str] = &["major", "minor"];
         let d = load_object(v, path, cx, "SchemaVersion", FIELDS, REQUIRED)?;
-        let f_major = load_field(d, "major", path, cx, load_int)?;
-        let f_minor = load_field(d, "minor", path, cx, load_int)?;
+        let f_major = load_field(d, "major", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_int))?;
+        let f_minor = load_field(d, "minor", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_int))?;
         let missing = [(f_major.is_none(), "major"), (f_minor.is_none(), "minor")];
         let (Some(f_major), Some(f_minor)) = (f_major, f_minor) else {
             return Err(missing_fields("SchemaVersion", &missing, path));
@@ -2866,25 +2866,25 @@ impl SchemaVersion {
 
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"major\": ");
-        write_int(&self.major, out);
+        write_loose(&self.major, out, write_int);
         out.push_str(", \"minor\": ");
-        write_int(&self.minor, out);
+        write_loose(&self.minor, out, write_int);
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("major".to_owned(), int_py(&self.major)),
-            ("minor".to_owned(), int_py(&self.minor)),
+            ("major".to_owned(), loose_py(&self.major, int_py)),
+            ("minor".to_owned(), loose_py(&self.minor, int_py)),
         ])
     }
 
     /// The dataclass `repr`: `SchemaVersion(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("SchemaVersion(major=");
-        repr_int(&self.major, out);
+        repr_loose(&self.major, out, repr_int);
         out.push_str(", minor=");
-        repr_int(&self.minor, out);
+        repr_loose(&self.minor, out, repr_int);
         out.push(')');
     }
 }
@@ -3449,13 +3449,13 @@ impl TensorArgument {
 /// `@dataclass class TensorMeta`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorMeta {
-    pub dtype: ScalarType,
+    pub dtype: Loose<ScalarType>,
     pub sizes: Vec<SymInt>,
     pub requires_grad: bool,
     pub device: Device,
     pub strides: Vec<SymInt>,
     pub storage_offset: SymInt,
-    pub layout: Layout,
+    pub layout: Loose<Layout>,
 }
 
 impl TensorMeta {
@@ -3463,13 +3463,13 @@ impl TensorMeta {
         const FIELDS: &[&str] = &["dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"];
         const REQUIRED: &[&str] = &["dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"];
         let d = load_object(v, path, cx, "TensorMeta", FIELDS, REQUIRED)?;
-        let f_dtype = load_field(d, "dtype", path, cx, ScalarType::from_pyjson)?;
+        let f_dtype = load_field(d, "dtype", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, ScalarType::from_pyjson))?;
         let f_sizes = load_field(d, "sizes", path, cx, |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson))?;
         let f_requires_grad = load_field(d, "requires_grad", path, cx, load_bool)?;
         let f_device = load_field(d, "device", path, cx, Device::from_pyjson)?;
         let f_strides = load_field(d, "strides", path, cx, |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson))?;
         let f_storage_offset = load_field(d, "storage_offset", path, cx, SymInt::from_pyjson)?;
-        let f_layout = load_field(d, "layout", path, cx, Layout::from_pyjson)?;
+        let f_layout = load_field(d, "layout", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, Layout::from_pyjson))?;
         let missing = [(f_dtype.is_none(), "dtype"), (f_sizes.is_none(), "sizes"), (f_requires_grad.is_none(), "requires_grad"), (f_device.is_none(), "device"), (f_strides.is_none(), "strides"), (f_storage_offset.is_none(), "storage_offset"), (f_layout.is_none(), "layout")];
         let (Some(f_dtype), Some(f_sizes), Some(f_requires_grad), Some(f_device), Some(f_strides), Some(f_storage_offset), Some(f_layout)) = (f_dtype, f_sizes, f_requires_grad, f_device, f_strides, f_storage_offset, f_layout) else {
             return Err(missing_fields("TensorMeta", &missing, path));
@@ -3487,7 +3487,7 @@ impl TensorMeta {
 
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"dtype\": ");
-        self.dtype.write_json(out);
+        write_loose(&self.dtype, out, ScalarType::write_json);
         out.push_str(", \"sizes\": ");
         write_list(&self.sizes, out, SymInt::write_json);
         out.push_str(", \"requires_grad\": ");
@@ -3499,26 +3499,26 @@ impl TensorMeta {
         out.push_str(", \"storage_offset\": ");
         self.storage_offset.write_json(out);
         out.push_str(", \"layout\": ");
-        self.layout.write_json(out);
+        write_loose(&self.layout, out, Layout::write_json);
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("dtype".to_owned(), self.dtype.to_pyjson()),
+            ("dtype".to_owned(), loose_py(&self.dtype, ScalarType::to_pyjson)),
             ("sizes".to_owned(), list_py(&self.sizes, SymInt::to_pyjson)),
             ("requires_grad".to_owned(), bool_py(&self.requires_grad)),
             ("device".to_owned(), self.device.to_pyjson()),
             ("strides".to_owned(), list_py(&self.strides, SymInt::to_pyjson)),
             ("storage_offset".to_owned(), self.storage_offset.to_pyjson()),
-            ("layout".to_owned(), self.layout.to_pyjson()),
+            ("layout".to_owned(), loose_py(&self.layout, Layout::to_pyjson)),
         ])
     }
 
     /// The dataclass `repr`: `TensorMeta(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("TensorMeta(dtype=");
-        self.dtype.py_repr(out);
+        repr_loose(&self.dtype, out, ScalarType::py_repr);
         out.push_str(", sizes=");
         repr_list(&self.sizes, out, SymInt::py_repr);
         out.push_str(", requires_grad=");
@@ -3530,7 +3530,7 @@ impl TensorMeta {
         out.push_str(", storage_offset=");
         self.storage_offset.py_repr(out);
         out.push_str(", layout=");
-        self.layout.py_repr(out);
+        repr_loose(&self.layout, out, Layout::py_repr);
         out.push(')');
     }
 }

@@ -70,6 +70,11 @@ impl LoadError {
         *self.0
     }
 
+    /// A refusal of ours, not an exception Python raises.
+    pub fn is_ours(&self) -> bool {
+        self.0.exception.is_none()
+    }
+
     /// Python raising `exception(message)` at `path`.
     pub fn python(path: &JsonPath<'_>, exception: &str, message: impl Into<String>) -> LoadError {
         LoadError(Box::new(
@@ -128,6 +133,18 @@ impl<'a> JsonPath<'a> {
     pub fn pop(&mut self) {
         self.segs.pop();
     }
+
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    pub fn truncate(&mut self, len: usize) {
+        self.segs.truncate(len);
+    }
 }
 
 impl fmt::Display for JsonPath<'_> {
@@ -149,6 +166,149 @@ impl fmt::Display for JsonPath<'_> {
 }
 
 type R<T> = Result<T, LoadError>;
+
+/// A field `_dict_to_dataclass` passes through unchecked: the typed value
+/// when the JSON has the schema's type, else the raw JSON Python keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Loose<T> {
+    Typed(T),
+    Raw(PyJson),
+}
+
+impl<T> Loose<T> {
+    /// The typed value, if the JSON had the schema's type.
+    pub fn typed(&self) -> Option<&T> {
+        match self {
+            Loose::Typed(t) => Some(t),
+            Loose::Raw(_) => None,
+        }
+    }
+}
+
+/// The declared type's shape, as far as `_dict_to_dataclass` still looks at
+/// a raw value: `typing.get_args(cls)[0]` for a non-empty list,
+/// `typing.get_args(cls)[1]` for a dict.
+#[derive(Clone, Copy, Debug)]
+pub enum RawTy {
+    Scalar,
+    Opt(&'static RawTy),
+    List(&'static RawTy),
+    Dict(&'static RawTy),
+}
+
+/// `_dict_to_dataclass(cls, data)` on a raw value: only the `IndexError`s of
+/// `typing.get_args` can still be raised.
+fn walk_raw(v: &PyJson, ty: RawTy, path: &JsonPath<'_>) -> R<()> {
+    let index_error = || LoadError::python(path, "IndexError", "tuple index out of range");
+    let ty = match ty {
+        RawTy::Opt(_) if matches!(v, PyJson::Null) => return Ok(()),
+        RawTy::Opt(t) => *t,
+        t => t,
+    };
+    match v {
+        PyJson::List(items) if !items.is_empty() => {
+            let elem = match ty {
+                RawTy::Scalar => return Err(index_error()),
+                RawTy::List(t) => *t,
+                // `get_args(dict[str, V])[0]` is `str`.
+                RawTy::Dict(_) | RawTy::Opt(_) => RawTy::Scalar,
+            };
+            items.iter().try_for_each(|i| walk_raw(i, elem, path))
+        }
+        PyJson::Object(entries) => match ty {
+            RawTy::Dict(t) => entries.iter().try_for_each(|(_, i)| walk_raw(i, *t, path)),
+            _ => Err(index_error()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// A loose field: read as `f` reads it; a value of another JSON type is
+/// kept raw (default mode) or refused (strict mode, rule `loose-field`).
+pub fn load_loose<'a, T>(
+    v: &'a PyJson,
+    path: &mut JsonPath<'a>,
+    cx: &mut LoadCx,
+    ty: &RawTy,
+    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+) -> R<Loose<T>> {
+    let depth = path.len();
+    match f(v, path, cx) {
+        Ok(t) => Ok(Loose::Typed(t)),
+        Err(e) if e.is_ours() => {
+            path.truncate(depth);
+            walk_raw(v, *ty, path)?;
+            if cx.strict() {
+                let mut e = e;
+                e.0.message
+                    .push_str(" (strict rule `loose-field`: PyTorch keeps the raw value)");
+                return Err(e);
+            }
+            Ok(Loose::Raw(v.clone()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+pub fn write_loose<T>(x: &Loose<T>, out: &mut String, f: impl Fn(&T, &mut String)) {
+    match x {
+        Loose::Typed(t) => f(t, out),
+        Loose::Raw(v) => {
+            if torchspec_pyval::pyjson::dump::dumps_into(out, v).is_err() {
+                out.push_str("NaN");
+            }
+        }
+    }
+}
+
+pub fn loose_py<T>(x: &Loose<T>, f: impl Fn(&T) -> PyJson) -> PyJson {
+    match x {
+        Loose::Typed(t) => f(t),
+        Loose::Raw(v) => v.clone(),
+    }
+}
+
+pub fn repr_loose<T>(x: &Loose<T>, out: &mut String, f: impl Fn(&T, &mut String)) {
+    match x {
+        Loose::Typed(t) => f(t, out),
+        Loose::Raw(v) => repr_raw(v, out),
+    }
+}
+
+/// Python's truth value of a value `json.loads` made.
+pub fn truthy(v: &PyJson) -> bool {
+    match v {
+        PyJson::Null => false,
+        PyJson::Bool(b) => *b,
+        PyJson::Int(i) => i.to_i64() != Some(0),
+        PyJson::Float(f) => *f != 0.0,
+        PyJson::Str(s) => !s.is_empty(),
+        PyJson::List(l) => !l.is_empty(),
+        PyJson::Object(o) => !o.is_empty(),
+    }
+}
+
+/// The truth value of a loose field: `truth` of the typed value, else
+/// Python's truth of the raw one.
+pub fn loose_truth<T>(x: &Loose<T>, truth: impl Fn(&T) -> bool) -> bool {
+    match x {
+        Loose::Typed(t) => truth(t),
+        Loose::Raw(v) => truthy(v),
+    }
+}
+
+/// Python's `repr` of the value `json.loads` made.
+pub fn repr_raw(v: &PyJson, out: &mut String) {
+    match v {
+        PyJson::Null => out.push_str("None"),
+        PyJson::Bool(b) => repr_bool(b, out),
+        PyJson::Int(i) => repr_int(i, out),
+        PyJson::Float(f) => repr_float(f, out),
+        PyJson::Str(s) => out.push_str(&str_repr(s)),
+        PyJson::List(items) => repr_list(items, out, repr_raw),
+        PyJson::Object(entries) => repr_dict(entries, out, repr_raw),
+    }
+}
 
 /// A value of the wrong type. For a scalar field, `_dict_to_dataclass`'s
 /// list and dict branches run first and index `typing.get_args(cls)`, which

@@ -19,14 +19,22 @@
 //!   (a dict or a non-empty list for a scalar field, or a dict for a list
 //!   field, is `IndexError: tuple index out of range`; a scalar for a dataclass is
 //!   `TypeError: argument of type 'int' is not iterable`; a list or string
-//!   for a dataclass is `in` then indexing, as Python does it). Every
-//!   wrongly typed value Python would carry on with is refused with our own
-//!   error naming its JSON path (`at $.graph_module.graph.nodes[3].target:
-//!   expected `str`, found `int``). Booleans are not ints here.
+//!   for a dataclass is `in` then indexing, as Python does it). The fields
+//!   the loader knows what Python does with (the `LOOSE` table of
+//!   `src/codegen.rs`: schema version, range bounds, `dtype`/`layout`,
+//!   `ArgumentKind`, node metadata, truth-valued flags, `guards_code`,
+//!   `opset_version`, `torch_version`) are `Loose<T>`: a value of another
+//!   JSON type is kept raw, as Python keeps it, and the loader mirrors what
+//!   Python then does with it (`load.rs`). Every other wrongly typed value
+//!   Python would carry on with is refused with our own error naming its
+//!   JSON path (`at $.graph_module.graph.nodes[3].target: expected `str`,
+//!   found `int``). Booleans are not ints here.
 //! - The walk recurses with the document; a document nested deeper than 64
 //!   levels (up to `pyjson::MAX_DEPTH`) is walked on a thread with a large
 //!   stack, so no depth `pyjson` accepts overflows the caller's stack.
-//! - Strict mode also reports, as diagnostics with their JSON path, each
+//! - Strict mode refuses a loose field's raw value (our error, ending
+//!   `(strict rule `loose-field`: PyTorch keeps the raw value)`), and
+//!   also reports, as diagnostics with their JSON path, each
 //!   unknown field, a minor version newer than ours, and each unknown enum
 //!   value; all of them are collected. A refusal (Python's or ours) stops
 //!   the walk in both modes, as Python's exception does: so a union with
@@ -42,7 +50,7 @@ mod generated;
 pub mod load;
 
 pub use generated::*;
-pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Mode};
+pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Loose, Mode, RawTy};
 
 use torchspec_pyval::pyjson::{self, PyInt};
 use torchspec_pyval::Error;
@@ -122,21 +130,26 @@ fn walk(doc: &pyjson::PyJson, cx: &mut LoadCx) -> Result<ExportedProgram, Error>
 }
 
 /// `ExportedProgramDeserializer.deserialize`: the major version must be ours
-/// (or the 0.0 of an unversioned program).
+/// (or the 0.0 of an unversioned program), compared with Python's `==` on
+/// whatever `_dict_to_dataclass` kept (`8.0 == 8`, `False == 0`).
 fn check_version(p: &ExportedProgram, cx: &mut LoadCx) -> Result<(), Error> {
     let SchemaVersion { major, minor } = &p.schema_version;
-    let zero = PyInt::Small(0);
-    if *major != PyInt::Small(SCHEMA_VERSION.0) && !(*major == zero && *minor == zero) {
+    let ours = py_eq_int(major, SCHEMA_VERSION.0);
+    let unversioned = py_eq_int(major, 0) && py_eq_int(minor, 0);
+    if !ours && !unversioned {
+        let mut version = String::new();
+        p.schema_version.py_repr(&mut version);
         return Err(Error::python(
             "SerializeError",
             format!(
-                "Serialized schema version SchemaVersion(major={major}, minor={minor}) does not match our current schema version ({}, {}).",
+                "Serialized schema version {version} does not match our current schema version ({}, {}).",
                 SCHEMA_VERSION.0, SCHEMA_VERSION.1
             ),
         )
         .with_path("$.schema_version"));
     }
-    if cx.strict() && *major == PyInt::Small(SCHEMA_VERSION.0) {
+    if let (true, Loose::Typed(minor)) = (cx.strict() && py_eq_int(major, SCHEMA_VERSION.0), minor)
+    {
         let newer = match minor {
             PyInt::Small(m) => *m > SCHEMA_VERSION.1,
             PyInt::Big(b) => b.sign() == num_bigint::Sign::Plus,
@@ -148,13 +161,25 @@ fn check_version(p: &ExportedProgram, cx: &mut LoadCx) -> Result<(), Error> {
             cx.report(
                 &path,
                 format!(
-                    "schema version {major}.{minor} is newer than this reader's {}.{}",
-                    SCHEMA_VERSION.0, SCHEMA_VERSION.1
+                    "schema version {}.{minor} is newer than this reader's {}.{}",
+                    SCHEMA_VERSION.0, SCHEMA_VERSION.0, SCHEMA_VERSION.1
                 ),
             );
         }
     }
     Ok(())
+}
+
+/// Python's `value == n` for what `json.loads` made.
+fn py_eq_int(v: &Loose<PyInt>, n: i64) -> bool {
+    use pyjson::PyJson;
+    match v {
+        Loose::Typed(i) => *i == PyInt::Small(n),
+        Loose::Raw(PyJson::Int(i)) => *i == PyInt::Small(n),
+        Loose::Raw(PyJson::Float(f)) => *f == n as f64,
+        Loose::Raw(PyJson::Bool(b)) => i64::from(*b) == n,
+        Loose::Raw(_) => false,
+    }
 }
 
 /// `_to_json_bytes(program)` (as text: it is UTF-8 of ASCII).

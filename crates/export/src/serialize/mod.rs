@@ -128,14 +128,17 @@ pub fn serialize_program(ep: &ExportedProgram) -> Result<wire::ExportedProgram> 
     };
     Ok(wire::ExportedProgram {
         graph_module,
-        opset_version: vec![("aten".to_string(), PyInt::Small(ATEN_OPSET_VERSION))],
+        opset_version: wire::Loose::Typed(vec![(
+            "aten".to_string(),
+            PyInt::Small(ATEN_OPSET_VERSION),
+        )]),
         range_constraints: serialize_range_constraints(gm),
         schema_version: wire::SchemaVersion {
-            major: PyInt::Small(SCHEMA_VERSION.0),
-            minor: PyInt::Small(SCHEMA_VERSION.1),
+            major: wire::Loose::Typed(PyInt::Small(SCHEMA_VERSION.0)),
+            minor: wire::Loose::Typed(PyInt::Small(SCHEMA_VERSION.1)),
         },
         verifiers: source.verifiers.clone(),
-        torch_version: TORCH_VERSION.to_string(),
+        torch_version: wire::Loose::Typed(TORCH_VERSION.to_string()),
         guards_code: ep.guards_code.clone(),
     })
 }
@@ -156,8 +159,8 @@ fn serialize_range_constraints(gm: &LoadedGraphModule) -> Vec<(String, wire::Ran
             (
                 sym.clone(),
                 wire::RangeConstraint {
-                    min_val: end(&vr.lower),
-                    max_val: end(&vr.upper),
+                    min_val: wire::Loose::Typed(end(&vr.lower)),
+                    max_val: wire::Loose::Typed(end(&vr.upper)),
                 },
             )
         })
@@ -232,7 +235,7 @@ fn serialize_graph(
             tensor_values: Vec::new(),
             sym_int_values: Vec::new(),
             sym_bool_values: Vec::new(),
-            is_single_tensor_return: false,
+            is_single_tensor_return: wire::Loose::Typed(false),
             custom_obj_values: Vec::new(),
             sym_float_values: Vec::new(),
         },
@@ -323,7 +326,7 @@ impl<'a, 'w> GraphSer<'a, 'w> {
             outputs.push(self.input(o)?);
         }
         self.out.outputs = outputs;
-        self.out.is_single_tensor_return = self.from.is_single_tensor_return;
+        self.out.is_single_tensor_return = self.from.is_single_tensor_return.clone();
         Ok(())
     }
 
@@ -602,7 +605,7 @@ impl<'a, 'w> GraphSer<'a, 'w> {
             inputs.push(wire::NamedArgument {
                 name: i.name.clone(),
                 arg: self.input(&i.arg)?,
-                kind: i.kind,
+                kind: i.kind.clone(),
             });
         }
         let outputs = self.node_outputs(id, w, &name)?;
@@ -611,7 +614,7 @@ impl<'a, 'w> GraphSer<'a, 'w> {
             inputs,
             outputs,
             metadata: w.metadata.clone(),
-            is_hop_single_tensor_return: w.is_hop_single_tensor_return,
+            is_hop_single_tensor_return: w.is_hop_single_tensor_return.clone(),
             name: Some(name),
         });
         Ok(())
@@ -633,7 +636,7 @@ impl<'a, 'w> GraphSer<'a, 'w> {
         }
         let hop_tuple = outs.len() == 1
             && w.target.contains("torch.ops.higher_order")
-            && w.is_hop_single_tensor_return != Some(true)
+            && !wire::load::loose_truth(&w.is_hop_single_tensor_return, |b| *b == Some(true))
             && !matches!(outs[0], A::AsNone(_));
         if outs.len() == 1 && !hop_tuple {
             if let A::AsTensors(ts) = &outs[0] {

@@ -1,0 +1,159 @@
+"""Writes tests/data/lenient/cases.jsonl: zoo programs with one small edit
+to models/model.json, and what torch.export.load (torch 2.15.0) does with
+each (issue 20: what `_dict_to_dataclass` reads on with, and how the
+deserializer parses `expr_str`). Replayed by tests/it/lenient.rs.
+
+Each line: {"name", "program", "edits": [[old, new], ...] (each replaced
+once, in order), "loose": true when the edit is a wrongly typed value that
+PyTorch keeps (strict mode must refuse it), "pytorch": {"outcome": "ok"} or
+{"outcome": "error", "type", "message"}}: the innermost exception, as
+oracle/mutant_outcomes.py records it ("original": load() logs the real
+error and raises a generic RuntimeError; the end of its __cause__ chain).
+
+Run from the repository root:
+
+    .oracle/bin/python oracle/make_lenient_cases.py
+"""
+
+import io
+import json
+import logging
+import os
+import sys
+import tempfile
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "oracle"))
+
+from mutant_outcomes import GENERIC, exc_json, original_of  # noqa: E402
+
+S77 = "\"expr_str\": \"Symbol('s77', positive=True, integer=True)\", \"hint\": {\"as_int\": 5}"
+
+
+def expr(text, hint=5):
+    h = "null" if hint is None else '{"as_int": %d}' % hint
+    return [[S77, '"expr_str": %s, "hint": %s' % (json.dumps(text), h)]]
+
+
+# (name, program, edits, loose)
+CASES = [
+    # _dict_to_dataclass keeps these as they are; the loader reads on.
+    ("schema_minor_float", "mlp-dynamic", [['"minor": 20}', '"minor": 20.0}']], True),
+    ("schema_major_float", "mlp-dynamic", [['"major": 8,', '"major": 8.0,']], True),
+    ("schema_major_true_minor_false", "mlp-dynamic",
+     [['"major": 8, "minor": 20', '"major": false, "minor": false']], True),
+    ("guards_code_null", "mlp-dynamic", [['"guards_code": []', '"guards_code": null']], True),
+    ("guards_code_ints", "mlp-dynamic", [['"guards_code": []', '"guards_code": [1, 2, 3]']], True),
+    ("guards_code_string", "mlp-dynamic", [['"guards_code": []', '"guards_code": "x > 2"']], True),
+    ("torch_version_int", "mlp-dynamic", [['"torch_version": "2.15.0+cu132"', '"torch_version": 215']], True),
+    ("opset_version_string", "mlp-dynamic", [['"opset_version": {"aten": 10}', '"opset_version": {"aten": "10"}']], True),
+    ("range_max_infinity", "mlp-dynamic", [['"max_val": 64}', '"max_val": Infinity}']], True),
+    ("range_max_float", "mlp-dynamic", [['"max_val": 64}', '"max_val": 64.5}']], True),
+    ("range_min_string", "mlp-dynamic", [['"min_val": 2,', '"min_val": " 2",']], True),
+    ("range_min_bool", "mlp-dynamic", [['"min_val": 2,', '"min_val": true,']], True),
+    ("layout_null", "mlp-dynamic", [['"layout": 7', '"layout": null']], True),
+    ("layout_string", "mlp-dynamic", [['"layout": 7', '"layout": "strided"']], True),
+    ("dtype_float", "mlp-dynamic", [['"dtype": 7', '"dtype": 7.0']], True),
+    ("kind_string", "mlp-dynamic", [['"kind": 1', '"kind": "POSITIONAL"']], True),
+    ("kind_float", "mlp-dynamic", [['"kind": 1', '"kind": 1.0']], True),
+    ("kind_huge", "mlp-dynamic", [['"kind": 1', '"kind": 18446744073709551616']], True),
+    ("stack_trace_int", "mlp-dynamic", [['"stack_trace": "File', '"stack_trace": 5, "x": "File']], True),
+    ("hop_single_string", "mlp-dynamic",
+     [['"is_hop_single_tensor_return": null', '"is_hop_single_tensor_return": "yes"']], True),
+    ("single_tensor_return_int", "mlp-dynamic",
+     [['"is_single_tensor_return": false', '"is_single_tensor_return": 0']], True),
+    # ... and refuses where Python then trips on the value.
+    ("schema_major_string", "mlp-dynamic", [['"major": 8,', '"major": "8",']], False),
+    ("dtype_unknown_float", "mlp-dynamic", [['"dtype": 7', '"dtype": 7.5']], False),
+    ("dtype_string", "mlp-dynamic", [['"dtype": 7', '"dtype": "float32"']], False),
+    ("range_min_bad_string", "mlp-dynamic", [['"min_val": 2,', '"min_val": "2 $",']], False),
+    ("range_min_nan", "mlp-dynamic", [['"min_val": 2,', '"min_val": NaN,']], False),
+    ("range_min_empty_list", "mlp-dynamic", [['"min_val": 2,', '"min_val": [],']], False),
+    ("range_min_infinity", "mlp-dynamic", [['"min_val": 2,', '"min_val": Infinity,']], False),
+    ("metadata_null", "mlp-dynamic", [['"metadata": {', '"metadata": null, "x": {']], False),
+    ("nn_module_stack_int", "mlp-dynamic", [['"metadata": {', '"metadata": {"nn_module_stack": 3, ']], False),
+    ("custom_int", "mlp-dynamic", [['"metadata": {', '"metadata": {"custom": 3, ']], False),
+    # expr_str through sympy.sympify.
+    ("expr_trailing_plus", "mlp-dynamic", expr("s77 +"), False),
+    ("expr_double_op", "mlp-dynamic", expr("s77 +* 1"), False),
+    ("expr_semicolon", "mlp-dynamic", expr("s77;1"), False),
+    ("expr_dollar", "mlp-dynamic", expr("s77 $ 1"), False),
+    ("expr_empty", "mlp-dynamic", expr(""), False),
+    ("expr_blank", "mlp-dynamic", expr(" "), False),
+    ("expr_open_paren", "mlp-dynamic", expr("Max("), False),
+    ("expr_unclosed_symbol", "mlp-dynamic", expr("Symbol('s77', positive=True, integer=True"), False),
+    ("expr_true", "mlp-dynamic", expr("True"), False),
+    ("expr_oo", "mlp-dynamic", expr("oo"), False),
+    ("expr_nan", "mlp-dynamic", expr("nan"), False),
+    ("expr_one_over_zero", "mlp-dynamic", expr("1/0"), False),
+    ("expr_int_against_hint", "mlp-dynamic", expr("2"), False),
+    ("expr_int_equal_hint", "mlp-dynamic", expr("5"), False),
+    ("expr_newline_plus", "mlp-dynamic", expr("s0\n+1"), False),
+    ("expr_unknown_name", "mlp-dynamic", expr("unknown_sym + 1"), False),
+    ("expr_bare_unknown_name", "mlp-dynamic", expr("zz9"), False),
+    ("expr_positive_plus_one", "mlp-dynamic", expr("Symbol('s99', positive=True, integer=True) + 1"), False),
+    ("expr_positive_bare_hinted", "mlp-dynamic", expr("Symbol('s99', positive=True, integer=True)\n"), False),
+    ("expr_positive_bare_unhinted", "mlp-dynamic", expr("Symbol('s99', positive=True, integer=True)", None), False),
+    ("expr_known_name_newline", "mlp-dynamic", expr("s77\n"), False),
+    ("expr_symbol_of_name", "mlp-dynamic", expr("Symbol(s99)"), False),
+    ("expr_integer_of_string", "mlp-dynamic", expr("Integer('x')"), False),
+]
+
+
+def edited_archive(program, edits, out_path):
+    src = os.path.join(ROOT, "corpus", "programs", program + ".pt2")
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(out_path, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith("models/model.json"):
+                text = data.decode("utf-8")
+                for old, new in edits:
+                    if old not in text:
+                        raise SystemExit(f"{program}: no {old!r}")
+                    text = text.replace(old, new, 1)
+                data = text.encode("utf-8")
+            zout.writestr(info, data)
+
+
+def main():
+    import torch
+    import zoo_types  # noqa: F401
+
+    excs = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if record.exc_info and record.exc_info[1] is not None:
+                excs.append(record.exc_info[1])
+
+    lg = logging.getLogger("torch.export")
+    lg.addHandler(Keep(logging.DEBUG))
+    lg.propagate = False
+    lg.setLevel(logging.WARNING)
+
+    out = io.StringIO()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, program, edits, loose in CASES:
+            path = os.path.join(tmp, name + ".pt2")
+            edited_archive(program, edits, path)
+            excs.clear()
+            try:
+                torch.export.load(path)
+                res = {"outcome": "ok"}
+            except Exception as e:  # noqa: BLE001 - every failure is an outcome
+                inner = excs[-1] if str(e).startswith(GENERIC) and excs else e
+                res = {"outcome": "error", **exc_json(original_of(inner))}
+            line = {"name": name, "program": program, "edits": edits, "pytorch": res}
+            if loose:
+                line["loose"] = True
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    dest = os.path.join(ROOT, "tests", "data", "lenient", "cases.jsonl")
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    with open(dest, "w", encoding="utf-8") as f:
+        f.write(out.getvalue())
+    print(f"{len(CASES)} cases in {os.path.relpath(dest, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
