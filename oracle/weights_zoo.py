@@ -1,0 +1,137 @@
+"""The weights corpus: small programs whose point is their tensors, exported
+and saved with real PyTorch 2.15.0.
+
+Usage (from the repo root):
+    .oracle/bin/python oracle/weights_zoo.py          # write corpus/weights/NAME.pt2
+
+The zoo (``oracle/zoo.py``) covers what a program *does*; these cover how
+``torch.export.save`` lays its ``state_dict`` and ``constants`` out in
+``data/weights/`` and ``data/constants/``: every dtype it writes, tensors
+sharing one storage (offsets, transposes, zero strides, slices whose union
+is the storage written, tied parameters), empty and 0-d tensors, values
+that are not finite. Their goldens (``oracle/weights.py --goldens``, run by
+``oracle/regen-goldens.sh``) are ``corpus/goldens/torch-2.15.0/weights/NAME.jsonl``,
+like those of the zoo's programs. Deterministic: values come from
+``arange``, so re-running writes the same bytes. Written against the
+PyTorch API only, independently of the Rust reader.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import torch
+import torch.nn as nn
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT_DIR = os.path.join(ROOT, "corpus", "weights")
+
+DTYPES = [
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.uint16, torch.uint32, torch.uint64, torch.float16, torch.bfloat16,
+    torch.float32, torch.float64, torch.complex32, torch.complex64, torch.complex128,
+    torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz,
+    torch.float8_e5m2fnuz, torch.float8_e8m0fnu,
+]
+
+
+def values(dtype: torch.dtype, n: int) -> torch.Tensor:
+    """n deterministic values of `dtype`: arange/4 - 1 where signed (every
+    byte pattern is the dtype's own), complex with both parts set."""
+    x = torch.arange(n, dtype=torch.float64) / 4
+    if dtype.is_complex:
+        c = torch.complex(x - 1, x * 2)
+        return c.to(torch.complex64).to(dtype)
+    if dtype == torch.bool:
+        return (torch.arange(n) % 3) == 1
+    if dtype.is_floating_point:
+        signed = dtype not in (torch.float8_e8m0fnu,)
+        return (x - 1 if signed else x + 0.5).to(torch.float32).to(dtype)
+    info = torch.iinfo(dtype)
+    big = torch.arange(n, dtype=torch.int64) * 37 - (3 if info.min < 0 else 0)
+    return big.to(dtype)
+
+
+# all-dtypes: one 2x3 buffer per dtype torch.export.save writes, a
+# parameter, a non-finite float32 buffer and a constant of each width.
+class AllDtypes(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        for d in DTYPES:
+            self.register_buffer("b_" + str(d).removeprefix("torch."), values(d, 6).reshape(2, 3))
+        self.w = nn.Parameter(values(torch.float32, 4).reshape(2, 2))
+        self.frozen = nn.Parameter(values(torch.float32, 2), requires_grad=False)
+        self.register_buffer("special", torch.tensor(
+            [float("nan"), float("inf"), float("-inf"), -0.0, 1e-45, 3.4e38]))
+        self.c16 = values(torch.bfloat16, 3)
+        self.c64 = values(torch.int64, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.w + self.frozen + self.c16.float().sum() + self.c64.sum()
+
+
+# shared-storage: tensors that share one storage and are written once:
+# an offset, a transpose, a reshape, a zero stride (expand), slices with no
+# complete tensor among them (the storage written is their union), a tied
+# parameter, an empty and a 0-d tensor, a non-contiguous tensor larger than
+# a page, a non-persistent buffer and a constant that views another.
+class SharedStorage(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        base = values(torch.float32, 12)
+        self.register_buffer("base", base)
+        self.register_buffer("tail", base[4:])
+        self.register_buffer("grid_t", base.reshape(3, 4).t())
+        self.register_buffer("every_other", base[1::2])
+        self.register_buffer("ones", torch.ones(1).expand(5))
+        part = values(torch.int32, 10)
+        self.register_buffer("part_a", part[0:5])
+        self.register_buffer("part_b", part[3:8])
+        self.register_buffer("empty", torch.zeros(0, 3))
+        self.register_buffer("scalar", torch.tensor(2.5))
+        self.register_buffer("big_t", values(torch.float32, 64 * 48).reshape(64, 48).t())
+        self.register_buffer("cube_p", values(torch.float16, 24).reshape(2, 3, 4).permute(2, 0, 1))
+        self.register_buffer("scratch", values(torch.float64, 4), persistent=False)
+        self.l1 = nn.Linear(2, 2)
+        self.l2 = nn.Linear(2, 2)
+        self.l2.weight = self.l1.weight
+        table = values(torch.float32, 6)
+        self.table = table
+        self.window = table[2:5]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.l2(self.l1(x)) + self.scratch[:2].float() + self.window[:2] + self.table[:2]
+        return y + self.base[:2] + self.tail[:2]
+
+
+ENTRIES = {
+    "all-dtypes": lambda: (AllDtypes(), (torch.ones(2, 2),)),
+    "shared-storage": lambda: (SharedStorage(), (torch.ones(2, 2),)),
+}
+
+
+def main(argv: list[str]) -> int:
+    wanted = set(argv) or set(ENTRIES)
+    unknown = wanted - set(ENTRIES)
+    if unknown:
+        print(f"weights_zoo.py: unknown program(s) {sorted(unknown)}", file=sys.stderr)
+        return 2
+    os.makedirs(OUT_DIR, exist_ok=True)
+    for name, make in ENTRIES.items():
+        if name not in wanted:
+            continue
+        torch.manual_seed(0)
+        print(f"export {name}", file=sys.stderr)
+        module, args = make()
+        ep = torch.export.export(module, args)
+        with warnings.catch_warnings():
+            # "No complete tensor found in the group!": the slices' union.
+            warnings.simplefilter("ignore")
+            torch.export.save(ep, os.path.join(OUT_DIR, name + ".pt2"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
