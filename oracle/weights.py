@@ -15,7 +15,8 @@ stores them). A program ``torch.export.load`` refuses is one line
 each program to ``OUTDIR/NAME.jsonl`` (``oracle/regen-goldens.sh`` runs it
 on ``corpus/programs/`` and ``corpus/weights/``).
 
-``--check-safetensors`` runs ``TORCHSPEC weights P -o FILE`` for each
+``--check-safetensors`` runs ``TORCHSPEC weights P -o FILE --registrations
+corpus/programs/registrations.json`` for each
 program and loads FILE with ``safetensors.torch.load_file``: the same names
 as ``ep.state_dict`` and ``ep.constants`` together, and for each the same
 dtype, shape and values (``torch.equal``, NaN equal to NaN, bit for bit).
@@ -38,6 +39,9 @@ import tempfile
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What this process registers (zoo_types), as the reference reads it.
+REGISTRATIONS = os.path.join(ROOT, "corpus", "programs", "registrations.json")
 
 
 def import_torch() -> Any:
@@ -90,6 +94,10 @@ def dumps(obj: Any) -> str:
 
 def main_goldens(outdir: str, paths: list[str]) -> int:
     os.makedirs(outdir, exist_ok=True)
+    names = [os.path.basename(p) for p in paths]
+    if len(set(names)) != len(names):
+        print("weights.py: two archives of one name would share a golden", file=sys.stderr)
+        return 2
     for path in paths:
         name = os.path.basename(path)[: -len(".pt2")]
         lines = program_lines(path)
@@ -114,7 +122,8 @@ def main_check_safetensors(torchspec: str, paths: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for path in paths:
             out = os.path.join(tmp, os.path.basename(path) + ".safetensors")
-            run = subprocess.run([torchspec, "weights", path, "-o", out],
+            run = subprocess.run([torchspec, "weights", path, "-o", out,
+                                  "--registrations", REGISTRATIONS],
                                  capture_output=True, text=True)
             if run.returncode != 0:
                 first = (run.stderr.strip().splitlines() or ["?"])[0]

@@ -13,7 +13,9 @@ that are not finite. Their goldens (``oracle/weights.py --goldens``, run by
 ``oracle/regen-goldens.sh``) are ``corpus/goldens/torch-2.15.0/weights/NAME.jsonl``,
 like those of the zoo's programs. Deterministic: values come from
 ``arange``, so re-running writes the same bytes. Written against the
-PyTorch API only, independently of the Rust reader.
+PyTorch API only, independently of the Rust reader. Names start with
+``weights-``: a golden is named after its archive, and the zoo's names are
+taken.
 """
 
 from __future__ import annotations
@@ -54,12 +56,19 @@ def values(dtype: torch.dtype, n: int) -> torch.Tensor:
     return big.to(dtype)
 
 
-# all-dtypes: one 2x3 buffer per dtype torch.export.save writes, a
-# parameter, a non-finite float32 buffer and a constant of each width.
-class AllDtypes(nn.Module):
+# The two dtypes torch.export.save writes that safetensors has no name for.
+WIDE_COMPLEX = [torch.complex32, torch.complex128]
+
+
+# weights-dtypes: one 2x3 buffer per dtype torch.export.save writes and safetensors
+# names (all but WIDE_COMPLEX), a parameter, a frozen one, a non-finite
+# float32 buffer and two constants.
+class Dtypes(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         for d in DTYPES:
+            if d in WIDE_COMPLEX:
+                continue
             self.register_buffer("b_" + str(d).removeprefix("torch."), values(d, 6).reshape(2, 3))
         self.w = nn.Parameter(values(torch.float32, 4).reshape(2, 2))
         self.frozen = nn.Parameter(values(torch.float32, 2), requires_grad=False)
@@ -72,7 +81,20 @@ class AllDtypes(nn.Module):
         return x @ self.w + self.frozen + self.c16.float().sum() + self.c64.sum()
 
 
-# shared-storage: tensors that share one storage and are written once:
+# weights-complex-wide: the dtypes of WIDE_COMPLEX (their views and hashes;
+# `torchspec weights -o` refuses them), one of them non-contiguous.
+class WideComplex(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        for d in WIDE_COMPLEX:
+            self.register_buffer("b_" + str(d).removeprefix("torch."), values(d, 6).reshape(2, 3))
+        self.register_buffer("t_complex128", values(torch.complex128, 6).reshape(2, 3).t())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+
+# weights-shared-storage: tensors that share one storage and are written once:
 # an offset, a transpose, a reshape, a zero stride (expand), slices with no
 # complete tensor among them (the storage written is their union), a tied
 # parameter, an empty and a 0-d tensor, a non-contiguous tensor larger than
@@ -107,8 +129,9 @@ class SharedStorage(nn.Module):
 
 
 ENTRIES = {
-    "all-dtypes": lambda: (AllDtypes(), (torch.ones(2, 2),)),
-    "shared-storage": lambda: (SharedStorage(), (torch.ones(2, 2),)),
+    "weights-dtypes": lambda: (Dtypes(), (torch.ones(2, 2),)),
+    "weights-complex-wide": lambda: (WideComplex(), (torch.ones(2, 2),)),
+    "weights-shared-storage": lambda: (SharedStorage(), (torch.ones(2, 2),)),
 }
 
 

@@ -36,6 +36,15 @@ fn archives(root: &Path) -> Result<Vec<std::path::PathBuf>> {
         Err(e) => return Err(Error::io(&dir, e)),
     }
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    // A golden is named after its archive alone.
+    if let Some(w) = files.windows(2).find(|w| w[0].file_name() == w[1].file_name()) {
+        return Err(Error::new(format!(
+            "`{}` and `{}` would share the golden `weights/{}.jsonl`: rename the one in `{WEIGHTS}`",
+            w[0].display(),
+            w[1].display(),
+            w[1].file_stem().map(|s| s.to_string_lossy()).unwrap_or_default()
+        )));
+    }
     Ok(files)
 }
 
