@@ -42,6 +42,8 @@ use torchspec_pyval::pyjson::PyInt;
 use torchspec_pyval::{Error, Result};
 
 use crate::archive::{ArchiveBytes, Pt2Archive};
+#[cfg(test)]
+use crate::archive::EntryData;
 use crate::schema;
 
 /// `data/weights/`, where `torch.export.save` puts the state dict.
@@ -745,8 +747,17 @@ fn as_strided<'a>(
         }
     }
     if needed != 0 {
+        // In torch the byte offset is an int64 product; past that the
+        // check itself overflows (and the view would read outside the
+        // storage), so the reference refuses it.
+        let Some(offset_bytes) = offset.checked_mul(itemsize as i64) else {
+            return Err(Error::new(format!(
+                "`{name}`: storage offset {offset} times itemsize {itemsize} overflows a \
+                 64-bit integer"
+            )));
+        };
         let have = storage.len() as i128;
-        let total = needed as i128 + offset as i128 * itemsize as i128;
+        let total = needed as i128 + offset_bytes as i128;
         if total > have {
             return Err(Error::python(
                 "RuntimeError",
@@ -788,4 +799,233 @@ fn as_strided<'a>(
         is_param: false,
         requires_grad: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Malformed weights: each is an error with its text, never a panic or
+    //! an allocation sized by the config.
+    use super::*;
+    use std::io::Write;
+
+    /// A `.pt2` holding only a weights config of one entry `w` (its
+    /// `tensor_meta` JSON) over the storage file `weight_0` (`storage`), and
+    /// an empty constants config; `stored` picks the compression.
+    fn archive(tensor_meta: &str, storage: &[u8], stored: bool) -> Vec<u8> {
+        let entry = format!(
+            r#"{{"path_name": "weight_0", "is_param": true, "use_pickle": false, "tensor_meta": {tensor_meta}}}"#
+        );
+        archive_of(&entry, storage, stored)
+    }
+
+    /// A `.pt2` whose weights config has one entry `w`: `entry` (a
+    /// `PayloadMeta` as JSON), over the storage file `weight_0`.
+    fn archive_of(entry: &str, storage: &[u8], stored: bool) -> Vec<u8> {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let method = if stored {
+            zip::CompressionMethod::Stored
+        } else {
+            zip::CompressionMethod::Deflated
+        };
+        let options = zip::write::SimpleFileOptions::default().compression_method(method);
+        let config = format!(r#"{{"config": {{"w": {entry}}}}}"#);
+        for (name, bytes) in [
+            ("archive/archive_format", &b"pt2"[..]),
+            ("archive/data/weights/model_weights_config.json", config.as_bytes()),
+            ("archive/data/weights/weight_0", storage),
+            (
+                "archive/data/constants/model_constants_config.json",
+                br#"{"config": {}}"#,
+            ),
+        ] {
+            zip.start_file(name, options).expect("entry");
+            zip.write_all(bytes).expect("write");
+        }
+        zip.finish().expect("zip").into_inner()
+    }
+
+    fn meta(dtype: i64, sizes: &[i64], strides: &[i64], offset: i64) -> String {
+        let ints = |v: &[i64]| {
+            let items: Vec<String> = v.iter().map(|i| format!(r#"{{"as_int": {i}}}"#)).collect();
+            format!("[{}]", items.join(", "))
+        };
+        format!(
+            r#"{{"dtype": {dtype}, "sizes": {}, "requires_grad": true, "device": {{"type": "cpu", "index": null}}, "strides": {}, "storage_offset": {{"as_int": {offset}}}, "layout": 7}}"#,
+            ints(sizes),
+            ints(strides)
+        )
+    }
+
+    /// The contiguous bytes of `w`, or the error's message (with the
+    /// exception type, when it mirrors one).
+    fn read(bytes: Vec<u8>) -> std::result::Result<Vec<u8>, String> {
+        let bytes = ArchiveBytes::Owned(bytes);
+        let t = Tensors::read(&bytes, "model").map_err(|e| match &e.exception {
+            Some(t) => format!("{t}: {}", e.message),
+            None => e.message.clone(),
+        })?;
+        let w = &t.state_dict[0];
+        w.to_contiguous()
+            .map(|c| c.into_owned())
+            .map_err(|e| e.message)
+    }
+
+    const F32: i64 = 7;
+    const STORAGE: [u8; 24] = [
+        0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0,
+    ];
+
+    #[test]
+    fn views_read_as_torch_as_strided() {
+        // (tensor_meta, row-major elements as the low byte of each f32 slot)
+        let cases: &[(String, &[u8])] = &[
+            (meta(F32, &[2, 3], &[3, 1], 0), &[0, 1, 2, 3, 4, 5]),
+            (meta(F32, &[3, 2], &[1, 3], 0), &[0, 3, 1, 4, 2, 5]),
+            (meta(F32, &[2], &[2], 1), &[1, 3]),
+            (meta(F32, &[4], &[0], 5), &[5, 5, 5, 5]),
+            (meta(F32, &[], &[], 2), &[2]),
+            (meta(F32, &[0, 7], &[7, 1], 100), &[]),
+        ];
+        for (m, want) in cases {
+            let got = read(archive(m, &STORAGE, true)).unwrap_or_else(|e| panic!("{m}: {e}"));
+            let low: Vec<u8> = got.chunks(4).map(|c| c[0]).collect();
+            assert_eq!(&low, want, "{m}");
+        }
+        // Compressed storage reads the same (decompressed, bounded).
+        let got = read(archive(&meta(F32, &[3, 2], &[1, 3], 0), &STORAGE, false));
+        let low: Vec<u8> = got.expect("deflated").chunks(4).map(|c| c[0]).collect();
+        assert_eq!(low, [0, 3, 1, 4, 2, 5]);
+    }
+
+    #[test]
+    fn a_zero_byte_record_is_zeros_of_the_shape() {
+        // `_build_file_map`: `torch.zeros(size)` for a record of no bytes.
+        let got = read(archive(&meta(F32, &[2, 2], &[1, 2], 0), &[], true));
+        assert_eq!(got.expect("zeros"), vec![0u8; 16]);
+    }
+
+    #[test]
+    fn malformed_weights_are_errors() {
+        let huge = i64::MAX / 2;
+        let cases: &[(String, usize, &str)] = &[
+            // offset + size past the end of the storage
+            (
+                meta(F32, &[4], &[1], 3),
+                24,
+                "RuntimeError: setStorage: sizes [4], strides [1], storage offset 3, and itemsize 4 requiring a storage size of 28 are out of bounds for storage of size 24",
+            ),
+            // truncated storage: 20 bytes for six floats
+            (
+                meta(F32, &[2, 3], &[3, 1], 0),
+                20,
+                "RuntimeError: setStorage: sizes [2, 3], strides [3, 1], storage offset 0, and itemsize 4 requiring a storage size of 24 are out of bounds for storage of size 20",
+            ),
+            // not a whole number of elements
+            (
+                meta(F32, &[1], &[1], 0),
+                6,
+                "ValueError: Record data/weights/weight_0: size 6 is not a multiple of element size 4 for dtype torch.float32",
+            ),
+            // a huge shape over a small storage
+            (
+                meta(F32, &[huge, huge], &[1, 1], 0),
+                24,
+                "RuntimeError: Storage size calculation overflowed with sizes=[4611686018427387903, 4611686018427387903] and strides=[1, 1]",
+            ),
+            (
+                meta(F32, &[-1], &[1], 0),
+                24,
+                "RuntimeError: Storage size calculation overflowed with sizes=[-1] and strides=[1]",
+            ),
+            (
+                meta(F32, &[2], &[-1], 0),
+                24,
+                "RuntimeError: as_strided: Negative strides are not supported at the moment, got strides: [-1]",
+            ),
+            (
+                meta(F32, &[2, 3], &[3, 1], -1),
+                24,
+                "RuntimeError: Tensor: invalid storage offset -1",
+            ),
+            (
+                meta(F32, &[2, 3], &[1], 0),
+                24,
+                "RuntimeError: mismatch in length of strides and shape",
+            ),
+            (
+                meta(F32, &[1], &[1], huge),
+                24,
+                "`w`: storage offset 4611686018427387903 times itemsize 4 overflows a 64-bit integer",
+            ),
+            // a dtype the schema has not (a quantized one)
+            (
+                meta(14, &[1], &[1], 0),
+                24,
+                "dtype 14 is no dtype torch.export.save writes (a quantized tensor cannot be saved raw)",
+            ),
+            // a zero stride repeating 4 bytes into 8 GB
+            (
+                meta(F32, &[1 << 31], &[0], 0),
+                24,
+                "`w` ([2147483648], strides [0]) is 8589934592 bytes contiguous, from a storage of 24 bytes: over the 1073741824-byte limit of an expanded tensor",
+            ),
+        ];
+        for (m, len, want) in cases {
+            let got = read(archive(m, &STORAGE[..*len], true));
+            assert_eq!(got.as_ref().map_err(String::as_str), Err(*want), "{m}");
+        }
+    }
+
+    #[test]
+    fn pickled_and_missing_entries_are_refused() {
+        let m = meta(F32, &[1], &[1], 0);
+        let cases = [
+            (
+                format!(r#"{{"path_name": "weight_0", "is_param": true, "use_pickle": true, "tensor_meta": {m}}}"#),
+                "the state_dict entry `w` is pickled (use_pickle: a tensor subclass saved with \
+                 torch.save): reading it needs torch.load",
+            ),
+            (
+                format!(r#"{{"path_name": "weight_9", "is_param": true, "use_pickle": false, "tensor_meta": {m}}}"#),
+                "archive has no entry `data/weights/weight_9`",
+            ),
+            (
+                r#"{"path_name": "weight_0", "is_param": true, "use_pickle": false, "tensor_meta": null}"#.to_string(),
+                "payload_meta.tensor_meta cannot be None",
+            ),
+        ];
+        for (entry, want) in cases {
+            let bytes = ArchiveBytes::Owned(archive_of(&entry, &STORAGE, true));
+            let e = Tensors::read(&bytes, "model").expect_err(want);
+            assert_eq!(e.message, want);
+        }
+    }
+
+    #[test]
+    fn a_lying_entry_header_is_an_error() {
+        let e = EntryData {
+            name: "archive/data/weights/weight_0".into(),
+            start: u64::MAX - 2,
+            compressed_size: 8,
+            size: 8,
+            stored: true,
+        };
+        assert!(e.slice(&[0; 16]).is_err());
+        let e = EntryData { start: 12, ..e };
+        assert_eq!(
+            e.slice(&[0; 16]).expect_err("past the end").message,
+            "entry `archive/data/weights/weight_0` declares 8 bytes at offset 12, past the end \
+             of the 16-byte archive"
+        );
+    }
+
+    #[test]
+    fn dtypes_round_trip_their_scalar_type() {
+        for d in Dtype::ALL {
+            let v = (0..64).find(|&v| Dtype::from_scalar_type(v) == Some(d));
+            assert!(v.is_some(), "{d}");
+        }
+        assert_eq!(Dtype::Complex128.itemsize(), 16);
+        assert_eq!(Dtype::BFloat16.name(), "torch.bfloat16");
+    }
 }
