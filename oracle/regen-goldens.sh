@@ -235,7 +235,7 @@ rm -f "$tmp/.capture.err"
 
 # Weights goldens: the tensors of each zoo program and of the weights corpus
 # (corpus/weights/NAME.pt2, oracle/weights_zoo.py) as torch.export.load
-# gives them -> $GOLDENS_DIR/weights/NAME.jsonl (shared/weights-format.md).
+# gives them -> $GOLDENS_DIR/weights/NAME.jsonl (docs/weights-format.md).
 weight_files=()
 while IFS= read -r f; do weight_files+=("$f"); done < <(
   for f in "$PROGRAMS_DIR"/*.pt2 corpus/weights/*.pt2; do printf '%s\n' "$f"; done | LC_ALL=C sort)

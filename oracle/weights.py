@@ -1,5 +1,5 @@
 """The tensors of an exported program as PyTorch loads them: the oracle of
-``torchspec weights`` (``shared/weights-format.md``).
+``torchspec weights`` (``docs/weights-format.md``).
 
 Usage (from the repo root):
     .oracle/bin/python oracle/weights.py --sha256 P.pt2              # one line per tensor

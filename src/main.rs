@@ -181,7 +181,7 @@ enum Command {
         source: bool,
     },
     /// The tensors of an exported program's `ep.state_dict` and
-    /// `ep.constants`: one JSON line each (`shared/weights-format.md`), or a
+    /// `ep.constants`: one JSON line each (`docs/weights-format.md`), or a
     /// safetensors file.
     Weights {
         path: PathBuf,
@@ -524,7 +524,7 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `torchspec weights`: the lines of `shared/weights-format.md` on
+/// `torchspec weights`: the lines of `docs/weights-format.md` on
 /// stdout, or (`-o`) a safetensors file and a count on stderr.
 fn weights(
     path: &std::path::Path,

@@ -1,5 +1,5 @@
 //! `torchspec weights`: the tensors of an exported program as lines
-//! (`shared/weights-format.md`: what `oracle/weights.py --sha256` prints
+//! (`docs/weights-format.md`: what `oracle/weights.py --sha256` prints
 //! from `torch.export.load(p).state_dict` and `.constants`) and as a
 //! safetensors file (what `safetensors.torch.load_file` reads back equal).
 
@@ -31,7 +31,7 @@ fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// One line of `shared/weights-format.md`: kind, name, dtype, shape,
+/// One line of `docs/weights-format.md`: kind, name, dtype, shape,
 /// stride, storage offset, and the sha256 of `t.contiguous()` when
 /// `sha256` is set.
 pub fn tensor_line(t: &TensorView<'_>, sha256: bool) -> Result<Json> {
