@@ -37,7 +37,10 @@ fn archives(root: &Path) -> Result<Vec<std::path::PathBuf>> {
     }
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
     // A golden is named after its archive alone.
-    if let Some(w) = files.windows(2).find(|w| w[0].file_name() == w[1].file_name()) {
+    if let Some(w) = files
+        .windows(2)
+        .find(|w| w[0].file_name() == w[1].file_name())
+    {
         return Err(Error::new(format!(
             "`{}` and `{}` would share the golden `weights/{}.jsonl`: rename the one in `{WEIGHTS}`",
             w[0].display(),
@@ -66,9 +69,7 @@ fn read_lines(path: &Path) -> Result<Vec<Json>> {
 /// What the reference says of the archive: its lines, or the load error
 /// as a golden would hold it (`{"error": {"type", "message"}}`), or why it
 /// cannot tell (a refusal of its own: unsupported).
-fn ours(
-    loaded: &Result<ExportedProgram>,
-) -> std::result::Result<Vec<Json>, String> {
+fn ours(loaded: &Result<ExportedProgram>) -> std::result::Result<Vec<Json>, String> {
     let ep = match loaded {
         Ok(ep) => ep,
         Err(e) => {

@@ -63,7 +63,12 @@ fn weights_out_writes_a_safetensors_file_of_every_tensor() {
     let file = dir.join("w.safetensors");
     let program = "corpus/weights/weights-shared-storage.pt2";
     let out = weights(&[program, "-o", file.to_str().expect("utf-8 path")]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let bytes = std::fs::read(&file).expect("written");
     let st = safetensors::SafeTensors::deserialize(&bytes).expect("a safetensors file");
     let ep = torchspec::export::ExportedProgram::load_path(program.as_ref()).expect("loads");
@@ -72,7 +77,12 @@ fn weights_out_writes_a_safetensors_file_of_every_tensor() {
     for t in tensors.iter() {
         let view = st.tensor(t.name()).expect("each name once");
         assert_eq!(view.shape(), t.shape(), "{}", t.name());
-        assert_eq!(view.data(), &*t.to_contiguous().expect("bytes"), "{}", t.name());
+        assert_eq!(
+            view.data(),
+            &*t.to_contiguous().expect("bytes"),
+            "{}",
+            t.name()
+        );
     }
     // The lines: one per tensor, state dict first.
     let out = weights(&[program, "--sha256"]);

@@ -166,7 +166,9 @@ impl<R: Read + Seek> Pt2Archive<R> {
             return Err(Error::new(format!("entry `{full}` is encrypted")));
         }
         let Some(start) = file.data_start() else {
-            return Err(Error::new(format!("cannot find the data of entry `{full}`")));
+            return Err(Error::new(format!(
+                "cannot find the data of entry `{full}`"
+            )));
         };
         Ok(Some(EntryData {
             name: full,

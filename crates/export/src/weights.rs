@@ -41,9 +41,9 @@ use std::borrow::Cow;
 use torchspec_pyval::pyjson::PyInt;
 use torchspec_pyval::{Error, Result};
 
-use crate::archive::{ArchiveBytes, Pt2Archive};
 #[cfg(test)]
 use crate::archive::EntryData;
+use crate::archive::{ArchiveBytes, Pt2Archive};
 use crate::schema;
 
 /// `data/weights/`, where `torch.export.save` puts the state dict.
@@ -562,9 +562,8 @@ pub fn read_section<'a>(
         let Some((dtype, storage)) = files.get(&meta.path_name) else {
             return Err(Error::new(format!("no storage file `{}`", meta.path_name)));
         };
-        let view = as_strided(name, section, *dtype, storage, tm).map_err(|e| {
-            e.in_entry(&format!("{}{}", section.dir(), meta.path_name))
-        })?;
+        let view = as_strided(name, section, *dtype, storage, tm)
+            .map_err(|e| e.in_entry(&format!("{}{}", section.dir(), meta.path_name)))?;
         out.push(TensorView {
             is_param: section == Section::StateDict && meta.is_param,
             requires_grad: tm.requires_grad,
@@ -644,7 +643,10 @@ fn build_file_map<'a>(
                 Storage::Bytes(Cow::Owned(archive.read_entry(&record)?))
             }
         };
-        files.insert(meta.path_name.clone(), (dtype, std::sync::Arc::new(storage)));
+        files.insert(
+            meta.path_name.clone(),
+            (dtype, std::sync::Arc::new(storage)),
+        );
     }
     Ok(files)
 }
@@ -831,7 +833,10 @@ mod tests {
         let config = format!(r#"{{"config": {{"w": {entry}}}}}"#);
         for (name, bytes) in [
             ("archive/archive_format", &b"pt2"[..]),
-            ("archive/data/weights/model_weights_config.json", config.as_bytes()),
+            (
+                "archive/data/weights/model_weights_config.json",
+                config.as_bytes(),
+            ),
             ("archive/data/weights/weight_0", storage),
             (
                 "archive/data/constants/model_constants_config.json",
