@@ -11,7 +11,9 @@ tensor of ``ep.state_dict`` then of ``ep.constants`` (in their dicts'
 order): kind, name, dtype, shape, stride, storage offset and the sha256 of
 the bytes of ``t.contiguous()`` (row-major, each element's bytes as torch
 stores them). A program ``torch.export.load`` refuses is one line
-``{"error": {"type", "message"}}``. ``--goldens`` writes those lines for
+``{"error": {"type", "message"}}``, with ``"logged": {"type", "message"}``
+when ``torch.export.load`` logged the pt2 reader's RuntimeError before
+trying the pre-2.8 layout. ``--goldens`` writes those lines for
 each program to ``OUTDIR/NAME.jsonl`` (``oracle/regen-goldens.sh`` runs it
 on ``corpus/programs/`` and ``corpus/weights/``).
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -72,12 +75,35 @@ def tensor_line(kind: str, name: str, t: Any) -> dict[str, Any]:
     }
 
 
+class _Logged(logging.Handler):
+    """The exceptions logged on "torch.export": `torch.export.load` logs
+    load_pt2's RuntimeError (`exc_info=True`) before it tries the pre-2.8
+    layout, whose refusal is what it raises."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.excs: list[BaseException] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            self.excs.append(record.exc_info[1])
+
+
 def program_lines(path: str) -> list[dict[str, Any]]:
     torch = sys.modules["torch"]
+    logged = _Logged()
+    logger = logging.getLogger("torch.export")
+    logger.addHandler(logged)
     try:
         ep = torch.export.load(path)
     except Exception as e:  # the golden of a refused program
-        return [{"error": {"type": type(e).__name__, "message": str(e)}}]
+        line: dict[str, Any] = {"error": {"type": type(e).__name__, "message": str(e)}}
+        if logged.excs:
+            inner = logged.excs[-1]
+            line["logged"] = {"type": type(inner).__name__, "message": str(inner)}
+        return [line]
+    finally:
+        logger.removeHandler(logged)
     lines = []
     for kind, d in (("state_dict", ep.state_dict), ("constants", ep.constants)):
         for name, v in d.items():

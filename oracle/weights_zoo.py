@@ -13,16 +13,23 @@ that are not finite. Their goldens (``oracle/weights.py --goldens``, run by
 ``oracle/regen-goldens.sh``) are ``corpus/goldens/torch-2.15.0/weights/NAME.jsonl``,
 like those of the zoo's programs. Deterministic: values come from
 ``arange``, so re-running writes the same bytes. Written against the
-PyTorch API only, independently of the Rust reader. Names start with
+PyTorch API only, independently of the Rust reader. The archives of
+MALFORMED are a saved program with one change each (a storage offset past
+the end, a negative stride, a huge shape, a storage file cut short): the
+golden is the exception torch.export.load raises. Names start with
 ``weights-``: a golden is named after its archive, and the zoo's names are
 taken.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import sys
 import warnings
+import zipfile
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -128,6 +135,66 @@ class SharedStorage(nn.Module):
         return y + self.base[:2] + self.tail[:2]
 
 
+class Small(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(2, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x)
+
+
+def _edit(config: dict, name: str, key: str, value: Any) -> None:
+    config[name]["tensor_meta"][key] = value
+
+
+def _huge(meta: dict) -> None:
+    meta["sizes"] = [{"as_int": 2 ** 62}, {"as_int": 2 ** 62}]
+    meta["strides"] = [{"as_int": 1}, {"as_int": 1}]
+
+
+# Malformed archives: a saved `Small` with one change to its weights config
+# or to a storage file, so that torch.export.load refuses it (the golden is
+# its exception): a storage offset past the storage's end, a negative
+# stride, a shape whose storage size overflows, sizes and strides of
+# different lengths, a storage file cut short and one cut to a partial
+# element.
+MALFORMED = {
+    "weights-bad-offset": (lambda c: _edit(c, "fc.bias", "storage_offset", {"as_int": 5}), None),
+    "weights-bad-stride": (lambda c: _edit(c, "fc.bias", "strides", [{"as_int": -1}]), None),
+    "weights-bad-huge-shape": (lambda c: _huge(c["fc.bias"]["tensor_meta"]), None),
+    "weights-bad-rank": (lambda c: _edit(c, "fc.bias", "sizes", [{"as_int": 2}, {"as_int": 4}]),
+                         None),
+    "weights-truncated": (None, lambda data: data[:8]),
+    "weights-partial-element": (None, lambda data: data[:6]),
+}
+
+
+def write_malformed(name: str, path: str) -> None:
+    """`Small` saved, then rewritten entry by entry (same names, dates and
+    order, stored) with the change of MALFORMED[name] applied."""
+    edit_config, edit_storage = MALFORMED[name]
+    torch.manual_seed(0)
+    ep = torch.export.export(Small(), (torch.ones(1, 2),))
+    buffer = io.BytesIO()
+    torch.export.save(ep, buffer)
+    zin = zipfile.ZipFile(buffer)
+    config_name = next(n for n in zin.namelist() if n.endswith("/data/weights/model_weights_config.json"))
+    config = json.loads(zin.read(config_name))["config"]
+    storage_name = config_name.rsplit("/", 1)[0] + "/" + config["fc.bias"]["path_name"]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename == config_name and edit_config is not None:
+                doc = json.loads(data)
+                edit_config(doc["config"])
+                data = json.dumps(doc).encode()
+            if info.filename == storage_name and edit_storage is not None:
+                data = edit_storage(data)
+            out = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+            zout.writestr(out, data)
+
+
 ENTRIES = {
     "weights-dtypes": lambda: (Dtypes(), (torch.ones(2, 2),)),
     "weights-complex-wide": lambda: (WideComplex(), (torch.ones(2, 2),)),
@@ -136,12 +203,16 @@ ENTRIES = {
 
 
 def main(argv: list[str]) -> int:
-    wanted = set(argv) or set(ENTRIES)
-    unknown = wanted - set(ENTRIES)
+    wanted = set(argv) or set(ENTRIES) | set(MALFORMED)
+    unknown = wanted - set(ENTRIES) - set(MALFORMED)
     if unknown:
         print(f"weights_zoo.py: unknown program(s) {sorted(unknown)}", file=sys.stderr)
         return 2
     os.makedirs(OUT_DIR, exist_ok=True)
+    for name in MALFORMED:
+        if name in wanted:
+            print(f"write {name}", file=sys.stderr)
+            write_malformed(name, os.path.join(OUT_DIR, name + ".pt2"))
     for name, make in ENTRIES.items():
         if name not in wanted:
             continue

@@ -81,7 +81,28 @@ fn ours(loaded: &Result<ExportedProgram>) -> std::result::Result<Vec<Json>, Stri
             }
         }
     };
-    crate::weights::lines(ep, true).map_err(|e| e.to_string())
+    match crate::weights::lines(ep, true) {
+        Ok(lines) => Ok(lines),
+        Err(e) => {
+            // Where `torch.export.load` itself would raise (it reads every
+            // tensor), the golden is that exception.
+            let (e, logged) = match &ep.archive {
+                Some(bytes) => crate::export::weights::torch_export_load_error(bytes, e),
+                None => (e, None),
+            };
+            let Some(t) = &e.exception else {
+                return Err(e.to_string());
+            };
+            let mut line = serde_json::json!({"error": {"type": t, "message": e.message}});
+            if let Some(inner) = logged {
+                line["logged"] = serde_json::json!({
+                    "type": inner.exception.unwrap_or_default(),
+                    "message": inner.message,
+                });
+            }
+            Ok(vec![line])
+        }
+    }
 }
 
 fn render(lines: &[Json]) -> String {

@@ -574,6 +574,23 @@ pub fn read_section<'a>(
     Ok(out)
 }
 
+/// What `torch.export.load` raises where reading the tensors of `archive`
+/// raised `e`, and the exception it logged before: `load_pt2`'s
+/// `RuntimeError` is caught and logged (`e`), and the archive is read as
+/// the pre-2.8 layout, whose refusal is what `torch.export.load` raises;
+/// any other exception comes through, nothing logged. (An archive that is
+/// both layouts would load the pre-2.8 program instead: `e` is returned,
+/// the reference does not model it.)
+pub fn torch_export_load_error(archive: &[u8], e: Error) -> (Error, Option<Error>) {
+    if e.exception.as_deref() != Some("RuntimeError") {
+        return (e, None);
+    }
+    match crate::archive::read_legacy_program(archive) {
+        Err(legacy) => (legacy, Some(e)),
+        Ok(_) => (e, None),
+    }
+}
+
 fn read_config(bytes: &[u8]) -> Result<schema::PayloadConfig> {
     let text = schema::decode_utf8(bytes)?;
     let doc = torchspec_pyval::pyjson::loads(text)?;
