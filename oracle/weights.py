@@ -32,6 +32,7 @@ Rust reader.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import logging
@@ -58,9 +59,11 @@ def import_torch() -> Any:
 def contiguous_bytes(t: Any) -> bytes:
     torch = sys.modules["torch"]
     c = t.detach().cpu().clone(memory_format=torch.contiguous_format)
-    data = bytes(c.untyped_storage())
-    assert len(data) == c.numel() * c.element_size(), "a fresh contiguous storage"
-    return data
+    n = c.numel() * c.element_size()
+    assert c.untyped_storage().nbytes() == n, "a fresh contiguous storage"
+    # As torch's own _get_raw_tensor_bytes reads a storage (bytes() of an
+    # UntypedStorage goes element by element).
+    return ctypes.string_at(c.data_ptr(), n) if n else b""
 
 
 def tensor_line(kind: str, name: str, t: Any) -> dict[str, Any]:
