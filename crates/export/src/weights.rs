@@ -629,6 +629,12 @@ fn build_file_map<'a>(
         let storage = if data.size == 0 {
             // `torch.zeros(deserialize_size(tensor_meta.sizes))`.
             let sizes = ints(&tm.sizes)?;
+            if sizes.iter().any(|&s| s < 0) {
+                return Err(Error::python(
+                    "RuntimeError",
+                    "zeros: Dimension size must be non-negative.",
+                ));
+            }
             let numel = checked_numel(&sizes)
                 .and_then(|n| n.checked_mul(dtype.itemsize()))
                 .ok_or_else(|| {
@@ -924,6 +930,22 @@ mod tests {
         // `_build_file_map`: `torch.zeros(size)` for a record of no bytes.
         let got = read(archive(&meta(F32, &[2, 2], &[1, 2], 0), &[], true));
         assert_eq!(got.expect("zeros"), vec![0u8; 16]);
+        // Never allocated: a huge shape is torch.zeros' refusal, a
+        // negative one too.
+        let huge = 1i64 << 62;
+        let got = read(archive(&meta(F32, &[huge, huge], &[1, 1], 0), &[], true));
+        assert_eq!(
+            got,
+            Err("RuntimeError: Storage size calculation overflowed with sizes=[4611686018427387904, 4611686018427387904]".into())
+        );
+        let got = read(archive(&meta(F32, &[2, -3], &[1, 1], 0), &[], true));
+        assert_eq!(
+            got,
+            Err("RuntimeError: zeros: Dimension size must be non-negative.".into())
+        );
+        // Zeros of 8 GB: the view is made, its copy is refused.
+        let got = read(archive(&meta(F32, &[1 << 31], &[1], 0), &[], true));
+        assert!(got.is_err_and(|e| e.contains("over the 1073741824-byte limit")));
     }
 
     #[test]
