@@ -4,7 +4,8 @@
 # corpus/programs/NAME.pt2 -> corpus/goldens/torch-2.15.0/programs/NAME.jsonl (the program
 # report as loaded and after each pass pipeline), NAME.probes.jsonl and NAME.derived-probes.jsonl
 # (the input probes corpus/programs/NAME.probes.jsonl, written by oracle/zoo.py, and
-# NAME.derived-probes.jsonl, written by `torchspec probes`, run through ep.module()).
+# NAME.derived-probes.jsonl, written by `torchspec probes`, run through ep.module()), and the
+# tensors of corpus/programs/*.pt2 and corpus/weights/*.pt2 -> .../weights/NAME.jsonl.
 #
 # Usage (from any directory):
 #   oracle/regen-goldens.sh [--torch X] [--programs-only | --cases-only]
@@ -180,6 +181,10 @@ meta = {
                           ["remove-runtime-assertions", "add-inline-constraint-assertions"],
                           ["common-getitem-elimination"], ["remove-unnecessary-copy"]],
     "programs": programs,
+    "weights_capture": f"{py} oracle/weights.py --goldens "
+                       f"corpus/goldens/torch-{want}/weights corpus/programs/NAME.pt2 "
+                       "corpus/weights/NAME.pt2 ... (`weights.py --sha256 NAME.pt2` "
+                       "for one)",
 }
 with open(out, "w", encoding="utf-8") as f:
     f.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
@@ -230,6 +235,25 @@ elif [[ ${#program_files[@]} -gt 0 ]]; then
 fi
 rm -f "$tmp/.capture.err"
 
+# Weights goldens: the tensors of each zoo program and of the weights corpus
+# (corpus/weights/NAME.pt2, oracle/weights_zoo.py) as torch.export.load
+# gives them -> $GOLDENS_DIR/weights/NAME.jsonl (docs/weights-format.md).
+weight_files=()
+while IFS= read -r f; do weight_files+=("$f"); done < <(
+  for f in "$PROGRAMS_DIR"/*.pt2 corpus/weights/*.pt2; do printf '%s\n' "$f"; done | LC_ALL=C sort)
+mkdir -p "$tmp/weights"
+if [[ $cases_only == 1 ]]; then
+  for g in "$GOLDENS_DIR"/weights/*.jsonl; do cp "$g" "$tmp/weights/"; done
+elif [[ ${#weight_files[@]} -gt 0 ]]; then
+  echo "capture the tensors of ${#weight_files[@]} archive(s)" >&2
+  if ! "$PY" oracle/weights.py --goldens "$tmp/weights" "${weight_files[@]}" 2>"$tmp/.weights.err"; then
+    cat "$tmp/.weights.err" >&2
+    echo "regen-goldens: weights capture failed; goldens left unchanged" >&2
+    exit 1
+  fi
+fi
+rm -f "$tmp/.weights.err"
+
 # Pytree goldens are not case files: oracle/pytree_cases.py builds its
 # TreeSpecs in PyTorch and writes them with their str/dumps/errors.
 mkdir -p "$tmp/pytree"
@@ -278,6 +302,11 @@ if [[ ${#captured[@]} -gt 0 ]]; then
 fi
 mkdir -p "$GOLDENS_DIR/pytree"
 cp "$tmp"/pytree/* "$GOLDENS_DIR"/pytree/
+rm -rf "$GOLDENS_DIR/weights"
+captured=("$tmp"/weights/*)
+if [[ ${#captured[@]} -gt 0 ]]; then
+  mkdir -p "$GOLDENS_DIR/weights"; cp "${captured[@]}" "$GOLDENS_DIR"/weights/
+fi
 captured=("$tmp"/programs/*)
 if [[ ${#captured[@]} -gt 0 ]]; then cp "${captured[@]}" "$GOLDENS_DIR"/programs/; fi
 echo "wrote ${#case_files[@]} case golden(s), ${#program_files[@]} program golden(s) and METADATA.json to $GOLDENS_DIR" >&2

@@ -21,3 +21,4 @@ pub mod drift;
 pub mod live;
 pub mod repro;
 pub mod testing;
+pub mod weights;

@@ -191,6 +191,23 @@ enum Command {
         #[arg(long)]
         source: bool,
     },
+    /// The tensors of an exported program's `ep.state_dict` and
+    /// `ep.constants`: one JSON line each (`docs/weights-format.md`), or a
+    /// safetensors file.
+    Weights {
+        path: PathBuf,
+        /// Add the sha256 of the bytes of each tensor's `contiguous()`.
+        #[arg(long)]
+        sha256: bool,
+        /// Write the tensors to this safetensors file instead of printing
+        /// lines.
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
+        /// What the loading process registered beyond `import torch`
+        /// (`oracle/registrations.py` writes the file).
+        #[arg(long)]
+        registrations: Option<PathBuf>,
+    },
     /// Print the Rust wire types generated from torch's export schema.yaml
     /// (`> crates/export/src/schema/generated.rs`).
     SchemaGen {
@@ -304,6 +321,15 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
                 None => torchspec::codegen::SCHEMA_YAML.to_string(),
             };
             let _ = write!(out, "{}", torchspec::codegen::generate(&yaml)?);
+        }
+        Command::Weights {
+            path,
+            sha256,
+            out: file,
+            registrations,
+        } => {
+            let regs = read_registrations(registrations.as_deref())?;
+            weights(&path, sha256, file.as_deref(), &regs, &mut out)?;
         }
         Command::Program {
             path,
@@ -536,6 +562,30 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
     }
     let _ = out.flush();
     Ok(ExitCode::SUCCESS)
+}
+
+/// `torchspec weights`: the lines of `docs/weights-format.md` on
+/// stdout, or (`-o`) a safetensors file and a count on stderr.
+fn weights(
+    path: &std::path::Path,
+    sha256: bool,
+    out: Option<&std::path::Path>,
+    regs: &std::sync::Arc<torchspec::export::registrations::Registrations>,
+    w: &mut impl Write,
+) -> torchspec::Result<()> {
+    let mode = torchspec::export::schema::Mode::Default;
+    let ep = torchspec::export::ExportedProgram::load_path_in(path, mode, regs)?;
+    let in_file = |e: torchspec::Error| e.in_file(path);
+    if let Some(file) = out {
+        let tensors = ep.tensors().map_err(in_file)?;
+        let n = torchspec::weights::write_safetensors(&tensors, file)?;
+        eprintln!("wrote {n} tensor(s) to {}", file.display());
+        return Ok(());
+    }
+    for line in torchspec::weights::lines(&ep, sha256).map_err(in_file)? {
+        let _ = writeln!(w, "{line}");
+    }
+    Ok(())
 }
 
 /// `--registrations FILE`, or a plain `import torch`.

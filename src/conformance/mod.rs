@@ -16,6 +16,7 @@ use crate::live::shard::Shard;
 pub mod programs;
 pub mod pytree;
 pub mod schema;
+pub mod weights;
 
 /// The torch version this reference targets.
 pub const TARGET_TORCH: &str = "2.15.0";
@@ -503,6 +504,7 @@ fn run_against(root: &Path, goldens: &str, shard: Shard) -> Result<Report> {
     programs::run(root, goldens, &allow, &mut program_rows)?;
     pytree::rows(root, goldens, &allow, &mut program_rows)?;
     schema::rows(root, &allow, &mut program_rows)?;
+    weights::rows(root, goldens, &allow, &mut program_rows)?;
     for c in program_rows {
         if !seen.insert(c.id.clone()) {
             return Err(Error::new(format!(

@@ -144,6 +144,16 @@ pub fn program(data: &[u8]) {
             let _ = checker.check(probe).to_json(&probe.id);
         }
     }
+    // Its tensors: each view streamed whole (the bounds `as_strided`
+    // checked hold for every element), or an error.
+    if let Ok(tensors) = ep.tensors() {
+        for t in tensors.iter() {
+            let mut seen = 0usize;
+            if t.for_each_chunk(|c| seen += c.len()).is_ok() {
+                assert_eq!(Ok(seen), t.nbytes().map_err(|_| ()), "`{}`", t.name());
+            }
+        }
+    }
     // Serialized as torch.export.save would (as loaded, and after DCE): an
     // error or JSON the schema reader takes back.
     let mut programs = vec![ep.clone()];

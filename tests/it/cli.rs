@@ -46,3 +46,77 @@ fn results_come_one_per_case_in_order() {
         .collect();
     assert_eq!(ids, ["a", "b"]);
 }
+
+fn weights(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_torchspec"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("weights")
+        .args(args)
+        .output()
+        .expect("torchspec runs")
+}
+
+#[test]
+fn weights_out_writes_a_safetensors_file_of_every_tensor() {
+    let dir = std::env::temp_dir().join(format!("torchspec-weights-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("w.safetensors");
+    let program = "corpus/weights/weights-shared-storage.pt2";
+    let out = weights(&[program, "-o", file.to_str().expect("utf-8 path")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&file).expect("written");
+    let st = safetensors::SafeTensors::deserialize(&bytes).expect("a safetensors file");
+    let ep = torchspec::export::ExportedProgram::load_path(program.as_ref()).expect("loads");
+    let tensors = ep.tensors().expect("tensors");
+    assert_eq!(st.len(), tensors.iter().count());
+    for t in tensors.iter() {
+        let view = st.tensor(t.name()).expect("each name once");
+        assert_eq!(view.shape(), t.shape(), "{}", t.name());
+        assert_eq!(
+            view.data(),
+            &*t.to_contiguous().expect("bytes"),
+            "{}",
+            t.name()
+        );
+    }
+    // The lines: one per tensor, state dict first.
+    let out = weights(&[program, "--sha256"]);
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let kinds: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("JSON");
+            assert_eq!(v["sha256"].as_str().map(str::len), Some(64), "{l}");
+            v["kind"].as_str().expect("kind").to_string()
+        })
+        .collect();
+    assert_eq!(kinds.len(), tensors.iter().count());
+    let first_constant = kinds.iter().position(|k| k == "constants");
+    let first_constant = first_constant.expect("the program has constants");
+    assert!(kinds[..first_constant].iter().all(|k| k == "state_dict"));
+    assert!(kinds[first_constant..].iter().all(|k| k == "constants"));
+}
+
+#[test]
+fn weights_out_refuses_a_dtype_safetensors_has_not() {
+    let dir = std::env::temp_dir().join(format!("torchspec-weights-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("c.safetensors");
+    let out = weights(&[
+        "corpus/weights/weights-complex-wide.pt2",
+        "-o",
+        file.to_str().expect("utf-8 path"),
+    ]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`b_complex32` is torch.complex32, which safetensors has no dtype for"),
+        "{err}"
+    );
+    assert!(!file.exists(), "nothing written");
+}

@@ -22,7 +22,7 @@ fn copy(root: &Path, rel: &str) {
 }
 
 /// A corpus root holding no case file, the zoo program `odd-names` with its
-/// goldens, the pytree goldens, the schema cases and `allow` as allow-list.
+/// goldens (report, probes, serialized bytes, weights), the pytree goldens, the schema cases and `allow` as allow-list.
 fn scratch(tag: &str, allow: &str) -> PathBuf {
     let root =
         std::env::temp_dir().join(format!("torchspec-verdicts-{tag}-{}", std::process::id()));
@@ -36,6 +36,7 @@ fn scratch(tag: &str, allow: &str) -> PathBuf {
             &format!("{GOLDENS}/programs/{PROGRAM}{suffix}.jsonl"),
         );
     }
+    copy(&root, &format!("{GOLDENS}/weights/{PROGRAM}.jsonl"));
     copy(&root, &format!("{GOLDENS}/pytree/treespecs.jsonl"));
     copy(&root, conformance::schema::SCHEMA_CASES);
     std::fs::write(root.join(conformance::ALLOW_LIST), allow).unwrap();
@@ -225,6 +226,14 @@ fn a_missing_golden_file_is_a_failing_row() {
         assert_eq!(report.failures().len(), 1, "{:?}", report.failures());
         let _ = std::fs::remove_dir_all(&root);
     }
+    let root = scratch("missing-weights", &known_exceptions());
+    std::fs::remove_file(root.join(format!("{GOLDENS}/weights/{PROGRAM}.jsonl"))).unwrap();
+    let report = run(&root);
+    let missing = row(&report, "odd-names#weights");
+    assert_eq!(missing.verdict, Verdict::MissingGolden);
+    assert_eq!(missing.category, "weights sha256");
+    assert_eq!(report.failures().len(), 1, "{:?}", report.failures());
+    let _ = std::fs::remove_dir_all(&root);
     let root = scratch("missing-pytree", &known_exceptions());
     std::fs::remove_file(root.join(format!("{GOLDENS}/pytree/treespecs.jsonl"))).unwrap();
     std::fs::remove_file(root.join(conformance::schema::SCHEMA_CASES)).unwrap();

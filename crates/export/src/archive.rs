@@ -149,6 +149,42 @@ impl<R: Read + Seek> Pt2Archive<R> {
         }
     }
 
+    /// Where the bytes of entry `name` (relative to the root) lie in the
+    /// archive, without reading them: `None` when there is no such entry.
+    /// The range is checked against nothing here; [`EntryData::slice`]
+    /// checks it against the archive's bytes.
+    pub fn entry_data(&mut self, name: &str) -> Result<Option<EntryData>> {
+        let full = format!("{}/{name}", self.root);
+        let Some(index) = self.zip.index_for_name(&full) else {
+            return Ok(None);
+        };
+        let file = self
+            .zip
+            .by_index_raw(index)
+            .map_err(|e| Error::new(format!("cannot read entry `{full}`: {e}")))?;
+        if file.encrypted() {
+            return Err(Error::new(format!("entry `{full}` is encrypted")));
+        }
+        let Some(start) = file.data_start() else {
+            return Err(Error::new(format!(
+                "cannot find the data of entry `{full}`"
+            )));
+        };
+        Ok(Some(EntryData {
+            name: full,
+            start,
+            compressed_size: file.compressed_size(),
+            size: file.size(),
+            stored: file.compression() == zip::CompressionMethod::Stored,
+        }))
+    }
+
+    /// The bytes of entry `name` decompressed, at most [`MAX_ENTRY_BYTES`]
+    /// (as [`Self::read_entry`]); `None` when there is no such entry.
+    pub fn read_entry_if_present(&mut self, name: &str) -> Result<Option<Vec<u8>>> {
+        read_bounded(&mut self.zip, &format!("{}/{name}", self.root))
+    }
+
     /// The names of the programs under `models/` (`model` for `models/model.json`).
     pub fn model_names(&self) -> Vec<String> {
         self.entries()
@@ -191,6 +227,49 @@ impl<R: Read + Seek> Pt2Archive<R> {
             return Ok(None);
         }
         self.read_entry(&name).map(Some)
+    }
+}
+
+/// Where an entry's data lies in the archive ([`Pt2Archive::entry_data`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryData {
+    /// The entry's full name (with the root folder).
+    pub name: String,
+    /// The offset of its (possibly compressed) data in the archive.
+    pub start: u64,
+    /// The bytes its data takes in the archive.
+    pub compressed_size: u64,
+    /// Its size once decompressed: the record size PyTorch's reader gives.
+    pub size: u64,
+    /// Whether it is stored (not compressed): only then is its data a
+    /// slice of the archive.
+    pub stored: bool,
+}
+
+impl EntryData {
+    /// The entry's data in `archive` (the bytes it was found in), for a
+    /// stored entry: `start + size` is checked against the archive's length
+    /// without overflow, so a lying header is an error, never a panic.
+    pub fn slice<'a>(&self, archive: &'a [u8]) -> Result<&'a [u8]> {
+        if !self.stored || self.compressed_size != self.size {
+            return Err(Error::new(format!(
+                "entry `{}` is compressed: only a stored entry is a slice of the archive",
+                self.name
+            )));
+        }
+        let end = self.start.checked_add(self.size);
+        match end {
+            Some(end) if end <= archive.len() as u64 => {
+                Ok(&archive[self.start as usize..end as usize])
+            }
+            _ => Err(Error::new(format!(
+                "entry `{}` declares {} bytes at offset {}, past the end of the {}-byte archive",
+                self.name,
+                self.size,
+                self.start,
+                archive.len()
+            ))),
+        }
     }
 }
 

@@ -25,6 +25,7 @@ pub mod signature;
 pub mod srepr;
 pub mod sympify;
 pub mod verify;
+pub mod weights;
 
 use std::path::Path;
 
@@ -307,6 +308,29 @@ impl ExportedProgram {
         };
         let json = self.to_json()?;
         serialize::pt2::write_pt2(input, root, json.as_bytes())
+    }
+
+    /// `ep.state_dict` and `ep.constants` as views over the archive's
+    /// bytes ([`weights`]): nothing is copied. A program loaded from its
+    /// JSON has no tensors, and a pre-2.8 archive's are pickled.
+    pub fn tensors(&self) -> Result<weights::Tensors<'_>> {
+        match &self.archive {
+            Some(bytes) => weights::Tensors::read(bytes, "model"),
+            None => Err(Error::new(
+                "no tensors to read: the program was loaded from its JSON alone or from a \
+                 pre-2.8 archive, whose state dict and constants are pickled",
+            )),
+        }
+    }
+
+    /// `ep.state_dict`'s tensors, in the weights config's order.
+    pub fn state_dict_tensors(&self) -> Result<Vec<weights::TensorView<'_>>> {
+        Ok(self.tensors()?.state_dict)
+    }
+
+    /// `ep.constants`' tensors, in the constants config's order.
+    pub fn constants_tensors(&self) -> Result<Vec<weights::TensorView<'_>>> {
+        Ok(self.tensors()?.constants)
     }
 
     /// The program report (`shared/program-report.md`).

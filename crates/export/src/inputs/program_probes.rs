@@ -326,7 +326,9 @@ fn leaves(ep: &ExportedProgram, values: &mut BTreeMap<String, i64>) -> Option<Ve
             Argument::AsTensor(t) => {
                 let (_, meta) = graph.tensor_values.iter().find(|(k, _)| *k == t.name)?;
                 let dims = meta.sizes.iter().map(|s| dim_of(s, values)).collect();
-                let dtype = crate::load::dtype_name(meta.dtype.value())
+                let dtype = crate::load::enum_key(&meta.dtype, |d| d.value())
+                    .ok()
+                    .and_then(crate::load::dtype_name)
                     .unwrap_or("torch.float32")
                     .trim_start_matches("torch.")
                     .to_string();
