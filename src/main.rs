@@ -49,47 +49,7 @@ enum Command {
     /// Differential fuzzing against PyTorch: generated cases checked live
     /// against a pool of `oracle/capture.py --serve` workers; divergences
     /// shrunk, deduplicated and kept in `corpus/regressions/`.
-    Fuzz {
-        /// Run against the live oracle (the only mode).
-        #[arg(long, required = true)]
-        live: bool,
-        /// Stop after this many cases.
-        #[arg(long)]
-        count: Option<u64>,
-        /// Stop after this many seconds.
-        #[arg(long, value_name = "SECONDS")]
-        time: Option<f64>,
-        /// Oracle worker processes (one Rust thread each).
-        #[arg(long, default_value_t = 2)]
-        jobs: usize,
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Only this shard of the seed's cases (index mod n).
-        #[arg(long, value_name = "K/N")]
-        shard: Option<Shard>,
-        /// Continue where the state file says the last run stopped.
-        #[arg(long)]
-        resume: bool,
-        /// The state file (position, totals, signatures seen).
-        #[arg(long, default_value = "target/live/state.json")]
-        state: PathBuf,
-        /// The repository root (holding `corpus/` and `oracle/`).
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
-        /// The Python with PyTorch.
-        #[arg(long, default_value = ".oracle/bin/python")]
-        python: PathBuf,
-        /// Seconds an oracle worker may take on one case before it is
-        /// killed, restarted and the case reported.
-        #[arg(long, default_value_t = 20.0)]
-        timeout: f64,
-        /// Oracle round trips a shrink may take.
-        #[arg(long, default_value_t = 400)]
-        shrink_budget: usize,
-        /// No progress bar (a status line every 30 s instead).
-        #[arg(long)]
-        no_progress: bool,
-    },
+    Fuzz(FuzzArgs),
     /// Which goldens changed between two torch versions' golden sets,
     /// classified, with a minimal example and a `python -c` one-liner per
     /// class (markdown on stdout).
@@ -222,6 +182,50 @@ enum Command {
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `torchspec fuzz --live`'s options.
+#[derive(clap::Args)]
+struct FuzzArgs {
+    /// Run against the live oracle (the only mode).
+    #[arg(long, required = true)]
+    live: bool,
+    /// Stop after this many cases.
+    #[arg(long)]
+    count: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    time: Option<f64>,
+    /// Oracle worker processes (one Rust thread each).
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Only this shard of the seed's cases (index mod n).
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
+    /// Continue where the state file says the last run stopped.
+    #[arg(long)]
+    resume: bool,
+    /// The state file (position, totals, signatures seen).
+    #[arg(long, default_value = "target/live/state.json")]
+    state: PathBuf,
+    /// The repository root (holding `corpus/` and `oracle/`).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// The Python with PyTorch.
+    #[arg(long, default_value = ".oracle/bin/python")]
+    python: PathBuf,
+    /// Seconds an oracle worker may take on one case before it is
+    /// killed, restarted and the case reported.
+    #[arg(long, default_value_t = 20.0)]
+    timeout: f64,
+    /// Oracle round trips a shrink may take.
+    #[arg(long, default_value_t = 400)]
+    shrink_budget: usize,
+    /// No progress bar (a status line every 30 s instead).
+    #[arg(long)]
+    no_progress: bool,
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(code) => code,
@@ -257,71 +261,26 @@ fn write_probes(
     Ok(())
 }
 
+/// One function per subcommand; each writes to `out` and says how to exit.
 fn run(cli: Cli) -> torchspec::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    match cli.command {
-        Command::Eval { file } => {
-            eval_file(&file, &mut out)?;
-        }
-        Command::Repro { file, id, source } => {
-            let mut found = false;
-            torchspec::case::file::each_case_in(&file, |line, case| {
-                if id.as_deref().is_some_and(|want| want != case.id) {
-                    return Ok(());
-                }
-                found = true;
-                match torchspec::repro::python_one_liner(&case) {
-                    Ok(src) if source => {
-                        let _ = writeln!(out, "{src}");
-                    }
-                    Ok(src) => {
-                        let _ = writeln!(out, "{}", torchspec::repro::python_c_of(&src));
-                    }
-                    Err(e) => eprintln!("{}:{line}: `{}`: {e}", file.display(), case.id),
-                }
-                Ok(())
-            })?;
-            if let (Some(want), false) = (&id, found) {
-                return Err(torchspec::Error::new(format!("no case `{want}`")).in_file(&file));
-            }
-        }
+    let code = match cli.command {
+        Command::Eval { file } => eval_file(&file, &mut out).map(|_| ExitCode::SUCCESS)?,
+        Command::Repro { file, id, source } => repro(&file, id.as_deref(), source, &mut out)?,
         Command::CheckInputs {
             program,
             probes,
             registrations,
-        } => {
-            let regs = read_registrations(registrations.as_deref())?;
-            let ep = torchspec::export::ExportedProgram::load_path_in(
-                &program,
-                torchspec::export::schema::Mode::Default,
-                &regs,
-            )?;
-            let lines = torchspec::export::inputs::probe::read_probes_in(&probes, &regs)?;
-            let mut bad = 0usize;
-            for line in torchspec::export::inputs::check_probe_lines(&ep, &lines) {
-                bad += usize::from(line.get("bad_probe").is_some());
-                let _ = writeln!(out, "{line}");
-            }
-            if bad > 0 {
-                let _ = out.flush();
-                return Err(torchspec::Error::new(format!(
-                    "{bad} probe line(s) could not be read (see their bad_probe results)"
-                ))
-                .in_file(&probes));
-            }
-        }
+        } => check_inputs(&program, &probes, registrations.as_deref(), &mut out)?,
         Command::Probes {
             program,
             registrations,
-        } => write_probes(&program, registrations.as_deref(), &mut out)?,
-        Command::SchemaGen { schema } => {
-            let yaml = match schema {
-                Some(p) => std::fs::read_to_string(&p).map_err(|e| torchspec::Error::io(&p, e))?,
-                None => torchspec::codegen::SCHEMA_YAML.to_string(),
-            };
-            let _ = write!(out, "{}", torchspec::codegen::generate(&yaml)?);
+        } => {
+            write_probes(&program, registrations.as_deref(), &mut out)?;
+            ExitCode::SUCCESS
         }
+        Command::SchemaGen { schema } => schema_gen(schema.as_deref(), &mut out)?,
         Command::Weights {
             path,
             sha256,
@@ -330,119 +289,31 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
         } => {
             let regs = read_registrations(registrations.as_deref())?;
             weights(&path, sha256, file.as_deref(), &regs, &mut out)?;
+            ExitCode::SUCCESS
         }
         Command::Program {
             path,
             strict,
             registrations,
-        } => {
-            let mode = if strict {
-                torchspec::export::schema::Mode::Strict
-            } else {
-                torchspec::export::schema::Mode::Default
-            };
-            let regs = read_registrations(registrations.as_deref())?;
-            let ep = torchspec::export::ExportedProgram::load_path_in(&path, mode, &regs)?;
-            let _ = writeln!(out, "{}", ep.report());
-            if !ep.diagnostics.is_empty() {
-                let _ = out.flush();
-                for d in &ep.diagnostics {
-                    eprintln!("{}: {d}", path.display());
-                }
-                return Ok(ExitCode::FAILURE);
-            }
-        }
+        } => program(&path, strict, registrations.as_deref(), &mut out)?,
         Command::Transform {
             path,
             passes,
             out: out_path,
             registrations,
-        } => {
-            let regs = read_registrations(registrations.as_deref())?;
-            let ep = torchspec::export::ExportedProgram::load_path_in(
-                &path,
-                torchspec::export::schema::Mode::Default,
-                &regs,
-            )?;
-            // Refuse an output name before any work, as a usage error.
-            let format = match &out_path {
-                Some(o) => Some(torchspec::export::serialize::OutFormat::of(o)?),
-                None => None,
-            };
-            let (report, result) = match torchspec::export::passes::transform(&ep, &passes) {
-                Ok(t) => (t.report(), Some(t)),
-                Err(torchspec::export::passes::PassError::Python(e)) => (
-                    serde_json::json!({"error": {"type": e.type_name, "message": e.message}}),
-                    None,
-                ),
-                Err(torchspec::export::passes::PassError::Unsupported(why)) => {
-                    return Err(torchspec::Error::new(format!(
-                        "unsupported by the reference: {why}"
-                    )))
-                }
-            };
-            let _ = writeln!(out, "{report}");
-            if let (Some(o), Some(format)) = (out_path, format) {
-                let Some(t) = result else {
-                    return Err(torchspec::Error::new(format!(
-                        "cannot write `{}`: a pass raised in PyTorch, so there is no program to write",
-                        o.display()
-                    )));
-                };
-                let bytes = torchspec::export::serialize::write_bytes(&t, &o, format)?;
-                std::fs::write(&o, bytes).map_err(|e| torchspec::Error::io(&o, e))?;
-            }
-        }
-        Command::Fuzz {
-            live: _,
-            count,
-            time,
-            jobs,
-            seed,
-            shard,
-            resume,
-            state,
-            root,
-            python,
-            timeout,
-            shrink_budget,
-            no_progress,
-        } => {
-            use std::io::IsTerminal;
-            let secs = |s: f64, what: &str| {
-                std::time::Duration::try_from_secs_f64(s)
-                    .map_err(|_| torchspec::Error::new(format!("--{what} {s}: not a duration")))
-            };
-            let cfg = torchspec::live::Config {
-                oracle: torchspec::live::oracle::OracleCommand {
-                    python: if python.is_relative() && !python.exists() {
-                        root.join(&python)
-                    } else {
-                        python
-                    },
-                    capture: root.join("oracle/capture.py"),
-                    log: None,
-                    timeout: secs(timeout, "timeout")?,
-                    startup_timeout: std::time::Duration::from_secs(600),
-                },
-                root,
-                seed,
-                count,
-                time: time.map(|t| secs(t, "time")).transpose()?,
-                jobs,
-                shard: shard.unwrap_or(Shard::ALL),
-                state,
-                resume,
-                shrink_budget,
-                progress: !no_progress && std::io::stderr().is_terminal(),
-            };
-            let summary = torchspec::live::run(&cfg)?;
-            let _ = write!(out, "{}", summary.render());
-        }
+        } => transform(
+            &path,
+            &passes,
+            out_path.as_deref(),
+            registrations.as_deref(),
+            &mut out,
+        )?,
+        Command::Fuzz(args) => fuzz(args, &mut out)?,
         Command::Packets { root } => {
             for name in torchspec::live::regress::rewrite_packets(&root)? {
                 let _ = writeln!(out, "rewrote corpus/regressions/packets/{name}.md");
             }
+            ExitCode::SUCCESS
         }
         Command::Drift {
             a,
@@ -450,117 +321,324 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
             root,
             html,
             json,
-        } => {
-            let report = torchspec::drift::compare(&root, &a, &b)?;
-            if json {
-                let _ = writeln!(out, "{}", report.to_json());
-            } else {
-                let _ = write!(out, "{}", report.markdown());
-            }
-            if let Some(path) = html {
-                std::fs::write(&path, report.html()).map_err(|e| {
-                    torchspec::Error::new(format!("cannot write: {e}")).in_file(&path)
-                })?;
-            }
-        }
+        } => drift(&root, (&a, &b), html.as_deref(), json, &mut out)?,
         Command::Check {
             root,
             verbose,
             shard,
             torch,
-        } => {
-            let shard = shard.unwrap_or(Shard::ALL);
-            let matrix = torch.as_deref().filter(|v| *v != conformance::TARGET_TORCH);
-            let mut report = match matrix {
-                Some(v) => conformance::run_matrix(&root, v)?,
-                None => conformance::run_shard(&root, shard)?,
-            };
-            report.cases.retain(|c| shard.has_id(&c.id));
-            if let Some(v) = matrix {
-                let drift = report.totals().drift;
-                let _ = writeln!(
-                    out,
-                    "goldens of torch {v}; drift: {drift} line(s) where the reference disagrees with torch {v} and torch {v} differs from torch {}",
-                    conformance::TARGET_TORCH
-                );
-                let _ = write!(out, "{}", report.matrix_table());
-            } else {
-                let _ = write!(out, "{}", report.table());
-            }
-            if verbose {
-                for c in report.cases.iter().filter(|c| c.allowed.is_some()) {
-                    let _ = writeln!(
-                        out,
-                        "allow-listed `{}`: {}",
-                        c.id,
-                        c.allowed.as_ref().map_or("", |a| a.reason.as_str())
-                    );
-                }
-            }
-            let failures = report.failures();
-            if !failures.is_empty() {
-                let _ = writeln!(out);
-                for f in &failures {
-                    let _ = writeln!(out, "FAIL {f}");
-                }
-                let _ = writeln!(out, "{} failure(s)", failures.len());
-                let _ = out.flush();
-                return Ok(ExitCode::FAILURE);
-            }
+        } => check(
+            &root,
+            verbose,
+            shard.unwrap_or(Shard::ALL),
+            torch.as_deref(),
+            &mut out,
+        )?,
+        Command::Gen { seed, count, kind } => gen(seed, count, &kind, &mut out)?,
+    };
+    let _ = out.flush();
+    Ok(code)
+}
+
+/// `torchspec repro`: the `python -c` one-liner (or its source) of each case.
+fn repro(
+    file: &Path,
+    id: Option<&str>,
+    source: bool,
+    out: &mut impl Write,
+) -> torchspec::Result<ExitCode> {
+    let mut found = false;
+    torchspec::case::file::each_case_in(file, |line, case| {
+        if id.is_some_and(|want| want != case.id) {
+            return Ok(());
         }
-        Command::Gen { seed, count, kind } => {
-            let cases = match kind.as_str() {
-                "build" => sample(
-                    strategies::build_case(),
-                    seed,
-                    count,
-                    &format!("gen-build-s{seed}"),
-                ),
-                "derived" => sample(
-                    derived::derived_case(),
-                    seed,
-                    count,
-                    &format!("derived-gen-s{seed}"),
-                ),
-                other if other.starts_with("derived-") => {
-                    let family = &other["derived-".len()..];
-                    let strategy = derived::family_case(family).ok_or_else(|| {
-                        torchspec::Error::new(format!(
-                            "no derived family `{family}` (one of {})",
-                            derived::FAMILIES.join(", ")
-                        ))
-                    })?;
-                    sample(
-                        strategy,
-                        seed,
-                        count,
-                        &format!("derived-gen-{family}-s{seed}"),
-                    )
-                }
-                "lookup" => sample(
-                    lookup::lookup_case(),
-                    seed,
-                    count,
-                    &format!("gen-lookup-s{seed}"),
-                ),
-                "source_name" => sample(
-                    lookup::source_name_case(),
-                    seed,
-                    count,
-                    &format!("gen-source-name-s{seed}"),
-                ),
-                other => {
-                    return Err(torchspec::Error::new(format!(
-                        "no generator for kind `{other}` yet"
-                    )))
-                }
-            };
-            for case in cases {
-                let _ = writeln!(out, "{}", case.to_json());
+        found = true;
+        match torchspec::repro::python_one_liner(&case) {
+            Ok(src) if source => {
+                let _ = writeln!(out, "{src}");
             }
+            Ok(src) => {
+                let _ = writeln!(out, "{}", torchspec::repro::python_c_of(&src));
+            }
+            Err(e) => eprintln!("{}:{line}: `{}`: {e}", file.display(), case.id),
         }
+        Ok(())
+    })?;
+    if let (Some(want), false) = (id, found) {
+        return Err(torchspec::Error::new(format!("no case `{want}`")).in_file(file));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `torchspec check-inputs`: one result line per probe line; an error
+/// after them when some line could not be read.
+fn check_inputs(
+    program: &Path,
+    probes: &Path,
+    registrations: Option<&Path>,
+    out: &mut impl Write,
+) -> torchspec::Result<ExitCode> {
+    let regs = read_registrations(registrations)?;
+    let ep = torchspec::export::ExportedProgram::load_path_in(
+        program,
+        torchspec::export::schema::Mode::Default,
+        &regs,
+    )?;
+    let lines = torchspec::export::inputs::probe::read_probes_in(probes, &regs)?;
+    let mut bad = 0usize;
+    for line in torchspec::export::inputs::check_probe_lines(&ep, &lines) {
+        bad += usize::from(line.get("bad_probe").is_some());
+        let _ = writeln!(out, "{line}");
+    }
+    if bad > 0 {
+        let _ = out.flush();
+        return Err(torchspec::Error::new(format!(
+            "{bad} probe line(s) could not be read (see their bad_probe results)"
+        ))
+        .in_file(probes));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `torchspec schema-gen`: the wire types of a schema.yaml.
+fn schema_gen(schema: Option<&Path>, out: &mut impl Write) -> torchspec::Result<ExitCode> {
+    let yaml = match schema {
+        Some(p) => std::fs::read_to_string(p).map_err(|e| torchspec::Error::io(p, e))?,
+        None => torchspec::codegen::SCHEMA_YAML.to_string(),
+    };
+    let _ = write!(out, "{}", torchspec::codegen::generate(&yaml)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `torchspec program`: the report; in strict mode, exit 1 on findings.
+fn program(
+    path: &Path,
+    strict: bool,
+    registrations: Option<&Path>,
+    out: &mut impl Write,
+) -> torchspec::Result<ExitCode> {
+    let mode = if strict {
+        torchspec::export::schema::Mode::Strict
+    } else {
+        torchspec::export::schema::Mode::Default
+    };
+    let regs = read_registrations(registrations)?;
+    let ep = torchspec::export::ExportedProgram::load_path_in(path, mode, &regs)?;
+    let _ = writeln!(out, "{}", ep.report());
+    if ep.diagnostics.is_empty() {
+        return Ok(ExitCode::SUCCESS);
     }
     let _ = out.flush();
+    for d in &ep.diagnostics {
+        eprintln!("{}: {d}", path.display());
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+/// `torchspec transform`: the report after the passes, and the program
+/// written back with `-o`.
+fn transform(
+    path: &Path,
+    passes: &[String],
+    out_path: Option<&Path>,
+    registrations: Option<&Path>,
+    out: &mut impl Write,
+) -> torchspec::Result<ExitCode> {
+    use torchspec::export::passes::PassError;
+    let regs = read_registrations(registrations)?;
+    let ep = torchspec::export::ExportedProgram::load_path_in(
+        path,
+        torchspec::export::schema::Mode::Default,
+        &regs,
+    )?;
+    // Refuse an output name before any work, as a usage error.
+    let format = out_path
+        .map(torchspec::export::serialize::OutFormat::of)
+        .transpose()?;
+    let (report, result) = match torchspec::export::passes::transform(&ep, passes) {
+        Ok(t) => (t.report(), Some(t)),
+        Err(PassError::Python(e)) => (
+            serde_json::json!({"error": {"type": e.type_name, "message": e.message}}),
+            None,
+        ),
+        Err(PassError::Unsupported(why)) => {
+            return Err(torchspec::Error::new(format!(
+                "unsupported by the reference: {why}"
+            )))
+        }
+    };
+    let _ = writeln!(out, "{report}");
+    if let (Some(o), Some(format)) = (out_path, format) {
+        let Some(t) = result else {
+            return Err(torchspec::Error::new(format!(
+                "cannot write `{}`: a pass raised in PyTorch, so there is no program to write",
+                o.display()
+            )));
+        };
+        let bytes = torchspec::export::serialize::write_bytes(&t, o, format)?;
+        std::fs::write(o, bytes).map_err(|e| torchspec::Error::io(o, e))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `torchspec fuzz --live`: generated cases against a pool of oracle workers.
+fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
+    let secs = |s: f64, what: &str| {
+        std::time::Duration::try_from_secs_f64(s)
+            .map_err(|_| torchspec::Error::new(format!("--{what} {s}: not a duration")))
+    };
+    let cfg = torchspec::live::Config {
+        oracle: oracle_command(&args.root, args.python, secs(args.timeout, "timeout")?),
+        root: args.root,
+        seed: args.seed,
+        count: args.count,
+        time: args.time.map(|t| secs(t, "time")).transpose()?,
+        jobs: args.jobs,
+        shard: args.shard.unwrap_or(Shard::ALL),
+        state: args.state,
+        resume: args.resume,
+        shrink_budget: args.shrink_budget,
+        progress: !args.no_progress && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    };
+    let summary = torchspec::live::run(&cfg)?;
+    let _ = write!(out, "{}", summary.render());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How `torchspec fuzz --live` starts its oracle workers.
+fn oracle_command(
+    root: &Path,
+    python: PathBuf,
+    timeout: std::time::Duration,
+) -> torchspec::live::oracle::OracleCommand {
+    torchspec::live::oracle::OracleCommand {
+        python: if python.is_relative() && !python.exists() {
+            root.join(&python)
+        } else {
+            python
+        },
+        capture: root.join("oracle/capture.py"),
+        log: None,
+        timeout,
+        startup_timeout: std::time::Duration::from_secs(600),
+    }
+}
+
+/// `torchspec drift A B`: markdown (or JSON), and an HTML page with `--html`.
+fn drift(
+    root: &Path,
+    (a, b): (&str, &str),
+    html: Option<&Path>,
+    json: bool,
+    out: &mut impl Write,
+) -> torchspec::Result<ExitCode> {
+    let report = torchspec::drift::compare(root, a, b)?;
+    if json {
+        let _ = writeln!(out, "{}", report.to_json());
+    } else {
+        let _ = write!(out, "{}", report.markdown());
+    }
+    if let Some(path) = html {
+        std::fs::write(path, report.html())
+            .map_err(|e| torchspec::Error::new(format!("cannot write: {e}")).in_file(path))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `torchspec check`: the conformance table, then each failure; exit 1 on any.
+fn check(
+    root: &Path,
+    verbose: bool,
+    shard: Shard,
+    torch: Option<&str>,
+    out: &mut impl Write,
+) -> torchspec::Result<ExitCode> {
+    let matrix = torch.filter(|v| *v != conformance::TARGET_TORCH);
+    let mut report = match matrix {
+        Some(v) => conformance::run_matrix(root, v)?,
+        None => conformance::run_shard(root, shard)?,
+    };
+    report.cases.retain(|c| shard.has_id(&c.id));
+    if let Some(v) = matrix {
+        let drift = report.totals().drift;
+        let _ = writeln!(
+            out,
+            "goldens of torch {v}; drift: {drift} line(s) where the reference disagrees with torch {v} and torch {v} differs from torch {}",
+            conformance::TARGET_TORCH
+        );
+        let _ = write!(out, "{}", report.matrix_table());
+    } else {
+        let _ = write!(out, "{}", report.table());
+    }
+    if verbose {
+        for c in report.cases.iter().filter(|c| c.allowed.is_some()) {
+            let reason = c.allowed.as_ref().map_or("", |a| a.reason.as_str());
+            let _ = writeln!(out, "allow-listed `{}`: {reason}", c.id);
+        }
+    }
+    let failures = report.failures();
+    if failures.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let _ = writeln!(out);
+    for f in &failures {
+        let _ = writeln!(out, "FAIL {f}");
+    }
+    let _ = writeln!(out, "{} failure(s)", failures.len());
+    Ok(ExitCode::FAILURE)
+}
+
+/// `torchspec gen`: `count` generated cases of `kind`, deterministic in `seed`.
+fn gen(seed: u64, count: usize, kind: &str, out: &mut impl Write) -> torchspec::Result<ExitCode> {
+    let cases = match kind {
+        "build" => sample(
+            strategies::build_case(),
+            seed,
+            count,
+            &format!("gen-build-s{seed}"),
+        ),
+        "derived" => sample(
+            derived::derived_case(),
+            seed,
+            count,
+            &format!("derived-gen-s{seed}"),
+        ),
+        other if other.starts_with("derived-") => {
+            let family = &other["derived-".len()..];
+            let strategy = derived::family_case(family).ok_or_else(|| {
+                torchspec::Error::new(format!(
+                    "no derived family `{family}` (one of {})",
+                    derived::FAMILIES.join(", ")
+                ))
+            })?;
+            sample(
+                strategy,
+                seed,
+                count,
+                &format!("derived-gen-{family}-s{seed}"),
+            )
+        }
+        "lookup" => sample(
+            lookup::lookup_case(),
+            seed,
+            count,
+            &format!("gen-lookup-s{seed}"),
+        ),
+        "source_name" => sample(
+            lookup::source_name_case(),
+            seed,
+            count,
+            &format!("gen-source-name-s{seed}"),
+        ),
+        other => {
+            return Err(torchspec::Error::new(format!(
+                "no generator for kind `{other}` yet"
+            )))
+        }
+    };
+    for case in cases {
+        let _ = writeln!(out, "{}", case.to_json());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
