@@ -5,6 +5,7 @@ mod deep;
 pub mod eval;
 pub mod file;
 mod read;
+pub mod text;
 pub mod result;
 pub mod wire;
 

@@ -16,4 +16,5 @@ mod refuse;
 mod schema;
 mod serialize;
 mod snapshots;
+mod text_lines;
 mod verdicts;
