@@ -2,6 +2,9 @@
 //! `benches/inputs.jsonl`; `oracle/timing.py` times the same inputs in
 //! PyTorch and `oracle/bench-ratio.sh` prints the ratio.
 //!
+//! `to_jsonable` is timed as `eval` runs it: written straight to JSON text
+//! (`case/text.rs`, `enc` included), where PyTorch's side builds the dict.
+//!
 //! Times are CPU time of the thread (Python's side: of the process), not
 //! wall time, as in `benches/eval.rs`: the ratio holds on a loaded machine.
 
@@ -18,7 +21,8 @@ use torchspec::case::eval::Env;
 use torchspec::case::file::parse_cases;
 use torchspec::case::CaseBody;
 use torchspec::source::lookup::lookup_spec_from_dynamo_source;
-use torchspec::spec::{jsonable_or_self, ShapesSpec};
+use torchspec::case::text::write_jsonable;
+use torchspec::spec::ShapesSpec;
 
 /// CPU time used by this thread so far.
 fn thread_cpu() -> Duration {
@@ -67,7 +71,14 @@ fn bench(c: &mut Criterion) {
             iter_cpu(b, || black_box(&v).repr().expect("repr"))
         });
         c.bench_function(&format!("to_jsonable/{}", case.id), |b| {
-            iter_cpu(b, || jsonable_or_self(black_box(&v)).expect("to_jsonable"))
+            // `to_jsonable` as `eval` runs it: straight to the result's
+            // JSON text (`enc` included), into a buffer reused per call.
+            let (mut out, mut scratch) = (Vec::new(), String::new());
+            iter_cpu(b, || {
+                out.clear();
+                write_jsonable(&mut out, black_box(&v), &mut scratch).expect("to_jsonable");
+                out.len()
+            })
         });
     }
 }

@@ -92,35 +92,50 @@ pub fn eval_cases<R: BufRead>(
     mut open: impl FnMut() -> Result<R>,
     out: &mut impl Write,
 ) -> Result<()> {
-    let mut held = Vec::with_capacity(1 << 16);
+    // Lines in chunks of about `CHUNK` bytes: no copy as the output grows.
+    const CHUNK: usize = 1 << 20;
+    let mut held: Vec<Vec<u8>> = Vec::new();
+    let mut line = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+    let mut held_bytes = 0usize;
     let mut scratch = String::with_capacity(1 << 12);
     let mut evaluated = 0usize;
     let mut full = false;
     each_case(open()?, |_, case| {
         if !full {
-            eval_case_into(&case, &mut held, &mut scratch);
+            let before = line.len();
+            eval_case_into(&case, &mut line, &mut scratch);
+            held_bytes += line.len() - before;
             evaluated += 1;
-            full = held.len() > MAX_HELD_OUTPUT;
+            full = held_bytes > MAX_HELD_OUTPUT;
+            if line.len() >= CHUNK {
+                let next = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+                held.push(std::mem::replace(&mut line, next));
+            }
         }
         Ok(())
     })?;
+    held.push(line);
     let write = |out: &mut dyn Write, bytes: &[u8]| {
         out.write_all(bytes)
             .map_err(|e| Error::new(format!("cannot write a result: {e}")))
     };
-    write(out, &held)?;
+    for chunk in &held {
+        write(out, chunk)?;
+    }
     if !full {
         return Ok(());
     }
+    let mut line = held.swap_remove(0);
+    drop(held);
     let mut seen = 0usize;
     each_case(open()?, |_, case| {
         seen += 1;
         if seen <= evaluated {
             return Ok(());
         }
-        held.clear();
-        eval_case_into(&case, &mut held, &mut scratch);
-        write(out, &held)
+        line.clear();
+        eval_case_into(&case, &mut line, &mut scratch);
+        write(out, &line)
     })
 }
 

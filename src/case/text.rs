@@ -12,6 +12,8 @@
 //! a `**kwargs` dict with non-`str` keys) takes the faithful path:
 //! `to_jsonable` builds the value and [`write_enc`] writes it.
 
+use std::any::{Any, TypeId};
+
 use super::result::{Outcome, ResultLine};
 use crate::pyval::{float_repr, PyResult, Value};
 use crate::spec::{
@@ -22,11 +24,36 @@ use crate::spec::{
 /// and `\u00XX` (lowercase hex) for the other control characters; every
 /// other character as itself.
 pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
     let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    // Most strings (names, reprs) need no escape: one scan, one copy.
+    match bytes.iter().position(|&b| NEEDS_ESCAPE[usize::from(b)]) {
+        None => out.extend_from_slice(bytes),
+        Some(first) => escape_from(out, bytes, first),
+    }
+    out.push(b'"');
+}
+
+/// The bytes serde_json escapes: control characters, `"` and `\`.
+static NEEDS_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+#[cold]
+fn escape_from(out: &mut Vec<u8>, bytes: &[u8], first: usize) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(&bytes[..first]);
+    let mut start = first;
+    for (i, &b) in bytes.iter().enumerate().skip(first) {
         let short = match b {
             b'"' => b'"',
             b'\\' => b'\\',
@@ -49,7 +76,6 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
         start = i + 1;
     }
     out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
 /// `"key":`, for the constant keys of the result shapes.
@@ -127,12 +153,15 @@ fn write_list(out: &mut Vec<u8>, items: &[Value], scratch: &mut String, w: Write
     Ok(())
 }
 
-/// `{"type": "NAME", "FIELD": ` — the opening every `to_jsonable` shares.
+/// `{"type": "NAME", "FIELD": ` — the opening every `to_jsonable` shares
+/// (names and fields are plain ASCII: no escapes).
 fn typed_open(out: &mut Vec<u8>, type_name: &str, field: &str) {
-    out.extend_from_slice(b"{\"type\":");
-    write_json_str(out, type_name);
-    out.push(b',');
-    key(out, field);
+    debug_assert!(!(type_name.bytes().chain(field.bytes())).any(|b| NEEDS_ESCAPE[usize::from(b)]));
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(type_name.as_bytes());
+    out.extend_from_slice(b"\",\"");
+    out.extend_from_slice(field.as_bytes());
+    out.extend_from_slice(b"\":");
 }
 
 /// The entries of a dict whose keys are all `str`, values jsonable'd.
@@ -158,19 +187,94 @@ fn all_str_keys(d: &crate::pyval::Dict) -> bool {
     d.keys().all(|k| matches!(k, Value::Str(_)))
 }
 
+/// `DictSpec.to_jsonable` (`{str(k): v.to_jsonable() ...}`) when the keys'
+/// `str` forms all differ, which is checked first; false (nothing
+/// written) when they do not.
+fn write_dictspec(
+    out: &mut Vec<u8>,
+    entries: &crate::pyval::Dict,
+    scratch: &mut String,
+) -> PyResult<bool> {
+    /// Keys compared pairwise: past this many, the faithful path.
+    const MAX_KEYS: usize = 32;
+    if entries.len() > MAX_KEYS {
+        return Ok(false);
+    }
+    // `str(k)` of a `str`, `int` or `bool` key (the only kinds allowed).
+    let mut ints = String::new();
+    let mut spans: smallvec::SmallVec<[(bool, usize, usize); 8]> = smallvec::SmallVec::new();
+    for k in entries.keys() {
+        match k {
+            Value::Str(_) => spans.push((true, 0, 0)),
+            _ => {
+                let start = ints.len();
+                k.write_str(&mut ints)?;
+                spans.push((false, start, ints.len()));
+            }
+        }
+    }
+    fn text<'a>(spans: &[(bool, usize, usize)], ints: &'a str, i: usize, k: &'a Value) -> &'a str {
+        match (spans[i], k) {
+            ((true, _, _), Value::Str(s)) => s,
+            ((_, a, b), _) => &ints[a..b],
+        }
+    }
+    let keys: smallvec::SmallVec<[&Value; 8]> = entries.keys().collect();
+    for i in 0..keys.len() {
+        for j in 0..i {
+            if text(&spans, &ints, i, keys[i]) == text(&spans, &ints, j, keys[j]) {
+                return Ok(false);
+            }
+        }
+    }
+    typed_open(out, "DictSpec", "entries");
+    out.push(b'{');
+    for (i, (k, v)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        key(out, text(&spans, &ints, i, k));
+        write_jsonable(out, v, scratch)?;
+    }
+    out.extend_from_slice(b"}}");
+    Ok(true)
+}
+
+/// `any` as a `T`, its type id already known: no virtual call unless it is one.
+fn cast<T: 'static>(any: &dyn Any, tid: TypeId) -> Option<&T> {
+    if tid == TypeId::of::<T>() {
+        any.downcast_ref::<T>()
+    } else {
+        None
+    }
+}
+
 /// `enc(jsonable_or_self(v))` as JSON text.
 pub fn write_jsonable(out: &mut Vec<u8>, v: &Value, scratch: &mut String) -> PyResult<()> {
     let Value::Object(o) = v else {
         return write_enc(out, v, scratch);
     };
-    let any = o.as_any();
-    if let Some(t) = any.downcast_ref::<TensorSpec>() {
+    // One virtual call for the type, then plain comparisons.
+    let any: &dyn Any = &**o;
+    let tid = Any::type_id(any);
+    let is = |t: TypeId| tid == t;
+    if !(is(TypeId::of::<TensorSpec>())
+        || is(TypeId::of::<ObjectSpec>())
+        || is(TypeId::of::<DictSpec>())
+        || is(TypeId::of::<SeqSpec>())
+        || is(TypeId::of::<ParamsSpec>())
+        || is(TypeId::of::<ShapesSpec>())
+        || is(TypeId::of::<IntVar>()))
+    {
+        return write_enc(out, &jsonable_or_self(v)?, scratch);
+    }
+    if let Some(t) = cast::<TensorSpec>(any, tid) {
         typed_open(out, "TensorSpec", "dims");
         write_list(out, &t.dims, scratch, write_jsonable)?;
         out.push(b'}');
         return Ok(());
     }
-    if let Some(s) = any.downcast_ref::<ObjectSpec>() {
+    if let Some(s) = cast::<ObjectSpec>(any, tid) {
         if all_str_keys(&s.fields) {
             typed_open(out, "ObjectSpec", "fields");
             out.push(b'{');
@@ -178,22 +282,18 @@ pub fn write_jsonable(out: &mut Vec<u8>, v: &Value, scratch: &mut String) -> PyR
             out.extend_from_slice(b"}}");
             return Ok(());
         }
-    } else if let Some(d) = any.downcast_ref::<DictSpec>() {
+    } else if let Some(d) = cast::<DictSpec>(any, tid) {
         // `str(key)` keys: `1` and `"1"` would collide (later value, first
-        // place), so only keys that are all `str` already go straight.
-        if all_str_keys(&d.entries) {
-            typed_open(out, "DictSpec", "entries");
-            out.push(b'{');
-            write_str_keyed(out, &d.entries, true, scratch)?;
-            out.extend_from_slice(b"}}");
+        // place), so only keys whose `str` all differ go straight.
+        if write_dictspec(out, &d.entries, scratch)? {
             return Ok(());
         }
-    } else if let Some(s) = any.downcast_ref::<SeqSpec>() {
+    } else if let Some(s) = cast::<SeqSpec>(any, tid) {
         typed_open(out, "SeqSpec", "entries");
         write_list(out, &s.entries, scratch, write_jsonable)?;
         out.push(b'}');
         return Ok(());
-    } else if let Some(p) = any.downcast_ref::<ParamsSpec>() {
+    } else if let Some(p) = cast::<ParamsSpec>(any, tid) {
         // Named args are `str` keys never starting with `*`: no collision
         // with the `*args` / `**kwargs` entries.
         if all_str_keys(&p.named_args) && p.varkw.as_ref().is_none_or(all_str_keys) {
@@ -205,7 +305,7 @@ pub fn write_jsonable(out: &mut Vec<u8>, v: &Value, scratch: &mut String) -> PyR
                 if !first {
                     out.push(b',');
                 }
-                key(out, "*args");
+                out.extend_from_slice(b"\"*args\":");
                 write_list(out, varargs, scratch, write_jsonable)?;
                 first = false;
             }
@@ -213,7 +313,7 @@ pub fn write_jsonable(out: &mut Vec<u8>, v: &Value, scratch: &mut String) -> PyR
                 if !first {
                     out.push(b',');
                 }
-                key(out, "**kwargs");
+                out.extend_from_slice(b"\"**kwargs\":");
                 out.push(b'{');
                 write_str_keyed(out, varkw, true, scratch)?;
                 out.push(b'}');
@@ -221,7 +321,7 @@ pub fn write_jsonable(out: &mut Vec<u8>, v: &Value, scratch: &mut String) -> PyR
             out.extend_from_slice(b"}}");
             return Ok(());
         }
-    } else if let Some(s) = any.downcast_ref::<ShapesSpec>() {
+    } else if let Some(s) = cast::<ShapesSpec>(any, tid) {
         typed_open(out, "ShapesSpec", "params");
         match &s.params {
             None => out.extend_from_slice(b"null"),
@@ -238,7 +338,7 @@ pub fn write_jsonable(out: &mut Vec<u8>, v: &Value, scratch: &mut String) -> PyR
         }
         out.extend_from_slice(b"]}");
         return Ok(());
-    } else if let Some(var) = any.downcast_ref::<IntVar>() {
+    } else if let Some(var) = cast::<IntVar>(any, tid) {
         typed_open(out, var.kind.name(), "name");
         write_enc(out, &var.name, scratch)?;
         for (k, v) in [
