@@ -19,9 +19,9 @@ use criterion::{criterion_group, criterion_main, Bencher, Criterion};
 
 use torchspec::case::eval::Env;
 use torchspec::case::file::parse_cases;
+use torchspec::case::text::write_jsonable;
 use torchspec::case::CaseBody;
 use torchspec::source::lookup::lookup_spec_from_dynamo_source;
-use torchspec::case::text::write_jsonable;
 use torchspec::spec::ShapesSpec;
 
 /// CPU time used by this thread so far.

@@ -88,9 +88,15 @@ pub fn each_case_in(path: &Path, f: impl FnMut(usize, Case) -> Result<()>) -> Re
 /// the input afresh for each pass. Evaluation is total and each case
 /// starts from a fresh state, so evaluating before the file is known to be
 /// well formed changes no line.
-pub fn eval_cases<R: BufRead>(
+pub fn eval_cases<R: BufRead>(open: impl FnMut() -> Result<R>, out: &mut impl Write) -> Result<()> {
+    eval_cases_holding(open, out, MAX_HELD_OUTPUT)
+}
+
+/// [`eval_cases`], holding at most about `max_held` bytes of lines.
+pub fn eval_cases_holding<R: BufRead>(
     mut open: impl FnMut() -> Result<R>,
     out: &mut impl Write,
+    max_held: usize,
 ) -> Result<()> {
     // Lines in chunks of about `CHUNK` bytes: no copy as the output grows.
     const CHUNK: usize = 1 << 20;
@@ -106,7 +112,7 @@ pub fn eval_cases<R: BufRead>(
             eval_case_into(&case, &mut line, &mut scratch);
             held_bytes += line.len() - before;
             evaluated += 1;
-            full = held_bytes > MAX_HELD_OUTPUT;
+            full = held_bytes > max_held;
             if line.len() >= CHUNK {
                 let next = Vec::with_capacity(CHUNK + (CHUNK >> 2));
                 held.push(std::mem::replace(&mut line, next));

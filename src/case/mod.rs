@@ -5,8 +5,8 @@ mod deep;
 pub mod eval;
 pub mod file;
 mod read;
-pub mod text;
 pub mod result;
+pub mod text;
 pub mod wire;
 
 pub use eval::eval_case;

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use torchspec::case::eval::eval_case_into;
-use torchspec::case::file::read_cases;
+use torchspec::case::file::{eval_cases, eval_cases_holding, read_cases};
 use torchspec::case::text::line_of;
 use torchspec::case::{eval_case, Case};
 use torchspec::testing::{derived, lookup, strategies};
@@ -48,6 +48,26 @@ fn corpus_lines_are_the_same() {
         }
     }
     assert!(n > 1000, "corpus cases checked: {n}");
+}
+
+#[test]
+fn a_file_past_the_held_output_reads_twice_with_the_same_lines() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/cases/gen-lookup-s1.jsonl");
+    let text = std::fs::read_to_string(&path).expect("corpus file");
+    let (mut once, mut twice) = (Vec::new(), Vec::new());
+    eval_cases(|| Ok(text.as_bytes()), &mut once).expect("evaluates");
+    eval_cases_holding(|| Ok(text.as_bytes()), &mut twice, 200).expect("evaluates");
+    assert!(once.len() > 2000, "lines: {}", once.len());
+    assert_eq!(
+        String::from_utf8_lossy(&once),
+        String::from_utf8_lossy(&twice)
+    );
+    // A malformed last line: no line at all, whichever way it is read.
+    let bad = format!("{text}{{\"id\": 1}}\n");
+    let mut none = Vec::new();
+    assert!(eval_cases_holding(|| Ok(bad.as_bytes()), &mut none, 200).is_err());
+    assert!(none.is_empty());
 }
 
 proptest! {

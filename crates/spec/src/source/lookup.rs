@@ -202,6 +202,13 @@ pub fn lookup_spec_from_dynamo_source(
             return Ok(leaf.clone());
         }
     }
+    lookup_faithful(source, params)
+}
+
+/// `lookup_spec_from_dynamo_source` step by step, with its access path:
+/// apart, so the walk that succeeds does not set up this one's frame.
+#[inline(never)]
+fn lookup_faithful(source: &Source, params: &crate::ParamsSpec) -> PyResult<Value> {
     let mut path = AccessPath::new();
     if !access_path_into(source, &mut path) {
         return Ok(Value::None);
@@ -286,7 +293,11 @@ const FAST_CHAIN: usize = 64;
 /// variadic root, a missing key, a mismatch, `None` on the way, a chain
 /// longer than `budget`), which the faithful path then decides. Each step
 /// takes exactly the conditions of `access_path_into` and `walk_spec`.
-fn fast_walk<'s>(source: &Source, params: &'s crate::ParamsSpec, budget: usize) -> Option<&'s Value> {
+fn fast_walk<'s>(
+    source: &Source,
+    params: &'s crate::ParamsSpec,
+    budget: usize,
+) -> Option<&'s Value> {
     let budget = budget.checked_sub(1)?;
     if let SourceKind::Local {
         local_name,
