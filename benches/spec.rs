@@ -1,19 +1,51 @@
 //! Criterion benchmarks of `repr`, `to_jsonable` and lookups on the cases in
 //! `benches/inputs.jsonl`; `oracle/timing.py` times the same inputs in
 //! PyTorch and `oracle/bench-ratio.sh` prints the ratio.
+//!
+//! `to_jsonable` is timed as `eval` runs it: written straight to JSON text
+//! (`case/text.rs`, `enc` included), where PyTorch's side builds the dict.
+//!
+//! Times are CPU time of the thread (Python's side: of the process), not
+//! wall time, as in `benches/eval.rs`: the ratio holds on a loaded machine.
 
 // The CLI's allocator, so the benches time what `torchspec` runs.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Bencher, Criterion};
 
 use torchspec::case::eval::Env;
 use torchspec::case::file::parse_cases;
+use torchspec::case::text::write_jsonable;
 use torchspec::case::CaseBody;
 use torchspec::source::lookup::lookup_spec_from_dynamo_source;
-use torchspec::spec::{jsonable_or_self, ShapesSpec};
+use torchspec::spec::ShapesSpec;
+
+/// CPU time used by this thread so far.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// `b.iter(f)`, timed in thread CPU time.
+fn iter_cpu<T>(b: &mut Bencher, mut f: impl FnMut() -> T) {
+    b.iter_custom(|iters| {
+        let start = thread_cpu();
+        for _ in 0..iters {
+            black_box(f());
+        }
+        thread_cpu() - start
+    })
+}
 
 fn bench(c: &mut Criterion) {
     let cases = parse_cases(include_str!("inputs.jsonl")).expect("bench inputs parse");
@@ -24,7 +56,7 @@ fn bench(c: &mut Criterion) {
             let spec = env.eval(spec).expect("bench spec builds");
             let shapes = spec.downcast::<ShapesSpec>();
             c.bench_function(&format!("lookup/{}", case.id), |b| {
-                b.iter(|| {
+                iter_cpu(b, || {
                     lookup_spec_from_dynamo_source(black_box(&source), black_box(shapes))
                         .expect("lookup")
                 })
@@ -36,10 +68,17 @@ fn bench(c: &mut Criterion) {
         };
         let v = env.eval(value).expect("bench value builds");
         c.bench_function(&format!("repr/{}", case.id), |b| {
-            b.iter(|| black_box(&v).repr().expect("repr"))
+            iter_cpu(b, || black_box(&v).repr().expect("repr"))
         });
         c.bench_function(&format!("to_jsonable/{}", case.id), |b| {
-            b.iter(|| jsonable_or_self(black_box(&v)).expect("to_jsonable"))
+            // `to_jsonable` as `eval` runs it: straight to the result's
+            // JSON text (`enc` included), into a buffer reused per call.
+            let (mut out, mut scratch) = (Vec::new(), String::new());
+            iter_cpu(b, || {
+                out.clear();
+                write_jsonable(&mut out, black_box(&v), &mut scratch).expect("to_jsonable");
+                out.len()
+            })
         });
     }
 }

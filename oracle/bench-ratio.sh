@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Runs the criterion benches and the same operations in PyTorch, in one run,
 # and prints torchspec's speed-up over PyTorch per benchmark.
-# Usage: oracle/bench-ratio.sh [spec|derived|eval|program]...   (default: all; needs the oracle venv, see README)
+# Usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|program]...   (default: spec derived eval bigtree; needs the oracle venv, see README)
 #   program  load + report, load + passes + report of zoo programs (oracle/program_timing.py)
 #   spec     repr / to_jsonable / lookup on benches/inputs.jsonl   (oracle/timing.py)
 #   derived  build and print random expressions                     (oracle/derived_timing.py)
 #   eval     a whole generated case file of 10,000 mixed cases      (oracle/eval_timing.py;
 #            CPU time on both sides, start-up excluded: capture.py's reading and per-case loop)
+#   bigtree  the same on oracle/make_bench_cases.py's 6,000 cases: large spec trees with derived
+#            expressions (2,190 builds, 2,780 lookups, 1,030 source names), written into the target dir
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PY="${ORACLE_PYTHON:-.oracle/bin/python}"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-benches=("$@"); [[ ${#benches[@]} -gt 0 ]] || benches=(spec derived eval)
+benches=("$@"); [[ ${#benches[@]} -gt 0 ]] || benches=(spec derived eval bigtree)
 for b in "${benches[@]}"; do
+  bench="$b"
   case "$b" in
     spec) timing=oracle/timing.py; inputs=benches/inputs.jsonl ;;
     derived) timing=oracle/derived_timing.py; inputs=benches/derived-inputs.jsonl ;;
@@ -26,9 +29,15 @@ for b in "${benches[@]}"; do
         "${CARGO_TARGET_DIR:-target}/release/torchspec" gen --kind "$kind" --seed 7 --count 2500
       done >"$inputs"
       export TORCHSPEC_EVAL_FILE="$inputs" ;;
-    *) echo "usage: oracle/bench-ratio.sh [spec|derived|eval|program]..." >&2; exit 2 ;;
+    bigtree)
+      bench=eval; timing=oracle/eval_timing.py
+      inputs="${CARGO_TARGET_DIR:-target}/bench/bigtree.jsonl"
+      mkdir -p "$(dirname "$inputs")"
+      "$PY" oracle/make_bench_cases.py >"$inputs"
+      export TORCHSPEC_EVAL_FILE="$inputs" ;;
+    *) echo "usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|program]..." >&2; exit 2 ;;
   esac
-  cargo bench --bench "$b" -- --noplot >"$tmp/criterion-$b.txt" 2>&1 || { cat "$tmp/criterion-$b.txt"; exit 1; }
+  cargo bench --bench "$bench" -- --noplot >"$tmp/criterion-$b.txt" 2>&1 || { cat "$tmp/criterion-$b.txt"; exit 1; }
   # shellcheck disable=SC2086  # program names are words
   "$PY" "$timing" $inputs >"$tmp/torch-$b.json" 2>/dev/null
 done

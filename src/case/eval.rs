@@ -10,6 +10,7 @@ use serde_json::{Map, Value as Json};
 use super::deep::{with_stack_for, SHALLOW};
 use super::read::MAX_DEPTH;
 use super::result::{enc, Outcome, ResultLine};
+use super::text;
 use super::wire::{Case, CaseBody, Expr, SourceExpr, SourceField, SpecCtor, VarDecl};
 use crate::pyval::{Dict, Int, PyResult, Raise, Value};
 use crate::source::lookup::lookup_spec_from_dynamo_source;
@@ -283,11 +284,37 @@ impl Env {
 }
 
 fn eval_body(vars: &[VarDecl], body: &CaseBody) -> PyResult<Json> {
+    eval_body_with(vars, body, |done| match done {
+        Finished::Value(v) => repr_and_jsonable(v),
+        Finished::Name(name) => {
+            let mut m = Map::new();
+            m.insert("name".into(), Json::String(name));
+            Ok(Json::Object(m))
+        }
+    })
+}
+
+/// What a case body evaluated to, before it is printed.
+pub enum Finished<'a> {
+    /// The built value or the leaf a lookup found: `repr` and jsonable.
+    Value(&'a Value),
+    /// A source's `.name`.
+    Name(String),
+}
+
+/// Evaluate a case body and hand what it gives to `finish` (the printing:
+/// `repr_and_jsonable`, or the text writer of `text.rs`), which runs on
+/// a stack of its own after a deep evaluation.
+fn eval_body_with<T>(
+    vars: &[VarDecl],
+    body: &CaseBody,
+    finish: impl FnOnce(Finished<'_>) -> PyResult<T>,
+) -> PyResult<T> {
     let env = Env::new(vars)?;
     match body {
         CaseBody::Build { value } => {
             let v = env.eval(value);
-            then(&env, move || repr_and_jsonable(&v?))
+            then(&env, move || finish(Finished::Value(&v?)))
         }
         CaseBody::Lookup { spec, source } => {
             // `lookup_spec_from_dynamo_source(eval(source), eval(spec))`:
@@ -296,24 +323,41 @@ fn eval_body(vars: &[VarDecl], body: &CaseBody) -> PyResult<Json> {
             let spec = env.eval(spec);
             then(&env, move || {
                 let leaf = lookup_spec_from_dynamo_source(&source, spec?.downcast::<ShapesSpec>())?;
-                repr_and_jsonable(&leaf)
+                finish(Finished::Value(&leaf))
             })
         }
         CaseBody::SourceName { source } => {
             let source = env.source(source);
-            then(&env, move || {
-                let mut m = Map::new();
-                m.insert("name".into(), Json::String(source?.name()?));
-                Ok(Json::Object(m))
-            })
+            then(&env, move || finish(Finished::Name(source?.name()?)))
         }
     }
+}
+
+/// [`eval_case`], its result line (and a newline) written to `out` as
+/// JSON text directly, byte for byte what `eval_case(case).write_json`
+/// writes. `scratch` is a buffer for the reprs on the way.
+pub fn eval_case_into(case: &Case, out: &mut Vec<u8>, scratch: &mut String) {
+    out.extend_from_slice(b"{\"id\":");
+    text::write_json_str(out, &case.id);
+    let body = out.len();
+    let r = eval_body_with(&case.vars, &case.body, |done| match done {
+        Finished::Value(v) => text::write_ok_value(out, v, scratch),
+        Finished::Name(name) => {
+            text::write_ok_name(out, &name);
+            Ok(())
+        }
+    });
+    if let Err(raise) = r {
+        out.truncate(body);
+        text::write_outcome(out, &outcome(Err(raise)));
+    }
+    out.extend_from_slice(b"}\n");
 }
 
 /// What follows evaluation (`repr`, `to_jsonable`, `.name`, the lookup, and
 /// dropping what was built) recurses as deep as evaluation went: after a
 /// deep evaluation it runs on a stack of its own.
-fn then(env: &Env, rest: impl FnOnce() -> PyResult<Json>) -> PyResult<Json> {
+fn then<T>(env: &Env, rest: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     let depth = env.max_value_depth.get();
     if depth > RECURSION_DEPTH {
         with_stack_for(MAX_DEPTH, move || drop(rest));

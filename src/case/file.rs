@@ -8,7 +8,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 
 use super::deep::{with_stack_for, SHALLOW};
-use super::eval::eval_case;
+use super::eval::eval_case_into;
 use super::read::{openers, MAX_DEPTH};
 use super::result::ResultLine;
 use super::wire::Case;
@@ -80,40 +80,74 @@ pub fn each_case_in(path: &Path, f: impl FnMut(usize, Case) -> Result<()>) -> Re
 
 /// `torchspec eval`: each case evaluated, its result line written to `out`,
 /// in order. A malformed file is an error before any result is written, as
-/// with the oracle: the cases are read first and kept in memory, up to
-/// [`KEEP_PARSED_CASES`]; past that the file is read twice, one case in
-/// memory at a time (memory stays bounded however large the file). `open`
-/// gives the input afresh for each pass.
-pub fn eval_cases<R: BufRead>(
+/// with the oracle. Each case is evaluated as soon as it is read and then
+/// dropped (what it allocated is reused by the next one), its line kept
+/// in memory, up to [`MAX_HELD_OUTPUT`] bytes of lines; past that the rest
+/// of the file is only checked, and then read again and evaluated one case
+/// at a time (memory stays bounded however large the file). `open` gives
+/// the input afresh for each pass. Evaluation is total and each case
+/// starts from a fresh state, so evaluating before the file is known to be
+/// well formed changes no line.
+pub fn eval_cases<R: BufRead>(open: impl FnMut() -> Result<R>, out: &mut impl Write) -> Result<()> {
+    eval_cases_holding(open, out, MAX_HELD_OUTPUT)
+}
+
+/// [`eval_cases`], holding at most about `max_held` bytes of lines.
+pub fn eval_cases_holding<R: BufRead>(
     mut open: impl FnMut() -> Result<R>,
     out: &mut impl Write,
+    max_held: usize,
 ) -> Result<()> {
-    let mut kept: Option<Vec<Case>> = Some(Vec::new());
+    // Lines in chunks of about `CHUNK` bytes: no copy as the output grows.
+    const CHUNK: usize = 1 << 20;
+    let mut held: Vec<Vec<u8>> = Vec::new();
+    let mut line = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+    let mut held_bytes = 0usize;
+    let mut scratch = String::with_capacity(1 << 12);
+    let mut evaluated = 0usize;
+    let mut full = false;
     each_case(open()?, |_, case| {
-        if let Some(cases) = &mut kept {
-            if cases.len() < KEEP_PARSED_CASES {
-                cases.push(case);
-            } else {
-                kept = None;
+        if !full {
+            let before = line.len();
+            eval_case_into(&case, &mut line, &mut scratch);
+            held_bytes += line.len() - before;
+            evaluated += 1;
+            full = held_bytes > max_held;
+            if line.len() >= CHUNK {
+                let next = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+                held.push(std::mem::replace(&mut line, next));
             }
         }
         Ok(())
     })?;
-    let mut write = |case: &Case| {
-        eval_case(case)
-            .write_json(out)
-            .and_then(|()| out.write_all(b"\n"))
+    held.push(line);
+    let write = |out: &mut dyn Write, bytes: &[u8]| {
+        out.write_all(bytes)
             .map_err(|e| Error::new(format!("cannot write a result: {e}")))
     };
-    match kept {
-        Some(cases) => cases.iter().try_for_each(&mut write),
-        None => each_case(open()?, |_, case| write(&case)),
+    for chunk in &held {
+        write(out, chunk)?;
     }
+    if !full {
+        return Ok(());
+    }
+    let mut line = held.swap_remove(0);
+    drop(held);
+    let mut seen = 0usize;
+    each_case(open()?, |_, case| {
+        seen += 1;
+        if seen <= evaluated {
+            return Ok(());
+        }
+        line.clear();
+        eval_case_into(&case, &mut line, &mut scratch);
+        write(out, &line)
+    })
 }
 
-/// How many parsed cases `eval_cases` keeps rather than reading the file
-/// twice.
-pub const KEEP_PARSED_CASES: usize = 250_000;
+/// How many bytes of result lines `eval_cases` holds before it stops
+/// evaluating and reads the file twice.
+pub const MAX_HELD_OUTPUT: usize = 64 << 20;
 
 /// [`eval_cases`] on a file.
 pub fn eval_file(path: &Path, out: &mut impl Write) -> Result<()> {

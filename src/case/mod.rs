@@ -6,6 +6,7 @@ pub mod eval;
 pub mod file;
 mod read;
 pub mod result;
+pub mod text;
 pub mod wire;
 
 pub use eval::eval_case;

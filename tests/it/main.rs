@@ -17,4 +17,5 @@ mod refuse;
 mod schema;
 mod serialize;
 mod snapshots;
+mod text_lines;
 mod verdicts;

@@ -228,7 +228,8 @@ impl Value {
     /// Downcast an object to a concrete type.
     pub fn downcast<T: 'static>(&self) -> Option<&T> {
         match self {
-            Value::Object(o) => o.as_any().downcast_ref::<T>(),
+            // Upcast to `dyn Any`: one virtual call (`type_id`), not two.
+            Value::Object(o) => (&**o as &dyn Any).downcast_ref::<T>(),
             _ => None,
         }
     }

@@ -45,6 +45,11 @@ pub struct IntVar {
     pub min: Value,
     pub max: Value,
     pub optimization_hint: Value,
+    /// The sympy symbol of the var with its range, made on first use
+    /// (`sym::as_sym`).
+    pub(crate) sym_expr: std::cell::OnceCell<crate::sym::expr::Ex>,
+    /// `repr()`, made on first use.
+    printed: std::cell::OnceCell<String>,
 }
 
 /// The per-case `IntVar._uid_counter`.
@@ -84,6 +89,8 @@ impl IntVar {
             min,
             max,
             optimization_hint: args.optimization_hint.unwrap_or(Value::None),
+            sym_expr: std::cell::OnceCell::new(),
+            printed: std::cell::OnceCell::new(),
         })
     }
 
@@ -91,14 +98,9 @@ impl IntVar {
     pub fn symbol(&self) -> PyResult<String> {
         Ok(format!("{}#{}", self.name.py_str()?, self.uid))
     }
-}
 
-impl PyObject for IntVar {
-    fn type_name(&self) -> &'static str {
-        self.kind.name()
-    }
-
-    fn write_repr(&self, out: &mut String) -> PyResult<()> {
+    /// `repr()`, printed afresh.
+    fn write_repr_uncached(&self, out: &mut String) -> PyResult<()> {
         out.push_str(self.kind.name());
         out.push('(');
         self.name.write_str(out)?;
@@ -115,6 +117,25 @@ impl PyObject for IntVar {
             }
         }
         out.push(')');
+        Ok(())
+    }
+}
+
+impl PyObject for IntVar {
+    fn type_name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    fn write_repr(&self, out: &mut String) -> PyResult<()> {
+        // A var's fields never change, and a spec prints it once per dim
+        // that names it: printed once.
+        if let Some(r) = self.printed.get() {
+            out.push_str(r);
+            return Ok(());
+        }
+        let start = out.len();
+        self.write_repr_uncached(out)?;
+        let _ = self.printed.set(out[start..].to_string());
         Ok(())
     }
 

@@ -197,6 +197,18 @@ pub fn lookup_spec_from_dynamo_source(
     let Some(params) = shapes_spec.and_then(ShapesSpec::params_spec) else {
         return Ok(Value::None);
     };
+    if let Some(leaf) = fast_walk(source, params, FAST_CHAIN) {
+        if is_leaf_spec(leaf) {
+            return Ok(leaf.clone());
+        }
+    }
+    lookup_faithful(source, params)
+}
+
+/// `lookup_spec_from_dynamo_source` step by step, with its access path:
+/// apart, so the walk that succeeds does not set up this one's frame.
+#[inline(never)]
+fn lookup_faithful(source: &Source, params: &crate::ParamsSpec) -> PyResult<Value> {
     let mut path = AccessPath::new();
     if !access_path_into(source, &mut path) {
         return Ok(Value::None);
@@ -272,6 +284,82 @@ pub fn lookup_spec_from_dynamo_source(
     }
 }
 
+/// How long a source chain [`fast_walk`] follows (it recurses once a step).
+const FAST_CHAIN: usize = 64;
+
+/// `_source_to_access_path` and `_walk_spec` in one recursion down the
+/// source chain, for the walk that succeeds: the spec node the access path
+/// reaches, or `None` for anything else (a chain the spec cannot address, a
+/// variadic root, a missing key, a mismatch, `None` on the way, a chain
+/// longer than `budget`), which the faithful path then decides. Each step
+/// takes exactly the conditions of `access_path_into` and `walk_spec`.
+fn fast_walk<'s>(
+    source: &Source,
+    params: &'s crate::ParamsSpec,
+    budget: usize,
+) -> Option<&'s Value> {
+    let budget = budget.checked_sub(1)?;
+    if let SourceKind::Local {
+        local_name,
+        is_input: true,
+        is_varargs: false,
+        is_varkw: false,
+        ..
+    } = &source.kind
+    {
+        return params.named_args.get_str(local_name);
+    }
+    if source.class.is_nn_module() {
+        return fast_walk(source.base()?, params, budget);
+    }
+    match &source.kind {
+        SourceKind::DictGetItem {
+            base,
+            index: DictIndex::Literal(index),
+        } if source.class == SourceClass::DictGetItemSource => {
+            if let (SourceClass::UnspecializedParamBufferSource, Value::Str(s)) =
+                (base.class, index)
+            {
+                let node = fast_walk(base.base()?, params, budget)?;
+                return fast_attr(node, s);
+            }
+            if matches!(index, Value::Int(_) | Value::Bool(_) | Value::Str(_)) {
+                return fast_subscript(fast_walk(base, params, budget)?, index);
+            }
+            None
+        }
+        SourceKind::GetItem {
+            base,
+            index: index @ Value::Int(_),
+            ..
+        } => fast_subscript(fast_walk(base, params, budget)?, index),
+        SourceKind::Attr { base, member, .. } if source.class.is_attr() => {
+            fast_attr(fast_walk(base, params, budget)?, member)
+        }
+        _ => None,
+    }
+}
+
+/// `_walk_spec`'s `_AttrToken` step on an `ObjectSpec`.
+fn fast_attr<'s>(node: &'s Value, name: &str) -> Option<&'s Value> {
+    node.downcast::<ObjectSpec>()?.fields.get_str(name)
+}
+
+/// `_walk_spec`'s `_SubscriptToken` step on a `DictSpec` or `SeqSpec` (a
+/// negative index raises: left to the faithful path).
+fn fast_subscript<'s>(node: &'s Value, key: &Value) -> Option<&'s Value> {
+    if let Some(d) = node.downcast::<DictSpec>() {
+        return d.entries.get(key);
+    }
+    let s = node.downcast::<SeqSpec>()?;
+    let i = match key {
+        Value::Int(i) => i.to_usize()?,
+        Value::Bool(b) => usize::from(*b),
+        _ => return None,
+    };
+    s.entries.get(i)
+}
+
 fn mismatch(path: &[AccessToken], at: usize, spec: &Value, suffix: &str) -> PyResult<Raise> {
     Ok(Raise::new(
         "RuntimeError",
@@ -288,7 +376,7 @@ fn mismatch(path: &[AccessToken], at: usize, spec: &Value, suffix: &str) -> PyRe
 fn is_leaf_spec(v: &Value) -> bool {
     match v {
         Value::None | Value::Int(_) | Value::Bool(_) => true,
-        Value::Object(o) => o.is_symint() || v.downcast::<TensorSpec>().is_some(),
+        Value::Object(o) => v.downcast::<TensorSpec>().is_some() || o.is_symint(),
         _ => false,
     }
 }

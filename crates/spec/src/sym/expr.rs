@@ -2070,8 +2070,11 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
     }
     // PythonMod's last test, `sympy.Mod(p, q) == 0`: for a monomial `q`
     // dividing every term of `p`, sympy's gcd is `q` itself (up to sign),
-    // leaving `Mod(p/q, ±1)`, which is 0 for an integer `p/q`.
-    if python && monomial_divides_integrally(p, q) {
+    // leaving `Mod(p/q, ±1)`, which is 0 for an integer `p/q`. The same
+    // holds for a polynomial `q` of which `p` is an integer multiple
+    // with a positive factor (`2*a + 4` and `a + 2`: the gcd is `a + 2`,
+    // then `Mod(2, 1)`).
+    if python && (monomial_divides_integrally(p, q) || positive_multiple(p, q)) {
         return Ok(int(0));
     }
     Ok(func(
@@ -2096,6 +2099,32 @@ fn monomial_divides_integrally(p: &Ex, q: &Ex) -> bool {
     poly_div_monomial(&pp, c, m)
         .and_then(|quotient| poly_to_ex(&poly_norm(quotient)).ok())
         .is_some_and(|x| facts(&x).integer == Some(true))
+}
+
+/// Whether `p` is `c * q` for a positive integer `c` and a polynomial `q`
+/// of two terms or more (sympy distributes `c * (x + y)`, so `p` is the
+/// expanded sum): the terms of `q`, each times `c`, are those of `p`. A
+/// negative `c` is not 0 in sympy: `gcd_terms(p/G)` keeps `3*(-a - 2)/(a +
+/// 2)` uncancelled (`Mod(-3*a - 6, a + 2)` is `(a + 2)*Mod(...)`).
+fn positive_multiple(p: &Ex, q: &Ex) -> bool {
+    let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else {
+        return false;
+    };
+    if qq.len() < 2 || pp.len() != qq.len() {
+        return false;
+    }
+    let (cq, mq) = &qq[0];
+    let Some((cp, _)) = pp.iter().find(|(_, m)| m == mq) else {
+        return false;
+    };
+    if cq.is_zero() || !(cp % cq).is_zero() {
+        return false;
+    }
+    let c = cp / cq;
+    c.is_positive()
+        && qq
+            .iter()
+            .all(|(cq, mq)| pp.iter().any(|(cp, mp)| mp == mq && *cp == cq * &c))
 }
 
 /// `a / (c * m)` term by term for a monomial `c * m` (integer `c`, powers

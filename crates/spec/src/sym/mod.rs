@@ -36,6 +36,19 @@ pub enum PyType {
 pub struct SymNode {
     pub expr: Ex,
     pub pytype: PyType,
+    /// `str()` of `expr`, printed once: a case prints a leaf's expression
+    /// in its `repr` and again in its jsonable.
+    printed: std::cell::OnceCell<String>,
+}
+
+impl SymNode {
+    pub fn new(expr: Ex, pytype: PyType) -> SymNode {
+        SymNode {
+            expr,
+            pytype,
+            printed: std::cell::OnceCell::new(),
+        }
+    }
 }
 
 /// `_SpecShapeEnv` refuses everything that would evaluate an expression.
@@ -54,7 +67,7 @@ impl PyObject for SymNode {
         }
     }
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
-        out.push_str(&print::format_expr(&self.expr));
+        out.push_str(self.printed.get_or_init(|| print::format_expr(&self.expr)));
         Ok(())
     }
     fn truth(&self) -> Option<PyResult<bool>> {
@@ -124,13 +137,22 @@ fn bound_of(v: &Value, lower: bool) -> PyResult<Option<BigInt>> {
 fn as_sym(v: &Value) -> PyResult<Option<Sym>> {
     let Value::Object(o) = v else { return Ok(None) };
     if let Some(var) = o.as_any().downcast_ref::<IntVar>() {
-        let sym = Symbol {
-            name: var.symbol()?,
-            lower: bound_of(&var.min, true)?,
-            upper: bound_of(&var.max, false)?,
+        let expr = match var.sym_expr.get() {
+            Some(e) => e.clone(),
+            None => {
+                let sym = Symbol {
+                    name: var.symbol()?,
+                    lower: bound_of(&var.min, true)?,
+                    upper: bound_of(&var.max, false)?,
+                };
+                let e: Ex = Rc::new(Node::Sym(Rc::new(sym)));
+                // The var's fields never change: its symbol is built once.
+                let _ = var.sym_expr.set(e.clone());
+                e
+            }
         };
         return Ok(Some(Sym {
-            expr: Rc::new(Node::Sym(Rc::new(sym))),
+            expr,
             pytype: PyType::Int,
             class: match var.kind {
                 super::VarKind::IntVar => Class::IntVar,
@@ -153,7 +175,7 @@ fn as_sym(v: &Value) -> PyResult<Option<Sym>> {
 }
 
 fn wrap(expr: Ex, pytype: PyType) -> Value {
-    Value::object(SymNode { expr, pytype })
+    Value::object(SymNode::new(expr, pytype))
 }
 
 /// An operand as `to_node` sees it.
