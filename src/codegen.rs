@@ -46,6 +46,30 @@ fn is_loose(class: &str, field: &str) -> bool {
     LOOSE.contains(&(class, field))
 }
 
+/// Union payloads `_dict_to_dataclass` passes through unchecked
+/// (`cls.create(as_int=0.0)`) and whose fate the loader mirrors: such a
+/// union gets a `Raw(RawPayload)` variant (the tag and the raw JSON).
+const RAW_PAYLOAD: &[(&str, &str)] = &[
+    // `deserialize_input` returns `inp.as_int` / `inp.as_bool` /
+    // `list(inp.as_ints)` as they are, looks an enum up by the raw key
+    // (`_SERIALIZE_TO_TORCH_DTYPE[inp.as_scalar_type]`) and ignores `as_none`.
+    ("Argument", "as_none"),
+    ("Argument", "as_int"),
+    ("Argument", "as_ints"),
+    ("Argument", "as_bool"),
+    ("Argument", "as_scalar_type"),
+    ("Argument", "as_memory_format"),
+    ("Argument", "as_layout"),
+];
+
+fn is_raw_payload(union: &str, tag: &str) -> bool {
+    RAW_PAYLOAD.contains(&(union, tag))
+}
+
+fn has_raw_payload(union: &str) -> bool {
+    RAW_PAYLOAD.iter().any(|(u, _)| *u == union)
+}
+
 /// The `RawTy` shape of a field type: what `_dict_to_dataclass` still
 /// checks in a raw value (`typing.get_args` of the declared type).
 fn raw_ty(ty: &Ty) -> String {
@@ -233,6 +257,17 @@ fn read_schema(yaml: &str) -> Result<Schema, Error> {
         if !found {
             return Err(Error::new(format!(
                 "schema.yaml: loose field `{class}.{field}` is not a struct field"
+            )));
+        }
+    }
+    for (union, tag) in RAW_PAYLOAD {
+        let Some((_, def)) = defs.iter().find(|(n, _)| n == union) else {
+            continue;
+        };
+        let found = matches!(def, Def::Union(fs) if fs.iter().any(|f| f.name == *tag));
+        if !found {
+            return Err(Error::new(format!(
+                "schema.yaml: raw payload `{union}.{tag}` is not a union field"
             )));
         }
     }
@@ -728,10 +763,19 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
         };
         let _ = writeln!(o, "    {}({ty}),", camel(&f.name));
     }
+    let raw = has_raw_payload(name);
+    if raw {
+        o.push_str(
+            "    /// A payload `_dict_to_dataclass` kept as it came.\n    Raw(RawPayload),\n",
+        );
+    }
     o.push_str("}\n\n");
     let _ = writeln!(o, "impl {name} {{");
     let _ = writeln!(o, "    /// The set field's name (`{name}.type` upstream).");
     o.push_str("    pub fn tag(&self) -> &'static str {\n        match self {\n");
+    if raw {
+        o.push_str("            Self::Raw(r) => r.tag,\n");
+    }
     for f in fields {
         let _ = writeln!(
             o,
@@ -750,6 +794,17 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
         } else {
             call
         };
+        if is_raw_payload(name, &f.name) {
+            let _ = writeln!(
+                o,
+                "            \"{tag}\" => match load_loose(val, path, cx, &{}, {})? {{\n                Loose::Typed(x) => Self::{}(x),\n                Loose::Raw(value) => Self::Raw(RawPayload {{ tag: \"{tag}\", value }}),\n            }},",
+                raw_ty(&f.ty),
+                load_fn(&f.ty),
+                camel(&f.name),
+                tag = f.name,
+            );
+            continue;
+        }
         let _ = writeln!(
             o,
             "            \"{}\" => Self::{}({call}),",
@@ -768,8 +823,14 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
             write_call(&f.ty, "x")
         );
     }
+    if raw {
+        o.push_str("            Self::Raw(r) => r.write_json(out),\n");
+    }
     o.push_str("        }\n        out.push('}');\n    }\n\n");
     o.push_str("    pub fn to_pyjson(&self) -> PyJson {\n        let value = match self {\n");
+    if raw {
+        o.push_str("            Self::Raw(r) => r.value.clone(),\n");
+    }
     for f in fields {
         let _ = writeln!(
             o,
@@ -786,6 +847,9 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
         "    /// `_Union.__repr__`: `{name}(tag=value)`, the value by `str()` (a str unquoted)."
     );
     o.push_str("    pub fn py_repr(&self, out: &mut String) {\n        match self {\n");
+    if raw {
+        let _ = writeln!(o, "            Self::Raw(r) => r.py_repr(\"{name}\", out),");
+    }
     for f in fields {
         let value = match f.ty {
             Ty::Str => "out.push_str(x);".to_string(),

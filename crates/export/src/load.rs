@@ -299,10 +299,14 @@ fn py_int_str(s: &str) -> Option<BigInt> {
 /// hashes and compares equal to (`6.0` and `True` find their int), else
 /// the `KeyError` of the raw key or the `TypeError` of an unhashable one.
 pub fn enum_key<T>(v: &wire::Loose<T>, value: impl Fn(&T) -> i64) -> R<i64> {
-    let raw = match v {
-        wire::Loose::Typed(t) => return Ok(value(t)),
-        wire::Loose::Raw(raw) => raw,
-    };
+    match v {
+        wire::Loose::Typed(t) => Ok(value(t)),
+        wire::Loose::Raw(raw) => raw_enum_key(raw),
+    }
+}
+
+/// [`enum_key`] of a raw value.
+pub fn raw_enum_key(raw: &PyJson) -> R<i64> {
     match raw {
         PyJson::Bool(b) => return Ok(i64::from(*b)),
         PyJson::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => return Ok(*f as i64),
@@ -351,6 +355,59 @@ pub fn printed_target(serialized: &str) -> String {
     match serialized.strip_prefix("_operator.") {
         Some(rest) => format!("operator.{rest}"),
         None => serialized.to_string(),
+    }
+}
+
+/// A value `json.loads` made, as an FX argument (`inp.as_int` kept raw).
+fn raw_arg(v: &PyJson) -> Arg {
+    match v {
+        PyJson::Null => Arg::None,
+        PyJson::Bool(b) => Arg::Bool(*b),
+        PyJson::Int(i) => int_arg(i),
+        PyJson::Float(f) => Arg::Float(*f),
+        PyJson::Str(s) => Arg::Str(s.clone()),
+        PyJson::List(items) => Arg::List(items.iter().map(raw_arg).collect()),
+        PyJson::Object(entries) => Arg::Dict(
+            entries
+                .iter()
+                .map(|(k, v)| (k.clone(), raw_arg(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// `deserialize_input` of a payload `_dict_to_dataclass` kept raw: an enum
+/// table looked up by the raw key, `as_none` ignored, `list(value)` of a
+/// list, any other value as it came.
+fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg> {
+    let table: fn(i64) -> Option<&'static str> = match r.tag {
+        "as_none" => return Ok(Arg::None),
+        "as_scalar_type" => dtype_name,
+        "as_memory_format" => memory_format_name,
+        "as_layout" => layout_name,
+        "as_ints" => {
+            return match &r.value {
+                PyJson::List(_) => Ok(raw_arg(&r.value)),
+                _ => {
+                    let mut repr = String::new();
+                    a.py_repr(&mut repr);
+                    Err(LoadFailure::py(
+                        "SerializeError",
+                        format!("Unhandled argument {repr}"),
+                    ))
+                }
+            }
+        }
+        _ => return Ok(raw_arg(&r.value)),
+    };
+    let key = raw_enum_key(&r.value)?;
+    match table(key) {
+        Some(name) => Ok(Arg::Torch(name.into())),
+        None => {
+            let mut repr = String::new();
+            wire::load::repr_raw(&r.value, &mut repr);
+            Err(LoadFailure::py("KeyError", repr))
+        }
     }
 }
 
@@ -730,11 +787,12 @@ impl<'w> Deserializer<'w> {
                         ))
                     }
                 },
-                wire::Argument::AsInt(_)
-                | wire::Argument::AsFloat(_)
-                | wire::Argument::AsBool(_)
-                | wire::Argument::AsNone(_)
-                | wire::Argument::AsString(_) => {
+                // `input_.type in ("as_int", ...)`: the payload is not read.
+                a if matches!(
+                    a.tag(),
+                    "as_int" | "as_float" | "as_bool" | "as_none" | "as_string"
+                ) =>
+                {
                     let spec_name = self
                         .signature
                         .input_specs
@@ -749,6 +807,14 @@ impl<'w> Deserializer<'w> {
                     self.cx
                         .graph
                         .create_node(Op::Placeholder, &name, vec![], vec![], None);
+                }
+                raw @ wire::Argument::Raw(_) => {
+                    let mut repr = String::new();
+                    raw.py_repr(&mut repr);
+                    return Err(LoadFailure::py(
+                        "SerializeError",
+                        format!("Invalid input type {repr}"),
+                    ));
                 }
                 other => {
                     return Err(LoadFailure::unsupported(format!(
@@ -774,6 +840,11 @@ impl<'w> Deserializer<'w> {
                 wire::Argument::AsFloat(f) => Arg::Float(*f),
                 wire::Argument::AsBool(b) => Arg::Bool(*b),
                 wire::Argument::AsNone(_) => Arg::None,
+                // `output.as_int` / `output.as_bool` as it came.
+                wire::Argument::Raw(r) if matches!(r.tag, "as_int" | "as_bool") => {
+                    raw_arg(&r.value)
+                }
+                wire::Argument::Raw(r) if r.tag == "as_none" => Arg::None,
                 other => {
                     return Err(LoadFailure::unsupported(format!(
                         "graph output of type `{}` (PyTorch raises SerializeError)",
@@ -1024,6 +1095,7 @@ impl<'w> Deserializer<'w> {
         // so `_SERIALIZE_TO_TORCH_DTYPE[inp.as_scalar_type]` (and the memory
         // format / layout maps) raise `KeyError(99)`: the message is `99`.
         Ok(match a {
+            A::Raw(r) => raw_input(a, r)?,
             A::AsNone(_) => Arg::None,
             A::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
             A::AsScalarType(s) => Arg::Torch(
@@ -1378,6 +1450,10 @@ fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
         A::AsNestedTensors(v) => first(some_if(v.is_empty(), "list")),
         A::AsIntLists(v) => first(some_if(v.is_empty(), "list")),
         A::AsFloatLists(v) => first(some_if(v.is_empty(), "list")),
+        A::Raw(r) => match &r.value {
+            PyJson::List(items) => first(items.first().map(PyJson::type_name)),
+            v => not_list(v.type_name()),
+        },
         other => LoadFailure::unsupported(format!("a single `{}` node output", other.tag())),
     }
 }

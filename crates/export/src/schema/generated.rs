@@ -129,12 +129,15 @@ pub enum Argument {
     AsIntLists(Vec<Vec<PyInt>>),
     AsStringToArgument(Vec<(String, Argument)>),
     AsFloatLists(Vec<Vec<f64>>),
+    /// A payload `_dict_to_dataclass` kept as it came.
+    Raw(RawPayload),
 }
 
 impl Argument {
     /// The set field's name (`Argument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
+            Self::Raw(r) => r.tag,
             Self::AsNone(_) => "as_none",
             Self::AsTensor(_) => "as_tensor",
             Self::AsTensors(_) => "as_tensors",
@@ -172,22 +175,43 @@ impl Argument {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
-            "as_none" => Self::AsNone(load_bool(val, path, cx)?),
+            "as_none" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
+                Loose::Typed(x) => Self::AsNone(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_none", value }),
+            },
             "as_tensor" => Self::AsTensor(TensorArgument::from_pyjson(val, path, cx)?),
             "as_tensors" => Self::AsTensors(load_list(val, path, cx, TensorArgument::from_pyjson)?),
-            "as_int" => Self::AsInt(load_int(val, path, cx)?),
-            "as_ints" => Self::AsInts(load_list(val, path, cx, load_int)?),
+            "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
+                Loose::Typed(x) => Self::AsInt(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+            },
+            "as_ints" => match load_loose(val, path, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_int))? {
+                Loose::Typed(x) => Self::AsInts(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_ints", value }),
+            },
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
             "as_floats" => Self::AsFloats(load_list(val, path, cx, load_float)?),
             "as_string" => Self::AsString(load_str(val, path, cx)?),
             "as_strings" => Self::AsStrings(load_list(val, path, cx, load_str)?),
             "as_sym_int" => Self::AsSymInt(SymIntArgument::from_pyjson(val, path, cx)?),
             "as_sym_ints" => Self::AsSymInts(load_list(val, path, cx, SymIntArgument::from_pyjson)?),
-            "as_scalar_type" => Self::AsScalarType(ScalarType::from_pyjson(val, path, cx)?),
-            "as_memory_format" => Self::AsMemoryFormat(MemoryFormat::from_pyjson(val, path, cx)?),
-            "as_layout" => Self::AsLayout(Layout::from_pyjson(val, path, cx)?),
+            "as_scalar_type" => match load_loose(val, path, cx, &RawTy::Scalar, ScalarType::from_pyjson)? {
+                Loose::Typed(x) => Self::AsScalarType(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_scalar_type", value }),
+            },
+            "as_memory_format" => match load_loose(val, path, cx, &RawTy::Scalar, MemoryFormat::from_pyjson)? {
+                Loose::Typed(x) => Self::AsMemoryFormat(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_memory_format", value }),
+            },
+            "as_layout" => match load_loose(val, path, cx, &RawTy::Scalar, Layout::from_pyjson)? {
+                Loose::Typed(x) => Self::AsLayout(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_layout", value }),
+            },
             "as_device" => Self::AsDevice(Device::from_pyjson(val, path, cx)?),
-            "as_bool" => Self::AsBool(load_bool(val, path, cx)?),
+            "as_bool" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
+                Loose::Typed(x) => Self::AsBool(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_bool", value }),
+            },
             "as_bools" => Self::AsBools(load_list(val, path, cx, load_bool)?),
             "as_sym_bool" => Self::AsSymBool(SymBoolArgument::from_pyjson(val, path, cx)?),
             "as_sym_bools" => Self::AsSymBools(load_list(val, path, cx, SymBoolArgument::from_pyjson)?),
@@ -335,12 +359,14 @@ impl Argument {
                 out.push_str("{\"as_float_lists\": ");
                 write_list(x, out, |x, out| write_list(x, out, write_float));
             }
+            Self::Raw(r) => r.write_json(out),
         }
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
+            Self::Raw(r) => r.value.clone(),
             Self::AsNone(x) => bool_py(x),
             Self::AsTensor(x) => x.to_pyjson(),
             Self::AsTensors(x) => list_py(x, TensorArgument::to_pyjson),
@@ -379,6 +405,7 @@ impl Argument {
     /// `_Union.__repr__`: `Argument(tag=value)`, the value by `str()` (a str unquoted).
     pub fn py_repr(&self, out: &mut String) {
         match self {
+            Self::Raw(r) => r.py_repr("Argument", out),
             Self::AsNone(x) => {
                 out.push_str("Argument(as_none=");
                 repr_bool(x, out);

@@ -185,6 +185,40 @@ impl<T> Loose<T> {
     }
 }
 
+/// A union payload `_dict_to_dataclass` passed through unchecked
+/// (`Argument.create(as_int=0.0)`): the tag and the raw JSON Python keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawPayload {
+    pub tag: &'static str,
+    pub value: PyJson,
+}
+
+impl RawPayload {
+    /// `{"tag": value}` without the closing brace, as the union writes it.
+    pub fn write_json(&self, out: &mut String) {
+        out.push_str("{\"");
+        out.push_str(self.tag);
+        out.push_str("\": ");
+        if torchspec_pyval::pyjson::dump::dumps_into(out, &self.value).is_err() {
+            out.push_str("NaN");
+        }
+    }
+
+    /// `_Union.__repr__` without the closing parenthesis:
+    /// `f"{type(self).__name__}({self.type}={getattr(self, self.type)})"`,
+    /// the value by `str()`.
+    pub fn py_repr(&self, union: &str, out: &mut String) {
+        out.push_str(union);
+        out.push('(');
+        out.push_str(self.tag);
+        out.push('=');
+        match &self.value {
+            PyJson::Str(s) => out.push_str(s),
+            v => repr_raw(v, out),
+        }
+    }
+}
+
 /// The declared type's shape, as far as `_dict_to_dataclass` still looks at
 /// a raw value: `typing.get_args(cls)[0]` for a non-empty list,
 /// `typing.get_args(cls)[1]` for a dict.
