@@ -39,17 +39,9 @@ fn generated() -> String {
     text
 }
 
-/// CPU time used by this thread so far.
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
+#[path = "common/cpu.rs"]
+mod cpu;
+use cpu::thread_cpu;
 
 fn bench(c: &mut Criterion) {
     let (name, text) = match std::env::var_os("TORCHSPEC_EVAL_FILE") {

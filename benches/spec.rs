@@ -13,7 +13,6 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Bencher, Criterion};
 
@@ -24,17 +23,9 @@ use torchspec::case::CaseBody;
 use torchspec::source::lookup::lookup_spec_from_dynamo_source;
 use torchspec::spec::ShapesSpec;
 
-/// CPU time used by this thread so far.
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
+#[path = "common/cpu.rs"]
+mod cpu;
+use cpu::thread_cpu;
 
 /// `b.iter(f)`, timed in thread CPU time.
 fn iter_cpu<T>(b: &mut Bencher, mut f: impl FnMut() -> T) {

@@ -244,11 +244,10 @@ fn write_probes(
     registrations: Option<&Path>,
     out: &mut impl Write,
 ) -> torchspec::Result<()> {
-    let regs = read_registrations(registrations)?;
-    let ep = torchspec::export::ExportedProgram::load_path_in(
+    let (ep, _) = load_program(
         program,
         torchspec::export::schema::Mode::Default,
-        &regs,
+        registrations,
     )?;
     let stem = program.file_stem().unwrap_or_default().to_string_lossy();
     let (lines, left_out) = torchspec::conformance::programs::derived_probe_lines(&ep, &stem);
@@ -287,8 +286,13 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
             out: file,
             registrations,
         } => {
-            let regs = read_registrations(registrations.as_deref())?;
-            weights(&path, sha256, file.as_deref(), &regs, &mut out)?;
+            weights(
+                &path,
+                sha256,
+                file.as_deref(),
+                registrations.as_deref(),
+                &mut out,
+            )?;
             ExitCode::SUCCESS
         }
         Command::Program {
@@ -378,11 +382,10 @@ fn check_inputs(
     registrations: Option<&Path>,
     out: &mut impl Write,
 ) -> torchspec::Result<ExitCode> {
-    let regs = read_registrations(registrations)?;
-    let ep = torchspec::export::ExportedProgram::load_path_in(
+    let (ep, regs) = load_program(
         program,
         torchspec::export::schema::Mode::Default,
-        &regs,
+        registrations,
     )?;
     let lines = torchspec::export::inputs::probe::read_probes_in(probes, &regs)?;
     let mut bad = 0usize;
@@ -422,8 +425,7 @@ fn program(
     } else {
         torchspec::export::schema::Mode::Default
     };
-    let regs = read_registrations(registrations)?;
-    let ep = torchspec::export::ExportedProgram::load_path_in(path, mode, &regs)?;
+    let (ep, _) = load_program(path, mode, registrations)?;
     let _ = writeln!(out, "{}", ep.report());
     if ep.diagnostics.is_empty() {
         return Ok(ExitCode::SUCCESS);
@@ -445,11 +447,10 @@ fn transform(
     out: &mut impl Write,
 ) -> torchspec::Result<ExitCode> {
     use torchspec::export::passes::PassError;
-    let regs = read_registrations(registrations)?;
-    let ep = torchspec::export::ExportedProgram::load_path_in(
+    let (ep, _) = load_program(
         path,
         torchspec::export::schema::Mode::Default,
-        &regs,
+        registrations,
     )?;
     // Refuse an output name before any work, as a usage error.
     let format = out_path
@@ -648,11 +649,14 @@ fn weights(
     path: &std::path::Path,
     sha256: bool,
     out: Option<&std::path::Path>,
-    regs: &std::sync::Arc<torchspec::export::registrations::Registrations>,
+    registrations: Option<&Path>,
     w: &mut impl Write,
 ) -> torchspec::Result<()> {
-    let mode = torchspec::export::schema::Mode::Default;
-    let ep = torchspec::export::ExportedProgram::load_path_in(path, mode, regs)?;
+    let (ep, _) = load_program(
+        path,
+        torchspec::export::schema::Mode::Default,
+        registrations,
+    )?;
     let in_file = |e: torchspec::Error| e.in_file(path);
     if let Some(file) = out {
         let tensors = ep.tensors().map_err(in_file)?;
@@ -664,6 +668,21 @@ fn weights(
         let _ = writeln!(w, "{line}");
     }
     Ok(())
+}
+
+/// The program at `path`, loaded in `mode` by a process with
+/// `--registrations FILE` (or a plain `import torch`), and those registrations.
+fn load_program(
+    path: &Path,
+    mode: torchspec::export::schema::Mode,
+    registrations: Option<&Path>,
+) -> torchspec::Result<(
+    torchspec::export::ExportedProgram,
+    std::sync::Arc<torchspec::export::registrations::Registrations>,
+)> {
+    let regs = read_registrations(registrations)?;
+    let ep = torchspec::export::ExportedProgram::load_path_in(path, mode, &regs)?;
+    Ok((ep, regs))
 }
 
 /// `--registrations FILE`, or a plain `import torch`.

@@ -27,6 +27,19 @@ fn program_golden(root: &Path, goldens: &str, name: &str, suffix: &str) -> PathB
         .join(format!("{name}{suffix}.jsonl"))
 }
 
+/// What oracle/capture.py's process registered (oracle/zoo_types.py):
+/// `corpus/programs/registrations.json`, else a plain `import torch`.
+pub fn zoo_registrations(
+    root: &Path,
+) -> Result<std::sync::Arc<crate::export::registrations::Registrations>> {
+    Ok(match root.join(REGISTRATIONS) {
+        p if p.exists() => {
+            std::sync::Arc::new(crate::export::registrations::Registrations::read(&p)?)
+        }
+        _ => crate::export::registrations::Registrations::plain().clone(),
+    })
+}
+
 /// The zoo's archives, sorted.
 pub fn program_files(root: &Path) -> Result<Vec<PathBuf>> {
     let dir = root.join(PROGRAMS);
@@ -169,13 +182,7 @@ pub(super) fn run(
     allow: &super::AllowList,
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
-    // What oracle/capture.py's process registered (oracle/zoo_types.py).
-    let registrations = match root.join(REGISTRATIONS) {
-        p if p.exists() => {
-            std::sync::Arc::new(crate::export::registrations::Registrations::read(&p)?)
-        }
-        _ => crate::export::registrations::Registrations::plain().clone(),
-    };
+    let registrations = zoo_registrations(root)?;
     for file in program_files(root)? {
         let name = file
             .file_stem()

@@ -121,12 +121,7 @@ pub(super) fn rows(
     if goldens != super::GOLDENS && !golden_dir.is_dir() {
         return Ok(());
     }
-    let registrations = match root.join(super::programs::REGISTRATIONS) {
-        p if p.exists() => {
-            std::sync::Arc::new(crate::export::registrations::Registrations::read(&p)?)
-        }
-        _ => crate::export::registrations::Registrations::plain().clone(),
-    };
+    let registrations = super::programs::zoo_registrations(root)?;
     for file in archives(root)? {
         let name = file
             .file_stem()

@@ -83,6 +83,17 @@ pub struct ModuleCallEntry {
     pub signature: Option<ModuleCallSignature>,
 }
 
+impl LoadedGraphModule {
+    /// The signature of the root module's call (`fqn == ""`), where
+    /// `ep.module()` takes its in_spec and forward argument names.
+    pub fn root_signature(&self) -> Option<&ModuleCallSignature> {
+        self.module_call_graph
+            .iter()
+            .find(|e| e.fqn.is_empty())
+            .and_then(|e| e.signature.as_ref())
+    }
+}
+
 /// A submodule graph registered by an `as_graph` argument (`get_attr`).
 #[derive(Clone, Debug)]
 pub struct SubGraph {

@@ -147,10 +147,7 @@ impl InputChecker {
     pub fn new(ep: &ExportedProgram) -> Result<InputChecker, String> {
         let entry = ep
             .graph_module
-            .module_call_graph
-            .iter()
-            .find(|e| e.fqn.is_empty())
-            .and_then(|e| e.signature.as_ref())
+            .root_signature()
             .ok_or("no root module call signature")?;
         let registry = ep.registrations.pytree_registry();
         let in_spec = treespec_loads(&entry.in_spec, &registry).map_err(raise_str)?;

@@ -91,10 +91,7 @@ impl Plan {
     fn new(ep: &ExportedProgram) -> Option<Plan> {
         let in_spec = ep
             .graph_module
-            .module_call_graph
-            .iter()
-            .find(|e| e.fqn.is_empty())
-            .and_then(|e| e.signature.as_ref())
+            .root_signature()
             .and_then(|s| treespec_loads(&s.in_spec, &ep.registrations.pytree_registry()).ok())?;
         let mut values = BTreeMap::new();
         let leaves = leaves(ep, &mut values)?;
