@@ -1172,6 +1172,35 @@ def serve_case_line(raw: bytes) -> dict[str, Any] | str:
     return evaluate(case)
 
 
+# Request kinds of serve mode other than case lines: name -> module in oracle/
+# whose ``serve(request) -> dict`` answers it (imported on first use).
+REQUESTS = {
+    "mutant": "serve_mutants",
+    "mutant_load": "serve_mutants",
+}
+
+
+def serve_request(raw: bytes) -> dict[str, Any]:
+    """A line ``{"request": KIND, "id": ID, ...}``: the reply of KIND's module.
+
+    Every reply carries the request's ``id``; an unknown kind or a malformed
+    line is answered ``{"id": ..., "invalid": MESSAGE}``.
+    """
+    try:
+        req = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        return {"id": None, "invalid": f"invalid JSON: {e}"}
+    rid = req.get("id") if isinstance(req, dict) else None
+    module = REQUESTS.get(req.get("request")) if isinstance(req, dict) else None
+    if module is None:
+        return {"id": rid, "invalid": f"unknown request {req.get('request')!r}"}
+    import importlib
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    reply = importlib.import_module(module).serve(req)
+    reply["id"] = rid
+    return reply
+
+
 def main_serve() -> int:
     """``capture.py --serve``: a persistent oracle speaking JSON Lines.
 
@@ -1179,7 +1208,8 @@ def main_serve() -> int:
     then reads one case line per stdin line and writes, flushed, the very
     result line capture.py writes for that case in a file (fresh uid counter
     and spec ShapeEnv per case), or ``{"id": ..., "invalid": MESSAGE}`` for a
-    line capture.py would refuse. A blank line is answered ``{"id": null,
+    line capture.py would refuse. A line that starts ``{"request"`` is a
+    program request instead (REQUESTS: mutated program files, ...). A blank line is answered ``{"id": null,
     "invalid": "blank line"}``. Ends at EOF.
     """
     out = _stdout_to_stderr()
@@ -1192,7 +1222,8 @@ def main_serve() -> int:
             reply: dict[str, Any] | str = {"id": None, "invalid": "blank line"}
         else:
             try:
-                reply = serve_case_line(raw)
+                reply = serve_request(raw) if raw.startswith(b'{"request"') \
+                    else serve_case_line(raw)
             except Exception as e:  # never lose the stream to one request
                 reply = {"id": None, "invalid": f"{type(e).__name__}: {e}"}
         if isinstance(reply, str):

@@ -223,7 +223,8 @@ impl ProcessOracle {
         }
     }
 
-    fn fail(&mut self, f: OracleFailure) -> Result<Reply, OracleFailure> {
+    /// Kill the worker after failure `f` (the exit status joins a crash).
+    fn kill(&mut self, f: OracleFailure) -> OracleFailure {
         let f = match (f, self.running.as_mut().map(|r| r.child.try_wait())) {
             (OracleFailure::Crashed(why), Some(Ok(Some(status)))) => {
                 OracleFailure::Crashed(format!("{why} ({status})"))
@@ -231,7 +232,7 @@ impl ProcessOracle {
             (f, _) => f,
         };
         self.stop();
-        Err(f)
+        f
     }
 }
 
@@ -241,34 +242,74 @@ impl Drop for ProcessOracle {
     }
 }
 
-impl Oracle for ProcessOracle {
-    fn eval(&mut self, case: &Case) -> Result<Reply, OracleFailure> {
+impl ProcessOracle {
+    /// Send one line and wait for one line back (the worker is started when
+    /// none runs, and killed when it hangs, crashes or breaks its pipe).
+    fn round_trip(&mut self, line: &str) -> Result<String, OracleFailure> {
         if self.running.is_none() {
             self.start()?;
         }
         let running = self.running.as_mut().expect("started");
-        let mut line = case.to_json().to_string();
-        line.push('\n');
         if let Err(e) = running
             .stdin
             .write_all(line.as_bytes())
+            .and_then(|()| running.stdin.write_all(b"\n"))
             .and_then(|()| running.stdin.flush())
         {
-            return self.fail(OracleFailure::Crashed(format!("writing the case: {e}")));
+            return Err(self.kill(OracleFailure::Crashed(format!("writing the request: {e}"))));
         }
         match running.lines.recv_timeout(self.cmd.timeout) {
-            Ok(Ok(answer)) => match parse_reply(&case.id, &answer) {
-                Ok(reply) => Ok(reply),
-                // The worker is fine; the line was malformed to it.
-                Err(f @ OracleFailure::Invalid(_)) => Err(f),
-                // Out of step: restart so the next case starts clean.
-                Err(f) => self.fail(f),
-            },
-            Ok(Err(e)) => self.fail(OracleFailure::Garbage(e.to_string())),
-            Err(RecvTimeoutError::Timeout) => self.fail(OracleFailure::Timeout(self.cmd.timeout)),
-            Err(RecvTimeoutError::Disconnected) => {
-                self.fail(OracleFailure::Crashed("exited before answering".into()))
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => Err(self.kill(OracleFailure::Garbage(e.to_string()))),
+            Err(RecvTimeoutError::Timeout) => {
+                Err(self.kill(OracleFailure::Timeout(self.cmd.timeout)))
             }
+            Err(RecvTimeoutError::Disconnected) => {
+                Err(self.kill(OracleFailure::Crashed("exited before answering".into())))
+            }
+        }
+    }
+
+    /// A program request of serve mode (`capture.py`'s `REQUESTS`): the line
+    /// `{"request": KIND, "id": ID, ...body}`, answered by one JSON object
+    /// with the same `id`.
+    pub fn request(&mut self, kind: &str, id: &str, body: &Json) -> Result<Json, OracleFailure> {
+        let mut line = format!(
+            "{{\"request\":{},\"id\":{}",
+            Json::from(kind),
+            Json::from(id)
+        );
+        if let Some(fields) = body.as_object() {
+            for (k, v) in fields {
+                line += &format!(",{}:{}", Json::from(k.as_str()), v);
+            }
+        }
+        line.push('}');
+        let answer = self.round_trip(&line)?;
+        let short = || answer.chars().take(200).collect::<String>();
+        match serde_json::from_str::<Json>(&answer) {
+            Ok(json) if json.get("id").and_then(Json::as_str) == Some(id) => {
+                match json.get("invalid") {
+                    Some(why) => Err(OracleFailure::Invalid(
+                        why.as_str().unwrap_or_default().to_string(),
+                    )),
+                    None => Ok(json),
+                }
+            }
+            _ => Err(self.kill(OracleFailure::Garbage(short()))),
+        }
+    }
+}
+
+impl Oracle for ProcessOracle {
+    fn eval(&mut self, case: &Case) -> Result<Reply, OracleFailure> {
+        let answer = self.round_trip(&case.to_json().to_string())?;
+        match parse_reply(&case.id, &answer) {
+            Ok(reply) => Ok(reply),
+            // The worker is fine; the line was malformed to it.
+            Err(f @ OracleFailure::Invalid(_)) => Err(f),
+            // Out of step: restart so the next case starts clean.
+            Err(f) => Err(self.kill(f)),
         }
     }
 }
