@@ -90,49 +90,63 @@ def original_of(e):
 # The worker: one warm process, one path per stdin line, one JSON line out.
 # ---------------------------------------------------------------------------
 
-def worker() -> int:
-    out = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # whatever torch prints goes to stderr
-    import logging
-    import warnings
+class KeepExceptions:
+    """A handler on the "torch.export" logger that keeps the exc_info of every
+    record (load() logs the real error before raising a generic one)."""
 
-    warnings.simplefilter("ignore")
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import torch
-    import zoo_types  # noqa: F401
+    def __init__(self):
+        import logging
 
-    class Keep(logging.Handler):
-        def __init__(self):
-            super().__init__(logging.DEBUG)
-            self.excs = []
+        class Keep(logging.Handler):
+            def __init__(self):
+                super().__init__(logging.DEBUG)
+                self.excs = []
 
-        def emit(self, record):
-            if record.exc_info and record.exc_info[1] is not None:
-                self.excs.append(record.exc_info[1])
+            def emit(self, record):
+                if record.exc_info and record.exc_info[1] is not None:
+                    self.excs.append(record.exc_info[1])
 
-    keep = Keep()
-    lg = logging.getLogger("torch.export")
-    lg.addHandler(keep)
-    lg.propagate = False
-    lg.setLevel(logging.WARNING)
+        self.handler = Keep()
+        lg = logging.getLogger("torch.export")
+        lg.addHandler(self.handler)
+        lg.propagate = False
+        lg.setLevel(logging.WARNING)
 
-    out.write(json.dumps({"ready": True}) + "\n")
-    for line in sys.stdin:
-        path = line.rstrip("\n")
-        keep.excs.clear()
+    def load(self, target) -> dict:
+        """torch.export.load(target) as an outcome: {"outcome": "ok"} and "ep",
+        or {"outcome": "error", type, message, cause, context, inner, original}."""
+        import torch
+        self.handler.excs.clear()
         try:
-            torch.export.load(path)
-            res = {"outcome": "ok"}
+            ep = torch.export.load(target)
+            return {"outcome": "ok", "ep": ep}
         except BaseException as e:  # noqa: BLE001 - every failure is an outcome
             if isinstance(e, KeyboardInterrupt):
                 raise
             res = {"outcome": "error"}
             res.update(exc_full(e))
             inner = e
-            if str(e).startswith(GENERIC) and keep.excs:
-                inner = keep.excs[-1]
+            if str(e).startswith(GENERIC) and self.handler.excs:
+                inner = self.handler.excs[-1]
             res["inner"] = exc_full(inner)
             res["original"] = exc_json(original_of(inner))
+            return res
+
+
+def worker() -> int:
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # whatever torch prints goes to stderr
+    import warnings
+
+    warnings.simplefilter("ignore")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import zoo_types  # noqa: F401
+
+    keep = KeepExceptions()
+    out.write(json.dumps({"ready": True}) + "\n")
+    for line in sys.stdin:
+        res = keep.load(line.rstrip("\n"))
+        res.pop("ep", None)
         out.write(json.dumps(res) + "\n")
     return 0
 

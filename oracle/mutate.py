@@ -1089,13 +1089,43 @@ def model_entry(z: zipfile.ZipFile) -> str:
     return names[0]
 
 
-def write_mutant(src: str, dst: str, model_bytes: bytes) -> None:
+def write_mutant(src: str, dst, model_bytes: bytes) -> None:
+    """The archive `src` with its program JSON replaced, written to `dst` (a
+    path or a binary file object)."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
         name = model_entry(zin)
         for info in zin.infolist():
             data = model_bytes if info.filename == name else zin.read(info)
             zi = copy.copy(info)
             zout.writestr(zi, data, compress_type=info.compress_type)
+
+
+def zoo_programs() -> list[str]:
+    """The zoo's archive names, sorted (the mutants' choice of program)."""
+    return sorted(f for f in os.listdir(PROGRAMS) if f.endswith(".pt2"))
+
+
+def read_docs(programs) -> dict:
+    docs = {}
+    for p in programs:
+        with zipfile.ZipFile(os.path.join(PROGRAMS, p)) as z:
+            docs[p] = json.loads(z.read(model_entry(z)))
+    return docs
+
+
+def make_mutant(seed: int, i: int, programs, docs, ops, op_keys, classes):
+    """Mutant i of `seed`: (program, class, description, expect, model JSON
+    text), or None when no program has a site for its class."""
+    cls = classes[i % len(classes)]
+    rng = random.Random(f"{seed}:{i}")
+    for _attempt in range(50):
+        prog = rng.choice(programs)
+        c = Ctx(copy.deepcopy(docs[prog]), rng, ops)
+        c.op_keys = op_keys
+        desc = CLASSES[cls](c)
+        if desc is not None:
+            return prog, cls, desc, c.expect, dumps(c.doc)
+    return None
 
 
 def aten_ops():
@@ -1127,35 +1157,24 @@ def main(argv=None) -> int:
     os.makedirs(out, exist_ok=True)
 
     classes = list(CLASSES) if not args.classes else args.classes.split(",")
-    programs = sorted(f for f in os.listdir(PROGRAMS) if f.endswith(".pt2"))
-    docs = {}
-    for p in programs:
-        with zipfile.ZipFile(os.path.join(PROGRAMS, p)) as z:
-            docs[p] = json.loads(z.read(model_entry(z)))
+    programs = zoo_programs()
+    docs = read_docs(programs)
     ops = aten_ops()
     op_keys = sorted(ops)
 
     written = 0
     with open(os.path.join(out, "mutants.jsonl"), "w") as rec:
         for i in range(args.count):
-            cls = classes[i % len(classes)]
-            rng = random.Random(f"{args.seed}:{i}")
-            desc = None
-            for _attempt in range(50):
-                prog = rng.choice(programs)
-                c = Ctx(copy.deepcopy(docs[prog]), rng, ops)
-                c.op_keys = op_keys
-                desc = CLASSES[cls](c)
-                if desc is not None:
-                    break
-            if desc is None:
-                print(f"mutant {i}: no site for {cls}", file=sys.stderr)
+            made = make_mutant(args.seed, i, programs, docs, ops, op_keys, classes)
+            if made is None:
+                print(f"mutant {i}: no site for {classes[i % len(classes)]}", file=sys.stderr)
                 continue
+            prog, cls, desc, expect, text = made
             mid = f"s{args.seed}-{i:05d}-{cls}"
             write_mutant(os.path.join(PROGRAMS, prog), os.path.join(out, mid + ".pt2"),
-                         dumps(c.doc).encode("utf-8"))
+                         text.encode("utf-8"))
             rec.write(json.dumps({"id": mid, "program": prog[:-4], "class": cls,
-                                  "mutation": desc, "expect": c.expect}) + "\n")
+                                  "mutation": desc, "expect": expect}) + "\n")
             written += 1
     print(f"{written} mutants in {out}", file=sys.stderr)
     return 0

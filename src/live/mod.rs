@@ -34,7 +34,7 @@ use crate::pyval::PyException;
 
 use compare::{compare, Finding};
 use gen::Generator;
-use oracle::{Oracle, OracleCommand, ProcessOracle};
+use oracle::{Oracle, OracleCommand, OracleFailure, ProcessOracle};
 use regress::Kept;
 use shard::Shard;
 use state::State;
@@ -66,11 +66,164 @@ pub struct Config {
 pub struct Summary {
     pub state: State,
     /// Kept in this invocation.
-    pub kept: Vec<Kept>,
+    pub kept: Vec<KeptLine>,
     /// Oracle failures of this invocation, per class.
     pub failures: BTreeMap<&'static str, u64>,
     pub first: u64,
     pub next: u64,
+    /// What a position is (`cases`, `mutants`).
+    pub unit: &'static str,
+}
+
+/// One kept divergence, as the summary lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeptLine {
+    pub name: String,
+    pub signature: String,
+    /// The generated item it was shrunk from.
+    pub original_id: String,
+    pub shrink_steps: usize,
+    /// Where it was kept (relative to the root).
+    pub path: String,
+}
+
+/// What judging one position came to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Agree,
+    /// The reference does not model it (not a divergence).
+    Unsupported,
+    /// The oracle gave no answer; `record` is the failure log's line.
+    OracleFailed {
+        id: String,
+        failure: OracleFailure,
+        record: serde_json::Value,
+    },
+    /// A divergence of `signature`, kept under `name` once shrunk.
+    Diverge {
+        id: String,
+        signature: String,
+        name: String,
+    },
+}
+
+/// One kind of live run: what position `index` of `seed` is, how it is
+/// judged against the oracle, and how a divergence is shrunk and kept.
+/// Each worker builds its own (from the factory given to [`run`]).
+pub trait Target {
+    /// What a position is, in the summary (`cases`, `mutants`).
+    const UNIT: &'static str;
+
+    /// Judge position `index`: the step, and labels to count (each adds 1
+    /// to its tally in the run's state). Time spent waiting on the oracle is
+    /// added to `oracle_time`.
+    fn judge(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        seed: u64,
+        index: u64,
+        oracle_time: &mut Duration,
+    ) -> (Step, Vec<String>);
+
+    /// Whether the divergence `name` is already kept under `root`.
+    fn is_kept(&self, root: &std::path::Path, name: &str) -> bool;
+
+    /// Shrink the divergence of `signature` found at `index` and keep it
+    /// under `cfg.root` (Ok(None): the oracle failed on the shrunk item).
+    fn keep(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        cfg: &Config,
+        index: u64,
+        signature: &str,
+        oracle_time: &mut Duration,
+    ) -> Result<Option<KeptLine>>;
+}
+
+/// Generated spec cases ([`gen`]), judged as `check` judges them.
+pub struct Cases {
+    gen: Generator,
+}
+
+impl Cases {
+    pub fn new() -> Cases {
+        Cases {
+            gen: Generator::new(),
+        }
+    }
+}
+
+impl Default for Cases {
+    fn default() -> Self {
+        Cases::new()
+    }
+}
+
+impl Target for Cases {
+    const UNIT: &'static str = "cases";
+
+    fn judge(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        seed: u64,
+        index: u64,
+        oracle_time: &mut Duration,
+    ) -> (Step, Vec<String>) {
+        let family = gen::family_of(index);
+        let case = self.gen.case(seed, index);
+        let step = match judge(oracle, family, &case, oracle_time).0 {
+            Finding::Agree => Step::Agree,
+            Finding::Unsupported(_) => Step::Unsupported,
+            Finding::OracleFailed(failure) => {
+                let mut record = serde_json::Map::new();
+                record.insert("failure".into(), failure.to_string().into());
+                record.insert("case".into(), case.to_json());
+                Step::OracleFailed {
+                    id: case.id,
+                    failure,
+                    record: record.into(),
+                }
+            }
+            Finding::Diverge { signature, .. } => Step::Diverge {
+                name: regress::regression_name(family, &signature),
+                id: case.id,
+                signature,
+            },
+        };
+        (step, Vec::new())
+    }
+
+    fn is_kept(&self, root: &std::path::Path, name: &str) -> bool {
+        regress::exists(root, name)
+    }
+
+    fn keep(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        cfg: &Config,
+        index: u64,
+        signature: &str,
+        oracle_time: &mut Duration,
+    ) -> Result<Option<KeptLine>> {
+        let kept = shrink_divergence(
+            oracle,
+            &self.gen,
+            cfg.seed,
+            index,
+            signature,
+            cfg.shrink_budget,
+            oracle_time,
+        );
+        let Some(k) = kept else { return Ok(None) };
+        regress::write(&cfg.root, &k)?;
+        Ok(Some(KeptLine {
+            path: format!("corpus/regressions/{}.jsonl", k.name),
+            name: k.name,
+            signature: k.signature,
+            original_id: k.original_id,
+            shrink_steps: k.shrink_steps,
+        }))
+    }
 }
 
 impl Summary {
@@ -92,8 +245,8 @@ impl Summary {
             s.seed, s.shard, self.first, self.next
         );
         out += &format!(
-            "cases {} ({:.0}/s over {:.0}s): agree {}, unsupported {}, oracle failures {}\n",
-            s.cases, rate, s.wall_secs, s.agree, s.unsupported, s.oracle_failures
+            "{} {} ({:.0}/s over {:.0}s): agree {}, unsupported {}, oracle failures {}\n",
+            self.unit, s.cases, rate, s.wall_secs, s.agree, s.unsupported, s.oracle_failures
         );
         for (class, n) in &self.failures {
             out += &format!("  oracle {class}: {n}\n");
@@ -105,10 +258,10 @@ impl Summary {
             self.kept.len()
         );
         for k in &self.kept {
-            out += &format!(
-                "  {} ({}) -> corpus/regressions/{}.jsonl\n",
-                k.signature, k.original_id, k.name
-            );
+            out += &format!("  {} ({}) -> {}\n", k.signature, k.original_id, k.path);
+        }
+        for (label, n) in &s.tallies {
+            out += &format!("  {label}: {n}\n");
         }
         let total = s.oracle_secs + s.rust_secs;
         out += &format!(
@@ -226,6 +379,7 @@ struct Shared {
     done: Mutex<(u64, BTreeSet<u64>)>,
     signatures: Mutex<BTreeSet<String>>,
     failures: Mutex<BTreeMap<&'static str, u64>>,
+    tallies: Mutex<BTreeMap<String, u64>>,
     /// Serializes writes to the corpus and the failure log.
     write: Mutex<()>,
 }
@@ -243,12 +397,20 @@ impl Shared {
 
 enum Event {
     Line(String),
-    Kept(Box<Kept>),
+    Kept(KeptLine),
     Fatal(String),
 }
 
-/// Run the live fuzzer.
+/// Run the live fuzzer on generated spec cases.
 pub fn run(cfg: &Config) -> Result<Summary> {
+    run_target(cfg, Cases::new)
+}
+
+/// Run the live fuzzer on `T`s (one built by `make` in each worker).
+pub fn run_target<T: Target>(
+    cfg: &Config,
+    make: impl Fn() -> T + Clone + Send + 'static,
+) -> Result<Summary> {
     let mut prior = if cfg.resume && cfg.state.exists() {
         let s = State::load(&cfg.state)?;
         if s.seed != cfg.seed || s.shard != cfg.shard.to_string() {
@@ -295,16 +457,17 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         let cfg = cfg.clone();
         let mut cmd = cfg.oracle.clone();
         cmd.log = Some(log_dir.join(format!("oracle-{w}.log")));
+        let make = make.clone();
         let handle = std::thread::Builder::new()
             .name(format!("live-{w}"))
             .stack_size(256 << 20)
-            .spawn(move || worker(&cfg, cmd, &shared, end, deadline, &tx))
+            .spawn(move || worker(&cfg, make(), cmd, &shared, end, deadline, &tx))
             .map_err(|e| Error::new(format!("cannot start a worker thread: {e}")))?;
         handles.push(handle);
     }
     drop(tx);
 
-    let bar = progress_bar(cfg, end - first);
+    let bar = progress_bar(cfg, end - first, T::UNIT);
     let mut kept = Vec::new();
     let mut fatal = None;
     let mut last_status = Instant::now();
@@ -318,6 +481,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         s.oracle_failures += shared.oracle_failures.load(Ordering::Relaxed);
         s.divergences_raw += shared.divergences_raw.load(Ordering::Relaxed);
         s.signatures = shared.signatures.lock().expect("not poisoned").clone();
+        for (label, n) in shared.tallies.lock().expect("not poisoned").iter() {
+            *s.tallies.entry(label.clone()).or_default() += n;
+        }
         s.oracle_secs += shared.oracle_nanos.load(Ordering::Relaxed) as f64 / 1e9;
         s.rust_secs += shared.rust_nanos.load(Ordering::Relaxed) as f64 / 1e9;
         s.wall_secs += wall;
@@ -335,7 +501,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                     ),
                 );
                 prior.kept.push(k.name.clone());
-                kept.push(*k);
+                kept.push(k);
             }
             Ok(Event::Fatal(why)) => {
                 shared.stop.store(true, Ordering::SeqCst);
@@ -348,8 +514,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         let s = snapshot(&prior, &shared, wall);
         let this_run = shared.cases.load(Ordering::Relaxed);
         let msg = format!(
-            "{:.0} cases/s | {} divergences ({} unique) | oracle {:.1}% of time",
+            "{:.0} {}/s | {} divergences ({} unique) | oracle {:.1}% of time",
             this_run as f64 / wall.max(1e-9),
+            T::UNIT,
             s.divergences_raw,
             s.signatures.len(),
             100.0 * share(s.oracle_secs, s.rust_secs)
@@ -357,7 +524,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         bar.set_position(this_run);
         bar.set_message(msg.clone());
         if !cfg.progress && last_status.elapsed() >= Duration::from_secs(30) {
-            eprintln!("[{:.0}s] {} cases | {msg}", wall, s.cases);
+            eprintln!("[{:.0}s] {} {} | {msg}", wall, s.cases, T::UNIT);
             last_status = Instant::now();
         }
         if last_save.elapsed() >= Duration::from_secs(10) {
@@ -381,6 +548,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         kept,
         failures,
         first,
+        unit: T::UNIT,
     })
 }
 
@@ -393,7 +561,7 @@ fn say(bar: &indicatif::ProgressBar, line: String) {
     }
 }
 
-fn progress_bar(cfg: &Config, len: u64) -> indicatif::ProgressBar {
+fn progress_bar(cfg: &Config, len: u64, unit: &str) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     if !cfg.progress {
         return ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
@@ -404,29 +572,30 @@ fn progress_bar(cfg: &Config, len: u64) -> indicatif::ProgressBar {
         ProgressBar::new(len)
     };
     let template = if len == u64::MAX {
-        "{spinner} {elapsed_precise} {pos} cases | {msg}"
+        format!("{{spinner}} {{elapsed_precise}} {{pos}} {unit} | {{msg}}")
     } else {
-        "{elapsed_precise} [{bar:30}] {pos}/{len} | {msg}"
+        "{elapsed_precise} [{bar:30}] {pos}/{len} | {msg}".to_string()
     };
     bar.set_style(
-        ProgressStyle::with_template(template)
+        ProgressStyle::with_template(&template)
             .expect("a valid template")
             .progress_chars("=> "),
     );
     bar
 }
 
-fn worker(
+#[allow(clippy::too_many_arguments)]
+fn worker<T: Target>(
     cfg: &Config,
+    mut target: T,
     cmd: OracleCommand,
     shared: &Shared,
     end: u64,
     deadline: Option<Instant>,
     tx: &mpsc::Sender<Event>,
 ) {
-    let gen = Generator::new();
     let mut oracle = ProcessOracle::new(cmd);
-    // The first start is not a case: a missing Python or torch ends the run.
+    // The first start is not a position: a missing Python or torch ends the run.
     let t = Instant::now();
     if let Err(f) = oracle.start() {
         let _ = tx.send(Event::Fatal(f.to_string()));
@@ -435,7 +604,6 @@ fn worker(
     shared
         .oracle_nanos
         .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    let failure_log = cfg.state.with_file_name("oracle-failures.jsonl");
     loop {
         if shared.stop.load(Ordering::SeqCst) || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
@@ -447,74 +615,48 @@ fn worker(
         let busy = Instant::now();
         let mut oracle_time = Duration::ZERO;
         let index = cfg.shard.index(j);
-        let family = gen::family_of(index);
-        let case = gen.case(cfg.seed, index);
-        let (finding, _, _) = judge(&mut oracle, family, &case, &mut oracle_time);
+        let (step, tallies) = target.judge(&mut oracle, cfg.seed, index, &mut oracle_time);
         shared.cases.fetch_add(1, Ordering::Relaxed);
-        match finding {
-            Finding::Agree => {
+        {
+            let mut t = shared.tallies.lock().expect("not poisoned");
+            for label in tallies {
+                *t.entry(label).or_default() += 1;
+            }
+        }
+        match step {
+            Step::Agree => {
                 shared.agree.fetch_add(1, Ordering::Relaxed);
             }
-            Finding::Unsupported(_) => {
+            Step::Unsupported => {
                 shared.unsupported.fetch_add(1, Ordering::Relaxed);
             }
-            Finding::OracleFailed(f) => {
-                shared.oracle_failures.fetch_add(1, Ordering::Relaxed);
-                *shared
-                    .failures
-                    .lock()
-                    .expect("not poisoned")
-                    .entry(f.class())
-                    .or_default() += 1;
-                let _ = tx.send(Event::Line(format!("oracle failure on {}: {f}", case.id)));
-                let mut rec = serde_json::Map::new();
-                rec.insert("failure".into(), f.to_string().into());
-                rec.insert("case".into(), case.to_json());
-                let _guard = shared.write.lock().expect("not poisoned");
-                let _ = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&failure_log)
-                    .and_then(|mut file| writeln!(file, "{}", serde_json::Value::Object(rec)));
-            }
-            Finding::Diverge { signature, .. } => {
+            Step::OracleFailed {
+                id,
+                failure,
+                record,
+            } => note_failure(cfg, shared, tx, &id, &failure, &record),
+            Step::Diverge {
+                id,
+                signature,
+                name,
+            } => {
                 shared.divergences_raw.fetch_add(1, Ordering::Relaxed);
                 let fresh = shared
                     .signatures
                     .lock()
                     .expect("not poisoned")
                     .insert(signature.clone());
-                let name = regress::regression_name(family, &signature);
-                if fresh && !regress::exists(&cfg.root, &name) {
-                    let kept = shrink_divergence(
-                        &mut oracle,
-                        &gen,
-                        cfg.seed,
-                        index,
-                        &signature,
-                        cfg.shrink_budget,
-                        &mut oracle_time,
-                    );
-                    match kept {
-                        Some(k) => {
-                            let _guard = shared.write.lock().expect("not poisoned");
-                            match regress::write(&cfg.root, &k) {
-                                Ok(()) => {
-                                    let _ = tx.send(Event::Kept(Box::new(k)));
-                                }
-                                Err(e) => {
-                                    let _ = tx
-                                        .send(Event::Fatal(format!("cannot keep {}: {e}", k.name)));
-                                }
-                            }
-                        }
-                        None => {
-                            let _ = tx.send(Event::Line(format!(
-                                "divergence on {} not kept: the oracle failed on the shrunk case",
-                                case.id
-                            )));
-                        }
-                    }
+                if fresh && !target.is_kept(&cfg.root, &name) {
+                    // One keeper at a time: keeping appends to shared files.
+                    let _guard = shared.write.lock().expect("not poisoned");
+                    let kept = target.keep(&mut oracle, cfg, index, &signature, &mut oracle_time);
+                    let _ = tx.send(match kept {
+                        Ok(Some(k)) => Event::Kept(k),
+                        Ok(None) => Event::Line(format!(
+                            "divergence on {id} not kept: the oracle failed on the shrunk item"
+                        )),
+                        Err(e) => Event::Fatal(format!("cannot keep {name}: {e}")),
+                    });
                 }
             }
         }
@@ -528,4 +670,30 @@ fn worker(
         );
         shared.mark_done(j);
     }
+}
+
+/// Count an oracle failure and append it to the run's failure log.
+fn note_failure(
+    cfg: &Config,
+    shared: &Shared,
+    tx: &mpsc::Sender<Event>,
+    id: &str,
+    failure: &OracleFailure,
+    record: &serde_json::Value,
+) {
+    shared.oracle_failures.fetch_add(1, Ordering::Relaxed);
+    *shared
+        .failures
+        .lock()
+        .expect("not poisoned")
+        .entry(failure.class())
+        .or_default() += 1;
+    let _ = tx.send(Event::Line(format!("oracle failure on {id}: {failure}")));
+    let log = cfg.state.with_file_name("oracle-failures.jsonl");
+    let _guard = shared.write.lock().expect("not poisoned");
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .and_then(|mut file| writeln!(file, "{record}"));
 }

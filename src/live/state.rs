@@ -1,7 +1,7 @@
 //! The resume state of a live run (`--state FILE`, `--resume`): where the
 //! shard's sequence stopped, the totals so far and the signatures seen.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,9 @@ pub struct State {
     pub oracle_secs: f64,
     pub rust_secs: f64,
     pub wall_secs: f64,
+    /// Per-label counts a target reports (e.g. mutants by class and verdict).
+    #[serde(default)]
+    pub tallies: BTreeMap<String, u64>,
 }
 
 impl State {
