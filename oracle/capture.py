@@ -943,7 +943,9 @@ USAGE = """\
 usage: capture.py CASES.jsonl
        capture.py --program PATH [--pass NAME ...]
        capture.py --program-goldens OUTDIR PROGRAM.pt2 ...
-       capture.py --probes PROGRAM.pt2 PROBES.jsonl"""
+       capture.py --probes PROGRAM.pt2 PROBES.jsonl
+       capture.py --mutant-goldens OUTDIR corpus/mutants/NAME.json ...
+       capture.py --serve"""
 
 
 def _stdout_to_stderr() -> Any:
@@ -1234,6 +1236,25 @@ def main_serve() -> int:
     return 0
 
 
+def main_mutant_goldens(out_dir: str, files: list[str]) -> int:
+    """``--mutant-goldens OUT_DIR corpus/mutants/NAME.json ...``: OUT_DIR/NAME.json,
+    what torch.export.load and the C++ deserializer do with each kept mutant
+    (oracle/serve_mutants.py), one line each."""
+    out = _stdout_to_stderr()
+    import_torch()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import serve_mutants
+    os.makedirs(out_dir, exist_ok=True)
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            mutant = json.load(f)
+        line = serve_mutants.golden_of(mutant)
+        with open(os.path.join(out_dir, mutant["name"] + ".json"), "wb") as f:
+            f.write(line.encode("utf-8", "backslashreplace") + b"\n")
+    out.flush()
+    return 0
+
+
 def main_shard(argv: list[str]) -> int:
     """``capture.py --shard k/n CASES.jsonl``: the result lines of the cases in shard k of n."""
     shard = parse_shard(argv[0]) if len(argv) == 2 else None
@@ -1266,6 +1287,11 @@ def main(argv: list[str]) -> int:
             print(USAGE, file=sys.stderr)
             return 2
         return main_program_goldens(argv[1], argv[2:])
+    if argv and argv[0] == "--mutant-goldens":
+        if len(argv) < 2:
+            print(USAGE, file=sys.stderr)
+            return 2
+        return main_mutant_goldens(argv[1], argv[2:])
     if argv and argv[0] == "--probes":
         if len(argv) != 3:
             print(USAGE, file=sys.stderr)

@@ -108,6 +108,8 @@ class KeepExceptions:
 
         self.handler = Keep()
         lg = logging.getLogger("torch.export")
+        for h in list(lg.handlers):  # torch's own (it prints every traceback)
+            lg.removeHandler(h)
         lg.addHandler(self.handler)
         lg.propagate = False
         lg.setLevel(logging.WARNING)

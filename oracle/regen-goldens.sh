@@ -185,6 +185,8 @@ meta = {
                        f"corpus/goldens/torch-{want}/weights corpus/programs/NAME.pt2 "
                        "corpus/weights/NAME.pt2 ... (`weights.py --sha256 NAME.pt2` "
                        "for one)",
+    "mutant_capture": f"{py} oracle/capture.py --mutant-goldens "
+                      f"corpus/goldens/torch-{want}/mutants corpus/mutants/NAME.json ...",
 }
 with open(out, "w", encoding="utf-8") as f:
     f.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
@@ -254,6 +256,27 @@ elif [[ ${#weight_files[@]} -gt 0 ]]; then
 fi
 rm -f "$tmp/.weights.err"
 
+# Mutants kept by `torchspec fuzz --live --mutate` (corpus/mutants/NAME.json:
+# a zoo program with edits to its program JSON) -> $GOLDENS_DIR/mutants/NAME.json,
+# what torch.export.load and the C++ deserializer do with each.
+mutant_files=()
+while IFS= read -r f; do mutant_files+=("$f"); done < <(
+  for f in corpus/mutants/*.json; do [[ -e "$f" ]] && printf '%s\n' "$f"; done | LC_ALL=C sort)
+mkdir -p "$tmp/mutants"
+if [[ $cases_only == 1 ]]; then
+  for g in "$GOLDENS_DIR"/mutants/*.json; do [[ -e "$g" ]] && cp "$g" "$tmp/mutants/"; done
+elif [[ ${#mutant_files[@]} -gt 0 ]]; then
+  echo "capture ${#mutant_files[@]} kept mutant(s)" >&2
+  if ! "$PY" oracle/capture.py --mutant-goldens "$tmp/mutants" "${mutant_files[@]}" \
+      2>"$tmp/.mutants.err"; then
+    cat "$tmp/.mutants.err" >&2
+    echo "regen-goldens: mutant capture failed; goldens left unchanged" >&2
+    exit 1
+  fi
+fi
+rm -f "$tmp/.mutants.err"
+rmdir "$tmp/mutants" 2>/dev/null || true
+
 # Pytree goldens are not case files: oracle/pytree_cases.py builds its
 # TreeSpecs in PyTorch and writes them with their str/dumps/errors.
 mkdir -p "$tmp/pytree"
@@ -306,6 +329,10 @@ rm -rf "$GOLDENS_DIR/weights"
 captured=("$tmp"/weights/*)
 if [[ ${#captured[@]} -gt 0 ]]; then
   mkdir -p "$GOLDENS_DIR/weights"; cp "${captured[@]}" "$GOLDENS_DIR"/weights/
+fi
+rm -rf "$GOLDENS_DIR/mutants"
+if [[ -d "$tmp/mutants" ]]; then
+  mkdir -p "$GOLDENS_DIR/mutants"; cp "$tmp"/mutants/* "$GOLDENS_DIR"/mutants/
 fi
 captured=("$tmp"/programs/*)
 if [[ ${#captured[@]} -gt 0 ]]; then cp "${captured[@]}" "$GOLDENS_DIR"/programs/; fi

@@ -188,6 +188,15 @@ struct FuzzArgs {
     /// Run against the live oracle (the only mode).
     #[arg(long, required = true)]
     live: bool,
+    /// Mutated program files instead of spec cases (`oracle/mutate.py`'s
+    /// mutants of the zoo, read by torch.export.load, the C++ deserializer
+    /// and torchspec; kept in `corpus/mutants/`, Python-versus-C++ findings
+    /// in `docs/upstream/`).
+    #[arg(long)]
+    mutate: bool,
+    /// With --mutate: do not compare program reports when both load (faster).
+    #[arg(long, requires = "mutate")]
+    no_reports: bool,
     /// Stop after this many cases.
     #[arg(long)]
     count: Option<u64>,
@@ -206,7 +215,7 @@ struct FuzzArgs {
     #[arg(long)]
     resume: bool,
     /// The state file (position, totals, signatures seen).
-    #[arg(long, default_value = "target/live/state.json")]
+    #[arg(long, default_value = DEFAULT_STATE)]
     state: PathBuf,
     /// The repository root (holding `corpus/` and `oracle/`).
     #[arg(long, default_value = ".")]
@@ -482,6 +491,9 @@ fn transform(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The live fuzzer's state file (`target/live/mutants-state.json` with --mutate).
+const DEFAULT_STATE: &str = "target/live/state.json";
+
 /// `torchspec fuzz --live`: generated cases against a pool of oracle workers.
 fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
     let secs = |s: f64, what: &str| {
@@ -496,12 +508,26 @@ fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
         time: args.time.map(|t| secs(t, "time")).transpose()?,
         jobs: args.jobs,
         shard: args.shard.unwrap_or(Shard::ALL),
-        state: args.state,
+        // Mutant runs keep their own state beside the case runs'.
+        state: match args.state {
+            s if args.mutate && s == Path::new(DEFAULT_STATE) => {
+                s.with_file_name("mutants-state.json")
+            }
+            s => s,
+        },
         resume: args.resume,
         shrink_budget: args.shrink_budget,
         progress: !args.no_progress && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
-    let summary = torchspec::live::run(&cfg)?;
+    let summary = if args.mutate {
+        let registrations = torchspec::conformance::programs::zoo_registrations(&cfg.root)?;
+        let (root, reports) = (cfg.root.clone(), !args.no_reports);
+        torchspec::live::run_target(&cfg, move || {
+            torchspec::live::mutants::Mutants::new(&root, registrations.clone(), reports)
+        })?
+    } else {
+        torchspec::live::run(&cfg)?
+    };
     let _ = write!(out, "{}", summary.render());
     Ok(ExitCode::SUCCESS)
 }

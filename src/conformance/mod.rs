@@ -13,6 +13,7 @@ use crate::diff::{differing_paths, render_divergence, results_agree};
 use crate::error::{Error, Result};
 use crate::live::shard::Shard;
 
+pub mod mutants;
 pub mod programs;
 pub mod pytree;
 pub mod schema;
@@ -505,6 +506,7 @@ fn run_against(root: &Path, goldens: &str, shard: Shard) -> Result<Report> {
     pytree::rows(root, goldens, &allow, &mut program_rows)?;
     schema::rows(root, &allow, &mut program_rows)?;
     weights::rows(root, goldens, &allow, &mut program_rows)?;
+    mutants::rows(root, goldens, &allow, &mut program_rows)?;
     for c in program_rows {
         if !seen.insert(c.id.clone()) {
             return Err(Error::new(format!(

@@ -140,7 +140,7 @@ pub fn report_diff(golden: &Json, ours: &Json) -> String {
 
 /// The divergence of two report-like objects: [`report_diff`], with the
 /// top-level keys that differ.
-fn report_divergence(golden: &Json, ours: &Json) -> Verdict {
+pub(crate) fn report_divergence(golden: &Json, ours: &Json) -> Verdict {
     Verdict::Diverge(Divergence::new(
         report_diff(golden, ours),
         crate::diff::differing_paths(golden, ours, 1),

@@ -15,6 +15,7 @@
 
 pub mod compare;
 pub mod gen;
+pub mod mutants;
 pub mod oracle;
 pub mod regress;
 pub mod shard;

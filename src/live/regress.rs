@@ -53,7 +53,8 @@ pub fn exists(root: &Path, name: &str) -> bool {
     case_path(root, name).exists()
 }
 
-fn write_file(path: &Path, text: &str) -> Result<()> {
+/// Write `text` to `path`, creating its folder.
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
@@ -80,15 +81,14 @@ pub fn write(root: &Path, kept: &Kept) -> Result<()> {
             .join(format!("{}.md", kept.name)),
         &packet(kept),
     )?;
-    allow_list(root, kept)
+    allow_list(root, &allow_entry(kept))
 }
 
-/// Append the kept case to the allow-list (it diverges until fixed),
-/// marked untriaged, with how it diverges as `check` records it.
-fn allow_list(root: &Path, kept: &Kept) -> Result<()> {
+/// Append an entry (a kept divergence, marked untriaged, with how it
+/// diverges as `check` records it) to the allow-list: it diverges until fixed.
+pub fn allow_list(root: &Path, entry: &str) -> Result<()> {
     let path = root.join(ALLOW_LIST);
     let existing = std::fs::read_to_string(&path).unwrap_or_default();
-    let entry = allow_entry(kept);
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -167,7 +167,8 @@ pub fn python_c(case: &Case) -> Option<String> {
     crate::repro::python_c(case).ok()
 }
 
-fn fence(lang: &str, body: &str) -> String {
+/// A markdown code block holding `body`.
+pub fn fence(lang: &str, body: &str) -> String {
     let mut ticks = 3;
     while body.contains(&"`".repeat(ticks)) {
         ticks += 1;

@@ -8,6 +8,7 @@ mod fuzz_corpus;
 mod lenient;
 mod live;
 mod lookup_props;
+mod mutants;
 mod ops;
 mod programs;
 mod properties;

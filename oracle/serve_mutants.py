@@ -1,0 +1,169 @@
+"""Mutated program files in serve mode (`capture.py --serve`, issue 15 item 3):
+the requests behind `torchspec fuzz --live --mutate`.
+
+    {"request": "mutant", "id", "seed", "index", "report": bool}
+        mutant `index` of `seed`, exactly as `oracle/mutate.py --seed SEED` makes
+        its mutant `index` (class CLASSES[index % 18], the rest from
+        random.Random(f"{seed}:{index}")), loaded by both of PyTorch's readers.
+        Reply: {"program", "class", "mutation", "model_json": TEXT,
+                "python": OUTCOME, "cpp": OUTCOME}
+        or {"no_site": CLASS} when no zoo program has a site for the class.
+
+    {"request": "mutant_load", "id", "program", "model_json": TEXT, "report": bool}
+        the zoo archive PROGRAM (corpus/programs/PROGRAM.pt2) with its
+        models/model.json replaced by TEXT, loaded by both readers.
+        Reply: {"python": OUTCOME, "cpp": OUTCOME}
+
+The Python reader is `torch.export.load` on the archive (built in memory:
+every other entry keeps its bytes and ZipInfo). Its OUTCOME is
+    {"outcome": "ok"} (with "report": capture.py's program report when asked)
+    {"outcome": "error", "type", "message", "original": {"type", "message"}}
+where type/message are what load() raised and "original" the exception the
+deserializer really raised, as oracle/mutant_outcomes.py records it (load()
+logs it and raises a generic RuntimeError; "original" ends its __cause__ chain).
+
+The C++ reader is `torch._C._export.deserialize_exported_program(TEXT)` (the
+deserializer generated from schema.yaml), and its JSON written back by
+`serialize_exported_program`. Its OUTCOME is {"outcome": "ok", "written_back":
+"same" | "differs" | "unparsed"} (the written-back JSON compared as a JSON value
+with TEXT; "unparsed" when TEXT has a duplicated key or does not parse) or
+{"outcome": "error", "type", "message"}.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import zoo_types  # noqa: E402,F401  (the zoo's custom ops and pytree types)
+import mutate  # noqa: E402
+from mutant_outcomes import KeepExceptions, exc_json  # noqa: E402
+
+import torch  # noqa: E402
+
+warnings.simplefilter("ignore")
+
+
+class _Zoo:
+    """The zoo's programs and PyTorch's operator set, read once per worker."""
+
+    def __init__(self):
+        self.programs = mutate.zoo_programs()
+        self.docs = mutate.read_docs(self.programs)
+        self.ops = mutate.aten_ops()
+        self.op_keys = sorted(self.ops)
+        self.classes = list(mutate.CLASSES)
+        self.keep = KeepExceptions()
+
+
+_ZOO = None
+
+
+def zoo() -> _Zoo:
+    global _ZOO
+    if _ZOO is None:
+        _ZOO = _Zoo()
+    return _ZOO
+
+
+def _no_duplicates(pairs):
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicated key")
+    return dict(pairs)
+
+
+def cpp_outcome(text: str) -> dict:
+    try:
+        cpp = torch._C._export.deserialize_exported_program(text)
+        back = torch._C._export.serialize_exported_program(cpp)
+    except Exception as e:  # noqa: BLE001 - every failure is an outcome
+        return {"outcome": "error", **exc_json(e)}
+    try:
+        same = json.loads(back) == json.loads(text, object_pairs_hook=_no_duplicates)
+        written_back = "same" if same else "differs"
+    except ValueError:
+        written_back = "unparsed"
+    return {"outcome": "ok", "written_back": written_back}
+
+
+def _capture():
+    """capture.py as a module: the running one in serve mode (its torch imported)."""
+    main = sys.modules.get("__main__")
+    if hasattr(main, "program_report"):
+        return main
+    import capture
+    capture.import_torch()
+    return capture
+
+
+def python_outcome(program: str, text: str, report: bool) -> dict:
+    capture = _capture()
+    buf = io.BytesIO()
+    mutate.write_mutant(os.path.join(mutate.PROGRAMS, program + ".pt2"), buf,
+                        text.encode("utf-8"))
+    buf.seek(0)
+    res = zoo().keep.load(buf)
+    ep = res.pop("ep", None)
+    out = {k: res[k] for k in ("outcome", "type", "message", "original") if k in res}
+    if ep is not None and report:
+        try:
+            version = json.loads(text)["schema_version"]
+            out["report"] = capture.program_report(ep, [version["major"], version["minor"]])
+        except Exception as e:  # noqa: BLE001
+            out["report"] = {"error": exc_json(e)}
+    return out
+
+
+def outcomes(program: str, text: str, report: bool) -> dict:
+    """Both readers' outcomes, and "golden": the line `capture.py
+    --mutant-goldens` writes for them (the Rust side keeps it byte for byte)."""
+    out = {"python": python_outcome(program, text, report), "cpp": cpp_outcome(text)}
+    out["golden"] = _capture().dumps(out)
+    return out
+
+
+def apply_edits(text: str, edits) -> str | None:
+    """Each (old, new) replaced once, in order (None: an old is not there)."""
+    for old, new in edits:
+        if old not in text:
+            return None
+        text = text.replace(old, new, 1)
+    return text
+
+
+def golden_of(mutant: dict) -> str:
+    """The golden line of a kept mutant (corpus/mutants/NAME.json)."""
+    z = zoo()
+    program = mutant["program"]
+    import zipfile
+    with zipfile.ZipFile(os.path.join(mutate.PROGRAMS, program + ".pt2")) as a:
+        original = a.read(mutate.model_entry(a)).decode("utf-8")
+    text = apply_edits(original, mutant["edits"])
+    if text is None:
+        raise ValueError(f"an edit of mutant {mutant['name']} is not in {program}.pt2")
+    return outcomes(program, text, report=True)["golden"]
+
+
+def serve(req: dict) -> dict:
+    z = zoo()
+    report = bool(req.get("report"))
+    if req["request"] == "mutant":
+        made = mutate.make_mutant(int(req["seed"]), int(req["index"]), z.programs, z.docs,
+                                  z.ops, z.op_keys, z.classes)
+        if made is None:
+            return {"no_site": z.classes[int(req["index"]) % len(z.classes)]}
+        prog, cls, desc, _expect, text = made
+        program = prog[:-len(".pt2")]
+        return {"program": program, "class": cls, "mutation": desc, "model_json": text,
+                **outcomes(program, text, report)}
+    program = req["program"]
+    if program + ".pt2" not in z.programs:
+        return {"invalid": f"no zoo program {program!r}"}
+    return outcomes(program, req["model_json"], report)

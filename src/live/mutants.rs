@@ -1,0 +1,753 @@
+//! Mutated program files (`torchspec fuzz --live --mutate`): mutant `index`
+//! of `seed` is `oracle/mutate.py`'s (a zoo program with one schema-aware
+//! change to its `models/model.json`), read by three readers:
+//!
+//! ```text
+//! oracle `mutant` request ──▶ mutant JSON + torch.export.load's outcome
+//!                             + the C++ deserializer's outcome
+//! torchspec (default, --strict) on the same archive
+//!     ──▶ torchspec vs Python: agree, or a divergence (ours to fix)
+//!         ──▶ shrink (revert hunks of the change, `mutant_load` each step)
+//!         ──▶ corpus/mutants/NAME.json + golden + allow-list + packet
+//!     ──▶ Python vs C++ accept/refuse: an upstream finding
+//!         ──▶ shrink ──▶ docs/upstream/NAME.md (both outcomes, python -c)
+//! ```
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+
+use crate::conformance::mutants::{
+    apply_edits, judge, program_json, with_program_json, MutantFile, Reading, MUTANTS,
+};
+use crate::conformance::{Verdict, GOLDENS};
+use crate::error::{Error, Result};
+use crate::export::registrations::Registrations;
+use crate::export::schema::Mode;
+use crate::export::ExportedProgram;
+
+use super::oracle::{OracleFailure, ProcessOracle};
+use super::regress::{allow_list, fence, write_file};
+use super::shard::fnv1a64;
+use super::{Config, KeptLine, Step, Target};
+
+/// Where Python-versus-C++ findings are kept.
+pub const UPSTREAM: &str = "docs/upstream";
+
+/// What the oracle said of one mutated program JSON.
+#[derive(Clone, Debug)]
+pub struct OracleReading {
+    pub python: Reading,
+    /// PyTorch's program report, when it loads and a report was asked for.
+    pub report: Option<Json>,
+    pub cpp: Reading,
+    /// The golden line (`{"python", "cpp"}`) as the oracle writes it.
+    pub golden: String,
+}
+
+impl OracleReading {
+    fn parse(reply: &Json) -> Option<OracleReading> {
+        let python = reply.get("python")?;
+        Some(OracleReading {
+            python: Reading::of_python(python)?,
+            report: python.get("report").cloned(),
+            cpp: Reading::of_cpp(reply.get("cpp")?)?,
+            golden: reply.get("golden")?.as_str()?.to_string(),
+        })
+    }
+}
+
+/// A mutant as the oracle made it.
+#[derive(Clone, Debug)]
+struct Mutant {
+    id: String,
+    program: String,
+    class: String,
+    mutation: String,
+    text: String,
+    oracle: OracleReading,
+}
+
+/// torchspec's readings of one archive, and how the default one compares
+/// with `torch.export.load`'s (as the `mutant` rows of `check` compare).
+struct Ours {
+    default: Reading,
+    strict: Reading,
+    verdict: Verdict,
+}
+
+/// The `--mutate` target: each worker keeps the zoo's archives it has used.
+pub struct Mutants {
+    root: PathBuf,
+    registrations: Arc<Registrations>,
+    /// Zoo program name → (archive bytes, program JSON text).
+    zoo: HashMap<String, (Arc<Vec<u8>>, Arc<String>)>,
+    /// Ask for and compare program reports when both sides load.
+    reports: bool,
+    /// The last mutant judged (what `keep` shrinks).
+    last: Option<(u64, Mutant)>,
+}
+
+impl Mutants {
+    pub fn new(root: &Path, registrations: Arc<Registrations>, reports: bool) -> Mutants {
+        Mutants {
+            root: root.to_path_buf(),
+            registrations,
+            zoo: HashMap::new(),
+            reports,
+            last: None,
+        }
+    }
+
+    fn zoo_program(&mut self, name: &str) -> Result<(Arc<Vec<u8>>, Arc<String>)> {
+        if let Some(z) = self.zoo.get(name) {
+            return Ok(z.clone());
+        }
+        let path = self.root.join(format!("corpus/programs/{name}.pt2"));
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let text = program_json(&bytes).map_err(|e| e.in_file(&path))?;
+        let z = (Arc::new(bytes), Arc::new(text));
+        self.zoo.insert(name.to_string(), z.clone());
+        Ok(z)
+    }
+
+    /// torchspec on `program` with its program JSON replaced by `text`,
+    /// judged against the oracle's reading `o`.
+    fn ours(&mut self, program: &str, text: &str, o: &OracleReading) -> Result<Ours> {
+        let (archive, _) = self.zoo_program(program)?;
+        let bytes = with_program_json(&archive, text)?;
+        let regs = &self.registrations;
+        let load = |mode| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                ExportedProgram::load_pt2_in(bytes.clone(), mode, regs)
+            }))
+            .unwrap_or_else(|p| {
+                let why = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                Err(Error::python("<torchspec panic>", why))
+            })
+        };
+        let default = load(Mode::Default);
+        Ok(Ours {
+            verdict: judge(&o.python, o.report.as_ref(), &default),
+            default: Reading::of_torchspec(&default),
+            strict: Reading::of_torchspec(&load(Mode::Strict)),
+        })
+    }
+
+    fn request(
+        oracle: &mut ProcessOracle,
+        kind: &str,
+        id: &str,
+        body: Json,
+        oracle_time: &mut Duration,
+    ) -> std::result::Result<Json, OracleFailure> {
+        let t = Instant::now();
+        let reply = oracle.request(kind, id, &body);
+        *oracle_time += t.elapsed();
+        reply
+    }
+
+    /// The oracle's reading of `program` with program JSON `text`.
+    fn oracle_load(
+        &self,
+        oracle: &mut ProcessOracle,
+        program: &str,
+        text: &str,
+        oracle_time: &mut Duration,
+    ) -> Option<OracleReading> {
+        let body = json!({"program": program, "model_json": text, "report": self.reports});
+        let reply = Self::request(oracle, "mutant_load", "shrink", body, oracle_time).ok()?;
+        OracleReading::parse(&reply)
+    }
+}
+
+/// The divergence signature of torchspec's reading against PyTorch's (None:
+/// they agree): the class, both outcomes, and what differs.
+fn divergence_signature(class: &str, oracle: &OracleReading, ours: &Ours) -> Option<String> {
+    let Verdict::Diverge(d) = &ours.verdict else {
+        return None;
+    };
+    let (p, o) = (&oracle.python, &ours.default);
+    Some(match d.differs.first().map(String::as_str) {
+        Some("message") => format!("mutant {class}: {} message differs", p.class()),
+        Some("outcome" | "exception") => {
+            format!(
+                "mutant {class}: PyTorch {}, torchspec {}",
+                p.class(),
+                o.class()
+            )
+        }
+        _ => format!("mutant {class}: report differs in {}", d.differs.join(",")),
+    })
+}
+
+/// The signature of a Python-versus-C++ disagreement on accept/refuse.
+fn upstream_signature(class: &str, oracle: &OracleReading) -> Option<String> {
+    (oracle.python.loads() != oracle.cpp.loads()).then(|| {
+        format!(
+            "{class}: torch.export.load {}, C++ deserialize_exported_program {}",
+            oracle.python.class(),
+            oracle.cpp.class()
+        )
+    })
+}
+
+fn name_of(prefix: &str, class: &str, signature: &str) -> String {
+    format!(
+        "{prefix}-{}-{:08x}",
+        class.replace('_', "-"),
+        fnv1a64(signature.as_bytes()) as u32
+    )
+}
+
+/// The tallies of one mutant: agreement by class, outcomes per reader.
+fn tallies(class: &str, oracle: &OracleReading, ours: &Ours, diverges: bool) -> Vec<String> {
+    let verb = |r: &Reading| if r.loads() { "loads" } else { "refuses" };
+    let mut t = vec![
+        format!(
+            "class {class}: {}",
+            if diverges { "diverge" } else { "agree" }
+        ),
+        format!("reader torch.export.load {}", verb(&oracle.python)),
+        format!("reader C++ {}", verb(&oracle.cpp)),
+        format!("reader torchspec {}", verb(&ours.default)),
+        format!("reader torchspec --strict {}", verb(&ours.strict)),
+    ];
+    if oracle.python.loads() == ours.default.loads() {
+        t.push("accept/refuse agree".into());
+    }
+    if !oracle.python.loads() && !ours.default.loads() {
+        t.push("both refuse".into());
+        if oracle.python.class() == ours.default.class() {
+            t.push("both refuse: same exception type".into());
+        }
+        if oracle.python == ours.default {
+            t.push("both refuse: same type and message".into());
+        }
+    }
+    if oracle.python.loads() != oracle.cpp.loads() {
+        t.push("Python and C++ readers disagree".into());
+    }
+    if ours.strict.loads() && !oracle.python.loads() {
+        t.push("torchspec --strict loads what PyTorch refuses".into());
+    }
+    t
+}
+
+/// A change between two texts: bytes `start..end` of the old one become `new`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hunk {
+    pub start: usize,
+    pub end: usize,
+    pub new: String,
+}
+
+/// The hunks turning `old` into `new` (a character diff of the span between
+/// their common prefix and suffix; changes closer than 16 characters are one).
+pub fn hunks(old: &str, new: &str) -> Vec<Hunk> {
+    let prefix = old
+        .char_indices()
+        .zip(new.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(old.len().min(new.len()), |((i, _), _)| i);
+    let (o, n) = (&old[prefix..], &new[prefix..]);
+    let suffix = o
+        .chars()
+        .rev()
+        .zip(n.chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>()
+        .min(o.len())
+        .min(n.len());
+    let (o, n) = (&o[..o.len() - suffix], &n[..n.len() - suffix]);
+    let oc: Vec<(usize, char)> = o.char_indices().collect();
+    let nc: Vec<(usize, char)> = n.char_indices().collect();
+    let (a, b): (Vec<char>, Vec<char>) = (
+        oc.iter().map(|c| c.1).collect(),
+        nc.iter().map(|c| c.1).collect(),
+    );
+    let byte = |v: &[(usize, char)], len: usize, i: usize| v.get(i).map_or(len, |c| c.0);
+    // The hunks are the gaps between runs of 16 or more equal characters.
+    let mut anchors = vec![(0, 0)];
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b) {
+        if let similar::DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
+            if len >= 16 {
+                anchors.push((old_index, new_index));
+                anchors.push((old_index + len, new_index + len));
+            }
+        }
+    }
+    anchors.push((a.len(), b.len()));
+    anchors
+        .chunks(2)
+        .filter(|gap| gap[0] != gap[1])
+        .map(|gap| {
+            let (os, ns) = gap[0];
+            let (oe, ne) = gap[1];
+            Hunk {
+                start: prefix + byte(&oc, o.len(), os),
+                end: prefix + byte(&oc, o.len(), oe),
+                new: n[byte(&nc, n.len(), ns)..byte(&nc, n.len(), ne)].to_string(),
+            }
+        })
+        .collect()
+}
+
+/// `old` with `hunks` (sorted, not overlapping) applied.
+pub fn apply_hunks(old: &str, hunks: &[Hunk]) -> String {
+    let mut out = String::with_capacity(old.len());
+    let mut at = 0;
+    for h in hunks {
+        out += &old[at..h.start];
+        out += &h.new;
+        at = h.end;
+    }
+    out += &old[at..];
+    out
+}
+
+/// `(old, new)` edits ([`apply_edits`]) that turn `old` into
+/// `apply_hunks(old, hunks)`: each hunk with the least context that makes
+/// its `old` unique, or one edit over the whole changed span.
+pub fn edits_of(old: &str, hunks: &[Hunk]) -> Vec<(String, String)> {
+    let want = apply_hunks(old, hunks);
+    let one = |h: &Hunk| {
+        let mut ctx = 8;
+        loop {
+            let s = floor_char(old, h.start.saturating_sub(ctx));
+            let e = ceil_char(old, (h.end + ctx).min(old.len()));
+            // Out to the nearest quote or space, so the context reads as tokens.
+            let s = old[..s]
+                .rfind(['"', ' '])
+                .filter(|&i| s - i < 48)
+                .unwrap_or(s);
+            let e = old[e..]
+                .find(['"', ' '])
+                .map(|i| e + i + 1)
+                .filter(|&x| x - e < 48)
+                .unwrap_or(e);
+            let snippet = &old[s..e];
+            let unique = old.find(snippet) == Some(s) && old[s + 1..].find(snippet).is_none();
+            if unique || (s == 0 && e == old.len()) {
+                return (
+                    snippet.to_string(),
+                    format!("{}{}{}", &old[s..h.start], h.new, &old[h.end..e]),
+                );
+            }
+            ctx *= 2;
+        }
+    };
+    let edits: Vec<(String, String)> = hunks.iter().map(one).collect();
+    if apply_edits(old, &edits).as_deref() == Some(want.as_str()) {
+        return edits;
+    }
+    match (hunks.first(), hunks.last()) {
+        (Some(f), Some(l)) => vec![one(&Hunk {
+            start: f.start,
+            end: l.end,
+            new: want[f.start..want.len() - (old.len() - l.end)].to_string(),
+        })],
+        _ => Vec::new(),
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Drop hunks one at a time while `keeps(text)` holds, within `budget`
+/// calls; returns the hunks left and the calls made.
+pub fn shrink_hunks(
+    old: &str,
+    mut hunks: Vec<Hunk>,
+    budget: usize,
+    mut keeps: impl FnMut(&str) -> bool,
+) -> (Vec<Hunk>, usize) {
+    let mut steps = 0;
+    let mut i = 0;
+    while i < hunks.len() && hunks.len() > 1 && steps < budget {
+        let mut fewer = hunks.clone();
+        fewer.remove(i);
+        steps += 1;
+        if keeps(&apply_hunks(old, &fewer)) {
+            hunks = fewer;
+        } else {
+            i += 1;
+        }
+    }
+    (hunks, steps)
+}
+
+/// A shrunk mutant: its edits, the oracle's reading of them, the steps taken.
+type Shrunk = (Vec<(String, String)>, OracleReading, usize);
+
+impl Mutants {
+    fn make(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        seed: u64,
+        index: u64,
+        oracle_time: &mut Duration,
+    ) -> std::result::Result<Option<Mutant>, (String, OracleFailure)> {
+        let id = format!("mutant-s{seed}-{index}");
+        let body = json!({"seed": seed, "index": index, "report": self.reports});
+        let reply =
+            Self::request(oracle, "mutant", &id, body, oracle_time).map_err(|f| (id.clone(), f))?;
+        if reply.get("no_site").is_some() {
+            return Ok(None);
+        }
+        let field = |k: &str| reply.get(k).and_then(Json::as_str).map(str::to_string);
+        let garbage = || {
+            let text = reply.to_string();
+            (
+                id.clone(),
+                OracleFailure::Garbage(text.chars().take(200).collect()),
+            )
+        };
+        let (Some(program), Some(class), Some(mutation), Some(text), Some(oracle)) = (
+            field("program"),
+            field("class"),
+            field("mutation"),
+            field("model_json"),
+            OracleReading::parse(&reply),
+        ) else {
+            return Err(garbage());
+        };
+        Ok(Some(Mutant {
+            id: id.clone(),
+            program,
+            class,
+            mutation,
+            text,
+            oracle,
+        }))
+    }
+
+    /// Shrink `m` while `sig` (of the oracle's and our readings) stays the
+    /// same; the edits left, the oracle's reading of the result, the steps.
+    fn shrink(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        m: &Mutant,
+        budget: usize,
+        oracle_time: &mut Duration,
+        sig: impl Fn(&OracleReading, &Ours) -> Option<String>,
+    ) -> Result<Option<Shrunk>> {
+        let (_, original) = self.zoo_program(&m.program)?;
+        let want = sig(&m.oracle, &self.ours(&m.program, &m.text, &m.oracle)?);
+        let all = hunks(&original, &m.text);
+        let (left, steps) = shrink_hunks(&original, all, budget, |text| {
+            let Some(o) = self.oracle_load(oracle, &m.program, text, oracle_time) else {
+                return false;
+            };
+            self.ours(&m.program, text, &o)
+                .is_ok_and(|ours| sig(&o, &ours) == want)
+        });
+        let edits = edits_of(&original, &left);
+        let text = apply_edits(&original, &edits).unwrap_or_default();
+        Ok(self
+            .oracle_load(oracle, &m.program, &text, oracle_time)
+            .map(|o| (edits, o, steps)))
+    }
+
+    /// Keep a Python-versus-C++ disagreement (once per signature).
+    fn note_upstream(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        m: &Mutant,
+        signature: &str,
+        budget: usize,
+        oracle_time: &mut Duration,
+    ) -> Result<()> {
+        let name = name_of("upstream", &m.class, signature);
+        let path = self.root.join(UPSTREAM).join(format!("{name}.md"));
+        if path.exists() {
+            return Ok(());
+        }
+        let class = m.class.clone();
+        let Some((edits, o, steps)) = self.shrink(oracle, m, budget, oracle_time, |o, _| {
+            upstream_signature(&class, o)
+        })?
+        else {
+            return Ok(());
+        };
+        write_file(
+            &path,
+            &upstream_packet(&name, signature, m, &edits, &o, steps),
+        )
+    }
+}
+
+impl Target for Mutants {
+    const UNIT: &'static str = "mutants";
+
+    fn judge(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        seed: u64,
+        index: u64,
+        oracle_time: &mut Duration,
+    ) -> (Step, Vec<String>) {
+        let m = match self.make(oracle, seed, index, oracle_time) {
+            Ok(Some(m)) => m,
+            Ok(None) => return (Step::Unsupported, vec!["no site for the class".into()]),
+            Err((id, failure)) => {
+                let record = json!({"failure": failure.to_string(), "mutant": [seed, index]});
+                return (
+                    Step::OracleFailed {
+                        id,
+                        failure,
+                        record,
+                    },
+                    Vec::new(),
+                );
+            }
+        };
+        let ours = match self.ours(&m.program, &m.text, &m.oracle) {
+            Ok(o) => o,
+            Err(e) => {
+                let failure = OracleFailure::Garbage(format!("zoo program {}: {e}", m.program));
+                let record = json!({"failure": failure.to_string(), "mutant": [seed, index]});
+                return (
+                    Step::OracleFailed {
+                        id: m.id,
+                        failure,
+                        record,
+                    },
+                    Vec::new(),
+                );
+            }
+        };
+        let sig = divergence_signature(&m.class, &m.oracle, &ours);
+        let t = tallies(&m.class, &m.oracle, &ours, sig.is_some());
+        if let Some(up) = upstream_signature(&m.class, &m.oracle) {
+            // A finding for upstream, not a divergence of ours.
+            let budget = 16;
+            if let Err(e) = self.note_upstream(oracle, &m, &up, budget, oracle_time) {
+                eprintln!("cannot keep the upstream finding {up}: {e}");
+            }
+        }
+        let step = match sig {
+            None => Step::Agree,
+            Some(signature) => Step::Diverge {
+                id: m.id.clone(),
+                name: name_of("mutant", &m.class, &signature),
+                signature,
+            },
+        };
+        self.last = Some((index, m));
+        (step, t)
+    }
+
+    fn is_kept(&self, root: &Path, name: &str) -> bool {
+        root.join(MUTANTS).join(format!("{name}.json")).exists()
+    }
+
+    fn keep(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        cfg: &Config,
+        index: u64,
+        signature: &str,
+        oracle_time: &mut Duration,
+    ) -> Result<Option<KeptLine>> {
+        let Some((_, m)) = self.last.take().filter(|(at, _)| *at == index) else {
+            return Ok(None);
+        };
+        let class = m.class.clone();
+        let Some((edits, o, steps)) =
+            self.shrink(oracle, &m, cfg.shrink_budget, oracle_time, |o, ours| {
+                divergence_signature(&class, o, ours)
+            })?
+        else {
+            return Ok(None);
+        };
+        let (_, original) = self.zoo_program(&m.program)?;
+        let text = apply_edits(&original, &edits).unwrap_or_default();
+        let ours = self.ours(&m.program, &text, &o)?;
+        let name = name_of("mutant", &m.class, signature);
+        let file = MutantFile {
+            name: name.clone(),
+            program: m.program.clone(),
+            class: m.class.clone(),
+            mutation: m.mutation.clone(),
+            signature: signature.to_string(),
+            edits,
+        };
+        write_kept(&cfg.root, &file, &o, &ours.verdict, &m.id, steps)?;
+        Ok(Some(KeptLine {
+            path: format!("{MUTANTS}/{name}.json"),
+            name,
+            signature: signature.to_string(),
+            original_id: m.id,
+            shrink_steps: steps,
+        }))
+    }
+}
+
+/// Write a kept mutant, its golden (the oracle's line), its allow-list
+/// entry (untriaged) and its packet.
+fn write_kept(
+    root: &Path,
+    file: &MutantFile,
+    o: &OracleReading,
+    verdict: &Verdict,
+    original: &str,
+    steps: usize,
+) -> Result<()> {
+    let signature = &file.signature;
+    let text = serde_json::to_string_pretty(file).expect("a mutant serializes") + "\n";
+    write_file(
+        &root.join(MUTANTS).join(format!("{}.json", file.name)),
+        &text,
+    )?;
+    write_file(
+        &root
+            .join(GOLDENS)
+            .join("mutants")
+            .join(format!("{}.json", file.name)),
+        &format!("{}\n", o.golden),
+    )?;
+    let packet = format!(
+        "# {name}\n\nKept by `torchspec fuzz --live --mutate` from `{original}` (shrunk in \
+         {steps} oracle round trips).\n\nSignature: `{signature}`\n\nZoo program \
+         `corpus/programs/{program}.pt2`, mutation class `{class}`: {mutation}\n\n\
+         ## Edits to models/model.json\n\n{edits}\n## torch.export.load\n\n{python}\n\
+         ## C++ deserialize_exported_program\n\n{cpp}\n\
+         ## Reproduce\n\n{repro}",
+        name = file.name,
+        program = file.program,
+        class = file.class,
+        mutation = file.mutation,
+        edits = fence(
+            "json",
+            &serde_json::to_string_pretty(&file.edits).unwrap_or_default()
+        ),
+        python = fence("text", &o.python.render()),
+        cpp = fence("text", &o.cpp.render()),
+        repro = fence(
+            "sh",
+            &format!(
+                "cargo run --release -- check   # row `{}`\n{}",
+                file.name,
+                python_c(&file.program, &file.edits, "torch.export.load(b)")
+            )
+        ),
+    );
+    write_file(
+        &root
+            .join(MUTANTS)
+            .join("packets")
+            .join(format!("{}.md", file.name)),
+        &packet,
+    )?;
+    let differs = match verdict {
+        Verdict::Diverge(d) => d.differs.clone(),
+        _ => Vec::new(),
+    };
+    let reason = format!(
+        "live fuzz divergence, not triaged yet ({signature}): see {MUTANTS}/packets/{}.md",
+        file.name
+    );
+    let differs: Vec<String> = differs
+        .iter()
+        .map(|d| Json::from(d.as_str()).to_string())
+        .collect();
+    allow_list(
+        root,
+        &format!(
+            "{{\"id\": {}, \"reason\": {}, \"verdict\": \"diverge\", \"differs\": [{}], \"untriaged\": true}}",
+            Json::from(file.name.as_str()),
+            Json::from(reason),
+            differs.join(", ")
+        ),
+    )
+}
+
+/// A `python -c` script: zoo program `program` with `edits` applied to its
+/// program JSON (the text in `t`, the archive in `b`), then `call`.
+pub fn python_c(program: &str, edits: &[(String, String)], call: &str) -> String {
+    let edits = serde_json::to_string(edits).unwrap_or_default();
+    let script = format!(
+        "\nimport io, json, zipfile, torch\n\
+         z = zipfile.ZipFile(\"corpus/programs/{program}.pt2\")\n\
+         n = [i for i in z.namelist() if i.endswith(\"models/model.json\")][0]\n\
+         t = z.read(n).decode()\n\
+         for old, new in json.loads({e}):\n    t = t.replace(old, new, 1)\n\
+         b = io.BytesIO()\n\
+         with zipfile.ZipFile(b, \"w\") as o:\n\
+         \x20   for i in z.infolist():\n\
+         \x20       o.writestr(i, t if i.filename == n else z.read(i))\n\
+         b.seek(0)\n{call}\n",
+        e = python_str(&edits),
+    );
+    format!("python -c {}", shell_quote(&script))
+}
+
+fn python_str(s: &str) -> String {
+    Json::from(s).to_string()
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn upstream_packet(
+    name: &str,
+    signature: &str,
+    m: &Mutant,
+    edits: &[(String, String)],
+    o: &OracleReading,
+    steps: usize,
+) -> String {
+    format!(
+        "# {name}\n\nFound by `torchspec fuzz --live --mutate` on `{id}` (shrunk in {steps} \
+         oracle round trips): PyTorch 2.15.0's two readers of the same program JSON \
+         disagree.\n\nSignature: `{signature}`\n\nZoo program `corpus/programs/{program}.pt2`, \
+         mutation class `{class}`: {mutation}\n\n## Edits to models/model.json\n\n{edits}\n\
+         ## torch.export.load (Python)\n\n{python}\n## torch._C._export.deserialize_exported_program (C++)\n\n{cpp}\n\
+         ## Reproduce with stock torch (from the repository root)\n\n{repro}",
+        id = m.id,
+        program = m.program,
+        class = m.class,
+        mutation = m.mutation,
+        edits = fence("json", &serde_json::to_string_pretty(edits).unwrap_or_default()),
+        python = fence("text", &o.python.render()),
+        cpp = fence("text", &o.cpp.render()),
+        repro = fence(
+            "sh",
+            &format!(
+                "{}\n{}",
+                python_c(&m.program, edits, "torch.export.load(b)\nprint(\"loads\")"),
+                python_c(
+                    &m.program,
+                    edits,
+                    "torch._C._export.deserialize_exported_program(t)\nprint(\"loads\")"
+                )
+            )
+        ),
+    )
+}
