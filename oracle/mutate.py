@@ -35,6 +35,7 @@ import argparse
 import copy
 import dataclasses
 import enum
+import functools
 import json
 import os
 import random
@@ -63,12 +64,19 @@ class Dup:
 
 
 def dumps(o) -> str:
+    try:  # json's C encoder writes the same text when there is no Dup inside
+        return json.dumps(o)
+    except TypeError:
+        return _dumps(o)
+
+
+def _dumps(o) -> str:
     if isinstance(o, Dup):
-        return "{" + ", ".join(json.dumps(k) + ": " + dumps(v) for k, v in o.pairs) + "}"
+        return "{" + ", ".join(json.dumps(k) + ": " + _dumps(v) for k, v in o.pairs) + "}"
     if isinstance(o, dict):
-        return "{" + ", ".join(json.dumps(k) + ": " + dumps(v) for k, v in o.items()) + "}"
+        return "{" + ", ".join(json.dumps(k) + ": " + _dumps(v) for k, v in o.items()) + "}"
     if isinstance(o, list):
-        return "[" + ", ".join(dumps(v) for v in o) + "]"
+        return "[" + ", ".join(_dumps(v) for v in o) + "]"
     return json.dumps(o)
 
 
@@ -112,6 +120,7 @@ def hints(cls):
     return _HINTS[cls]
 
 
+@functools.lru_cache(maxsize=None)
 def strip_optional(tp):
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
@@ -119,6 +128,7 @@ def strip_optional(tp):
     return tp, False
 
 
+@functools.lru_cache(maxsize=None)
 def kind_of(tp) -> str:
     origin = typing.get_origin(tp)
     if origin is list:
@@ -171,10 +181,9 @@ def walk(v, tp, path=(), out=None):
             if tag in h:
                 walk(v[tag], h[tag], path + (tag,), out)
     elif k == "dataclass" and isinstance(v, dict):
-        h = hints(tp)
-        for f in dataclasses.fields(tp):
-            if f.name in v:
-                walk(v[f.name], h[f.name], path + (f.name,), out)
+        for name, ftp in _field_hints(tp):
+            if name in v:
+                walk(v[name], ftp, path + (name,), out)
     elif k == "list" and isinstance(v, list):
         (et,) = typing.get_args(tp)
         for i, x in enumerate(v):
@@ -184,6 +193,12 @@ def walk(v, tp, path=(), out=None):
         for key, x in v.items():
             walk(x, vt, path + (key,), out)
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _field_hints(cls):
+    h = hints(cls)
+    return tuple((f.name, h[f.name]) for f in dataclasses.fields(cls))
 
 
 def field_default(cls, name) -> bool:
@@ -1113,14 +1128,15 @@ def read_docs(programs) -> dict:
     return docs
 
 
-def make_mutant(seed: int, i: int, programs, docs, ops, op_keys, classes):
+def make_mutant(seed: int, i: int, programs, docs, ops, op_keys, classes, texts=None):
     """Mutant i of `seed`: (program, class, description, expect, model JSON
-    text), or None when no program has a site for its class."""
+    text), or None when no program has a site for its class. `texts` (the
+    programs' JSON texts) only makes the fresh copy of a document faster."""
     cls = classes[i % len(classes)]
     rng = random.Random(f"{seed}:{i}")
     for _attempt in range(50):
         prog = rng.choice(programs)
-        c = Ctx(copy.deepcopy(docs[prog]), rng, ops)
+        c = Ctx(json.loads(texts[prog]) if texts else copy.deepcopy(docs[prog]), rng, ops)
         c.op_keys = op_keys
         desc = CLASSES[cls](c)
         if desc is not None:

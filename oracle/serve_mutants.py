@@ -56,6 +56,7 @@ class _Zoo:
     def __init__(self):
         self.programs = mutate.zoo_programs()
         self.docs = mutate.read_docs(self.programs)
+        self.texts = {p: mutate.dumps(d) for p, d in self.docs.items()}
         self.ops = mutate.aten_ops()
         self.op_keys = sorted(self.ops)
         self.classes = list(mutate.CLASSES)
@@ -156,7 +157,7 @@ def serve(req: dict) -> dict:
     report = bool(req.get("report"))
     if req["request"] == "mutant":
         made = mutate.make_mutant(int(req["seed"]), int(req["index"]), z.programs, z.docs,
-                                  z.ops, z.op_keys, z.classes)
+                                  z.ops, z.op_keys, z.classes, z.texts)
         if made is None:
             return {"no_site": z.classes[int(req["index"]) % len(z.classes)]}
         prog, cls, desc, _expect, text = made
