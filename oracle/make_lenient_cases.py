@@ -53,6 +53,11 @@ CASES = [
     ("range_min_string", "mlp-dynamic", [['"min_val": 2,', '"min_val": " 2",']], True),
     ("range_min_bool", "mlp-dynamic", [['"min_val": 2,', '"min_val": true,']], True),
     ("layout_null", "mlp-dynamic", [['"layout": 7', '"layout": null']], True),
+    # torch.empty_strided(requires_grad=None) is False; any other non-bool a TypeError.
+    ("requires_grad_null", "mlp-dynamic", [['"requires_grad": false', '"requires_grad": null']], True),
+    ("requires_grad_null_true", "mlp-dynamic", [['"requires_grad": true', '"requires_grad": null']], True),
+    ("requires_grad_int", "mlp-dynamic", [['"requires_grad": false', '"requires_grad": 0']], True),
+    ("requires_grad_string", "mlp-dynamic", [['"requires_grad": true', '"requires_grad": "yes"']], True),
     ("layout_string", "mlp-dynamic", [['"layout": 7', '"layout": "strided"']], True),
     ("dtype_float", "mlp-dynamic", [['"dtype": 7', '"dtype": 7.0']], True),
     ("kind_string", "mlp-dynamic", [['"kind": 1', '"kind": "POSITIONAL"']], True),

@@ -267,7 +267,7 @@ if [[ $cases_only == 1 ]]; then
   for g in "$GOLDENS_DIR"/mutants/*.json; do [[ -e "$g" ]] && cp "$g" "$tmp/mutants/"; done
 elif [[ ${#mutant_files[@]} -gt 0 ]]; then
   echo "capture ${#mutant_files[@]} kept mutant(s)" >&2
-  if ! "$PY" oracle/capture.py --mutant-goldens "$tmp/mutants" "${mutant_files[@]}" \
+  if ! PYTHONHASHSEED=0 "$PY" oracle/capture.py --mutant-goldens "$tmp/mutants" "${mutant_files[@]}" \
       2>"$tmp/.mutants.err"; then
     cat "$tmp/.mutants.err" >&2
     echo "regen-goldens: mutant capture failed; goldens left unchanged" >&2

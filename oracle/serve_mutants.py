@@ -22,6 +22,10 @@ where type/message are what load() raised and "original" the exception the
 deserializer really raised, as oracle/mutant_outcomes.py records it (load()
 logs it and raises a generic RuntimeError; "original" ends its __cause__ chain).
 
+Exception messages are PyTorch's text with one change: a memory address
+(`<function sym_int at 0x7f77f1a0fe20>`) is written `0x<address>`, so a golden
+reproduces (the workers run with PYTHONHASHSEED=0, so a set prints in one order).
+
 The C++ reader is `torch._C._export.deserialize_exported_program(TEXT)` (the
 deserializer generated from schema.yaml), and its JSON written back by
 `serialize_exported_program`. Its OUTCOME is {"outcome": "ok", "written_back":
@@ -35,6 +39,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import sys
 import warnings
 
@@ -71,6 +76,16 @@ def zoo() -> _Zoo:
     if _ZOO is None:
         _ZOO = _Zoo()
     return _ZOO
+
+
+_ADDRESS = re.compile(r"\b0x[0-9a-f]{6,16}\b")
+
+
+def _address_free(outcome: dict) -> dict:
+    for e in (outcome, outcome.get("original")):
+        if isinstance(e, dict) and isinstance(e.get("message"), str):
+            e["message"] = _ADDRESS.sub("0x<address>", e["message"])
+    return outcome
 
 
 def _no_duplicates(pairs):
@@ -125,7 +140,8 @@ def python_outcome(program: str, text: str, report: bool) -> dict:
 def outcomes(program: str, text: str, report: bool) -> dict:
     """Both readers' outcomes, and "golden": the line `capture.py
     --mutant-goldens` writes for them (the Rust side keeps it byte for byte)."""
-    out = {"python": python_outcome(program, text, report), "cpp": cpp_outcome(text)}
+    out = {"python": _address_free(python_outcome(program, text, report)),
+           "cpp": _address_free(cpp_outcome(text))}
     out["golden"] = _capture().dumps(out)
     return out
 

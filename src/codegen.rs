@@ -33,6 +33,8 @@ const LOOSE: &[(&str, &str)] = &[
     // `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`; `layout` is not read.
     ("TensorMeta", "dtype"),
     ("TensorMeta", "layout"),
+    // `torch.empty_strided(..., requires_grad=tensor_meta.requires_grad)`.
+    ("TensorMeta", "requires_grad"),
     // `deserialize_inputs` compares it with `ArgumentKind` members.
     ("NamedArgument", "kind"),
     // `deserialize_metadata`: `metadata.get(key)` and its truth value.

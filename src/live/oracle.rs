@@ -149,6 +149,8 @@ impl ProcessOracle {
         let mut child = Command::new(&self.cmd.python)
             .arg(&self.cmd.capture)
             .arg("--serve")
+            // One set order (mutant goldens print sets), as regen-goldens.sh.
+            .env("PYTHONHASHSEED", "0")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)

@@ -728,7 +728,7 @@ impl<'w> Deserializer<'w> {
             if let Some(failure) = pending {
                 return Err(failure);
             }
-            if t.requires_grad && !is_floating_or_complex(dtype) {
+            if requires_grad(&t.requires_grad)? && !is_floating_or_complex(dtype) {
                 return Err(LoadFailure::py(
                     "RuntimeError",
                     "Only Tensors of floating point and complex dtype can require gradients",
@@ -1593,6 +1593,21 @@ fn check_metadata(
 }
 
 /// Python's truth value of a value `json.loads` made.
+/// `torch.empty_strided(..., requires_grad=...)`: a bool, or None for False.
+fn requires_grad(v: &wire::load::Loose<bool>) -> R<bool> {
+    match v {
+        wire::load::Loose::Typed(b) => Ok(*b),
+        wire::load::Loose::Raw(PyJson::Null) => Ok(false),
+        wire::load::Loose::Raw(other) => Err(LoadFailure::py(
+            "TypeError",
+            format!(
+                "empty_strided(): argument 'requires_grad' must be bool, not {}",
+                other.type_name()
+            ),
+        )),
+    }
+}
+
 fn truthy(v: &PyJson) -> bool {
     wire::load::truthy(v)
 }

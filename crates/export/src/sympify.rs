@@ -355,6 +355,11 @@ const SYMPY_NAMES: &[&str] = &[
 /// `sympy.sympify(expr_str, locals=...)`; `known(name)` says whether
 /// `name` is in `locals` (a symbol parsed before: `symbol_name_to_symbol`).
 pub fn sympify_in(expr_str: &str, known: &dyn Fn(&str) -> bool) -> Result<Sympified, PyErr> {
+    // `parse_expr` refuses its locals before it reads the text: a
+    // `Symbol('')` parsed before is cached under its `str`, "".
+    if known("") {
+        return Err(("ValueError", "cannot use \"\" in local_dict".to_string()));
+    }
     let value = sympify(expr_str)?;
     let text = expr_str.replace('\n', "");
     let Lexed::Tokens(tokens) = lex(&text) else {

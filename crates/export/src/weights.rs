@@ -566,7 +566,8 @@ pub fn read_section<'a>(
             .map_err(|e| e.in_entry(&format!("{}{}", section.dir(), meta.path_name)))?;
         out.push(TensorView {
             is_param: section == Section::StateDict && meta.is_param,
-            requires_grad: tm.requires_grad,
+            // (A loaded program's is a bool or None.)
+            requires_grad: tm.requires_grad.typed().copied().unwrap_or(false),
             storage_name: meta.path_name.clone(),
             ..view
         });

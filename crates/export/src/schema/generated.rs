@@ -3478,7 +3478,7 @@ impl TensorArgument {
 pub struct TensorMeta {
     pub dtype: Loose<ScalarType>,
     pub sizes: Vec<SymInt>,
-    pub requires_grad: bool,
+    pub requires_grad: Loose<bool>,
     pub device: Device,
     pub strides: Vec<SymInt>,
     pub storage_offset: SymInt,
@@ -3492,7 +3492,7 @@ impl TensorMeta {
         let d = load_object(v, path, cx, "TensorMeta", FIELDS, REQUIRED)?;
         let f_dtype = load_field(d, "dtype", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, ScalarType::from_pyjson))?;
         let f_sizes = load_field(d, "sizes", path, cx, |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson))?;
-        let f_requires_grad = load_field(d, "requires_grad", path, cx, load_bool)?;
+        let f_requires_grad = load_field(d, "requires_grad", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
         let f_device = load_field(d, "device", path, cx, Device::from_pyjson)?;
         let f_strides = load_field(d, "strides", path, cx, |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson))?;
         let f_storage_offset = load_field(d, "storage_offset", path, cx, SymInt::from_pyjson)?;
@@ -3518,7 +3518,7 @@ impl TensorMeta {
         out.push_str(", \"sizes\": ");
         write_list(&self.sizes, out, SymInt::write_json);
         out.push_str(", \"requires_grad\": ");
-        write_bool(&self.requires_grad, out);
+        write_loose(&self.requires_grad, out, write_bool);
         out.push_str(", \"device\": ");
         self.device.write_json(out);
         out.push_str(", \"strides\": ");
@@ -3534,7 +3534,7 @@ impl TensorMeta {
         PyJson::Object(vec![
             ("dtype".to_owned(), loose_py(&self.dtype, ScalarType::to_pyjson)),
             ("sizes".to_owned(), list_py(&self.sizes, SymInt::to_pyjson)),
-            ("requires_grad".to_owned(), bool_py(&self.requires_grad)),
+            ("requires_grad".to_owned(), loose_py(&self.requires_grad, bool_py)),
             ("device".to_owned(), self.device.to_pyjson()),
             ("strides".to_owned(), list_py(&self.strides, SymInt::to_pyjson)),
             ("storage_offset".to_owned(), self.storage_offset.to_pyjson()),
@@ -3549,7 +3549,7 @@ impl TensorMeta {
         out.push_str(", sizes=");
         repr_list(&self.sizes, out, SymInt::py_repr);
         out.push_str(", requires_grad=");
-        repr_bool(&self.requires_grad, out);
+        repr_loose(&self.requires_grad, out, repr_bool);
         out.push_str(", device=");
         self.device.py_repr(out);
         out.push_str(", strides=");
