@@ -29,7 +29,7 @@ use crate::export::registrations::Registrations;
 use crate::export::schema::Mode;
 use crate::export::ExportedProgram;
 
-use super::oracle::{OracleFailure, ProcessOracle};
+use super::oracle::{OracleFailure, ProcessOracle, Requests};
 use super::regress::{allow_list, fence, write_file};
 use super::shard::fnv1a64;
 use super::{Config, KeptLine, Step, Target};
@@ -142,7 +142,7 @@ impl Mutants {
     }
 
     fn request(
-        oracle: &mut ProcessOracle,
+        oracle: &mut dyn Requests,
         kind: &str,
         id: &str,
         body: Json,
@@ -157,7 +157,7 @@ impl Mutants {
     /// The oracle's reading of `program` with program JSON `text`.
     fn oracle_load(
         &self,
-        oracle: &mut ProcessOracle,
+        oracle: &mut dyn Requests,
         program: &str,
         text: &str,
         oracle_time: &mut Duration,
@@ -407,7 +407,7 @@ type Shrunk = (Vec<(String, String)>, OracleReading, usize);
 impl Mutants {
     fn make(
         &mut self,
-        oracle: &mut ProcessOracle,
+        oracle: &mut dyn Requests,
         seed: u64,
         index: u64,
         oracle_time: &mut Duration,
@@ -450,7 +450,7 @@ impl Mutants {
     /// same; the edits left, the oracle's reading of the result, the steps.
     fn shrink(
         &mut self,
-        oracle: &mut ProcessOracle,
+        oracle: &mut dyn Requests,
         m: &Mutant,
         budget: usize,
         oracle_time: &mut Duration,
@@ -476,7 +476,7 @@ impl Mutants {
     /// Keep a Python-versus-C++ disagreement (once per signature).
     fn note_upstream(
         &mut self,
-        oracle: &mut ProcessOracle,
+        oracle: &mut dyn Requests,
         m: &Mutant,
         signature: &str,
         budget: usize,
@@ -501,12 +501,11 @@ impl Mutants {
     }
 }
 
-impl Target for Mutants {
-    const UNIT: &'static str = "mutants";
-
-    fn judge(
+impl Mutants {
+    /// Judge mutant `index` of `seed` with `oracle` ([`Target::judge`]).
+    pub fn judge_with(
         &mut self,
-        oracle: &mut ProcessOracle,
+        oracle: &mut dyn Requests,
         seed: u64,
         index: u64,
         oracle_time: &mut Duration,
@@ -562,14 +561,13 @@ impl Target for Mutants {
         (step, t)
     }
 
-    fn is_kept(&self, root: &Path, name: &str) -> bool {
-        root.join(MUTANTS).join(format!("{name}.json")).exists()
-    }
-
-    fn keep(
+    /// Shrink and keep the divergence of the mutant judged last
+    /// ([`Target::keep`]), under `root` with `budget` oracle round trips.
+    pub fn keep_with(
         &mut self,
-        oracle: &mut ProcessOracle,
-        cfg: &Config,
+        oracle: &mut dyn Requests,
+        root: &Path,
+        budget: usize,
         index: u64,
         signature: &str,
         oracle_time: &mut Duration,
@@ -578,10 +576,9 @@ impl Target for Mutants {
             return Ok(None);
         };
         let class = m.class.clone();
-        let Some((edits, o, steps)) =
-            self.shrink(oracle, &m, cfg.shrink_budget, oracle_time, |o, ours| {
-                divergence_signature(&class, o, ours)
-            })?
+        let Some((edits, o, steps)) = self.shrink(oracle, &m, budget, oracle_time, |o, ours| {
+            divergence_signature(&class, o, ours)
+        })?
         else {
             return Ok(None);
         };
@@ -597,7 +594,7 @@ impl Target for Mutants {
             signature: signature.to_string(),
             edits,
         };
-        write_kept(&cfg.root, &file, &o, &ours.verdict, &m.id, steps)?;
+        write_kept(root, &file, &o, &ours.verdict, &m.id, steps)?;
         Ok(Some(KeptLine {
             path: format!("{MUTANTS}/{name}.json"),
             name,
@@ -605,6 +602,42 @@ impl Target for Mutants {
             original_id: m.id,
             shrink_steps: steps,
         }))
+    }
+}
+
+impl Target for Mutants {
+    const UNIT: &'static str = "mutants";
+
+    fn judge(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        seed: u64,
+        index: u64,
+        oracle_time: &mut Duration,
+    ) -> (Step, Vec<String>) {
+        self.judge_with(oracle, seed, index, oracle_time)
+    }
+
+    fn is_kept(&self, root: &Path, name: &str) -> bool {
+        root.join(MUTANTS).join(format!("{name}.json")).exists()
+    }
+
+    fn keep(
+        &mut self,
+        oracle: &mut ProcessOracle,
+        cfg: &Config,
+        index: u64,
+        signature: &str,
+        oracle_time: &mut Duration,
+    ) -> Result<Option<KeptLine>> {
+        self.keep_with(
+            oracle,
+            &cfg.root,
+            cfg.shrink_budget,
+            index,
+            signature,
+            oracle_time,
+        )
     }
 }
 

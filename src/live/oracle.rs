@@ -73,6 +73,25 @@ impl<F: FnMut(&Case) -> Result<Reply, OracleFailure>> Oracle for F {
     }
 }
 
+/// Anything that answers program requests as `capture.py --serve` does
+/// (`ProcessOracle::request`), or a function in tests.
+pub trait Requests {
+    /// Send request `kind` with `id` and the fields of `body`; the reply.
+    fn request(&mut self, kind: &str, id: &str, body: &Json) -> Result<Json, OracleFailure>;
+}
+
+impl<F: FnMut(&str, &str, &Json) -> Result<Json, OracleFailure>> Requests for F {
+    fn request(&mut self, kind: &str, id: &str, body: &Json) -> Result<Json, OracleFailure> {
+        self(kind, id, body)
+    }
+}
+
+impl Requests for ProcessOracle {
+    fn request(&mut self, kind: &str, id: &str, body: &Json) -> Result<Json, OracleFailure> {
+        ProcessOracle::request(self, kind, id, body)
+    }
+}
+
 /// Read the oracle's answer line for case `id`.
 pub fn parse_reply(id: &str, line: &str) -> Result<Reply, OracleFailure> {
     let short = || {

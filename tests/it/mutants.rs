@@ -3,10 +3,18 @@
 //! back as `(old, new)` edits, and the oracle's outcome records read as
 //! readings.
 
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
 use proptest::prelude::*;
-use serde_json::json;
+use serde_json::{json, Value as Json};
 use torchspec::conformance::mutants::{apply_edits, program_json, with_program_json, Reading};
+use torchspec::conformance::programs::zoo_registrations;
+use torchspec::conformance::Verdict;
+use torchspec::live::mutants::Mutants;
 use torchspec::live::mutants::{apply_hunks, edits_of, hunks, shrink_hunks};
+use torchspec::live::oracle::OracleFailure;
+use torchspec::live::Step;
 
 fn zoo_text() -> String {
     let path =
@@ -90,4 +98,123 @@ fn oracle_outcomes_read_as_readings() {
         })
     );
     assert_eq!(Reading::of_python(&json!({"outcome": "timeout"})), None);
+}
+
+/// A fake oracle: mutant `mutant` of mlp-dynamic, which "PyTorch" refuses
+/// with a planted `KeyError` whenever the text holds `planted` and loads
+/// otherwise; the C++ reader always loads.
+fn planted_oracle(
+    mutant: String,
+    planted: &'static str,
+) -> impl FnMut(&str, &str, &Json) -> Result<Json, OracleFailure> {
+    move |kind, _id, body| {
+        let text = match kind {
+            "mutant" => mutant.clone(),
+            _ => body["model_json"].as_str().unwrap_or_default().to_string(),
+        };
+        let python = if text.contains(planted) {
+            json!({"outcome": "error", "type": "RuntimeError", "message": "We ran into an error",
+                   "original": {"type": "KeyError", "message": "'planted'"}})
+        } else {
+            json!({"outcome": "ok"})
+        };
+        let cpp = json!({"outcome": "ok", "written_back": "same"});
+        let golden = json!({"python": python, "cpp": cpp}).to_string();
+        let mut reply = json!({"python": python, "cpp": cpp, "golden": golden});
+        if kind == "mutant" {
+            reply["program"] = "mlp-dynamic".into();
+            reply["class"] = "schema_version".into();
+            reply["mutation"] = "planted".into();
+            reply["model_json"] = text.into();
+        }
+        Ok(reply)
+    }
+}
+
+fn scratch_root(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("torchspec-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let programs = root.join("corpus/programs");
+    std::fs::create_dir_all(&programs).unwrap();
+    std::fs::create_dir_all(root.join("corpus/cases")).unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/programs");
+    for f in ["mlp-dynamic.pt2", "registrations.json"] {
+        std::fs::copy(repo.join(f), programs.join(f)).unwrap();
+    }
+    root
+}
+
+#[test]
+fn a_planted_difference_is_kept_as_a_mutant_the_check_fails_until_allow_listed() {
+    let root = scratch_root("mutants");
+    let registrations = zoo_registrations(&root).unwrap();
+    // Two changes; only the minor version is what "PyTorch" refuses.
+    let mutant = zoo_text()
+        .replacen("\"minor\": 20}", "\"minor\": 21}", 1)
+        .replacen("\"max_val\": 64}", "\"max_val\": 63}", 1);
+    let mut oracle = planted_oracle(mutant, "\"minor\": 21}");
+    let mut m = Mutants::new(&root, registrations.clone(), false);
+    let mut t = Duration::ZERO;
+    let (step, tallies) = m.judge_with(&mut oracle, 1, 0, &mut t);
+    let Step::Diverge { signature, .. } = step else {
+        panic!("no divergence: {step:?}");
+    };
+    assert_eq!(
+        signature,
+        "mutant schema_version: PyTorch KeyError, torchspec loads"
+    );
+    assert!(
+        tallies.contains(&"Python and C++ readers disagree".to_string()),
+        "{tallies:?}"
+    );
+    // Python refuses where C++ loads: an upstream packet.
+    let upstream: Vec<_> = std::fs::read_dir(root.join("docs/upstream"))
+        .unwrap()
+        .collect();
+    assert_eq!(upstream.len(), 1);
+
+    let kept = m
+        .keep_with(&mut oracle, &root, 50, 0, &signature, &mut t)
+        .unwrap()
+        .expect("kept");
+    let file = torchspec::conformance::mutants::read_mutant(&root.join(&kept.path)).unwrap();
+    // Shrunk to the one change that matters.
+    assert_eq!(file.edits.len(), 1, "{:?}", file.edits);
+    assert!(file.edits[0].1.contains("\"minor\": 21}"));
+    let golden = root.join(format!(
+        "corpus/goldens/torch-2.15.0/mutants/{}.json",
+        kept.name
+    ));
+    assert!(golden.exists());
+
+    // The check reads it back: a divergence, allow-listed as untriaged.
+    let report = torchspec::conformance::run(&root).unwrap();
+    let row = report
+        .cases
+        .iter()
+        .find(|c| c.id == kept.name)
+        .expect("a mutant row");
+    assert!(
+        matches!(row.verdict, Verdict::Diverge(_)),
+        "{:?}",
+        row.verdict
+    );
+    assert!(row.allowed.as_ref().is_some_and(|a| a.untriaged));
+    assert!(row.failure().is_none(), "{:?}", row.failure());
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn an_agreeing_mutant_is_agreement() {
+    let root = scratch_root("mutants-agree");
+    let registrations = zoo_registrations(&root).unwrap();
+    let mut oracle = planted_oracle(zoo_text(), "never there");
+    let mut m = Mutants::new(&root, registrations, false);
+    let (step, tallies) = m.judge_with(&mut oracle, 1, 0, &mut Duration::ZERO);
+    assert_eq!(step, Step::Agree);
+    assert!(
+        tallies.contains(&"class schema_version: agree".to_string()),
+        "{tallies:?}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
 }
