@@ -210,7 +210,8 @@ fn an_agreeing_mutant_is_agreement() {
     let registrations = zoo_registrations(&root).unwrap();
     let mut oracle = planted_oracle(zoo_text(), "never there");
     let mut m = Mutants::new(&root, registrations, false);
-    let (step, tallies) = m.judge_with(&mut oracle, 1, 0, &mut Duration::ZERO);
+    let mut t = Duration::ZERO;
+    let (step, tallies) = m.judge_with(&mut oracle, 1, 0, &mut t);
     assert_eq!(step, Step::Agree);
     assert!(
         tallies.contains(&"class schema_version: agree".to_string()),
