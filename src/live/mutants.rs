@@ -220,8 +220,13 @@ fn tallies(class: &str, oracle: &OracleReading, ours: &Ours, diverges: bool) -> 
         format!("reader torchspec {}", verb(&ours.default)),
         format!("reader torchspec --strict {}", verb(&ours.strict)),
     ];
-    if oracle.python.loads() == ours.default.loads() {
-        t.push("accept/refuse agree".into());
+    match (oracle.python.loads(), ours.default.loads()) {
+        (true, true) | (false, false) => t.push("accept/refuse agree".into()),
+        (false, true) => t.push(format!("class {class}: torchspec loads, PyTorch refuses")),
+        (true, false) => t.push(format!("class {class}: torchspec refuses, PyTorch loads")),
+    }
+    if !oracle.python.loads() && oracle.python.class() == ours.default.class() {
+        t.push(format!("class {class}: same exception type"));
     }
     if !oracle.python.loads() && !ours.default.loads() {
         t.push("both refuse".into());
