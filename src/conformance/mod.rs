@@ -324,16 +324,33 @@ fn allow_entry(json: &serde_json::Value) -> std::result::Result<AllowEntry, Stri
     })
 }
 
-/// The case files of the corpus, sorted.
-pub fn case_files(root: &Path) -> Result<Vec<PathBuf>> {
-    let dir = root.join(CASES);
-    let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+/// The files of `dir` ending `.ext`, sorted; a missing `dir` has none
+/// unless it is `required`.
+pub(crate) fn files_in(dir: &Path, ext: &str, required: bool) -> Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// The golden folder `sub` of the set `goldens`, when its rows count: the
+/// target's always (a missing golden is a failing row), an older torch's
+/// once `oracle/regen-goldens.sh --torch X` has captured it.
+pub(crate) fn golden_dir(root: &Path, goldens: &str, sub: &str) -> Option<PathBuf> {
+    let dir = root.join(goldens).join(sub);
+    (goldens == GOLDENS || dir.is_dir()).then_some(dir)
+}
+
+/// The case files of the corpus, sorted.
+pub fn case_files(root: &Path) -> Result<Vec<PathBuf>> {
+    files_in(&root.join(CASES), "jsonl", true)
 }
 
 /// How the reference's result compares with PyTorch's golden (a case the
@@ -352,17 +369,7 @@ pub fn verdict(golden: &ResultLine, ours: &ResultLine) -> Verdict {
 /// The regression files kept by `torchspec fuzz --live`, sorted (none when
 /// the folder does not exist).
 pub fn regression_files(root: &Path) -> Result<Vec<PathBuf>> {
-    let dir = root.join(REGRESSIONS);
-    if !dir.is_dir() {
-        return Ok(Vec::new());
-    }
-    let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
-    Ok(files)
+    files_in(&root.join(REGRESSIONS), "jsonl", false)
 }
 
 /// Evaluate and compare every corpus case under `root`.

@@ -201,16 +201,7 @@ pub fn with_program_json(archive: &[u8], text: &str) -> Result<Vec<u8>> {
 
 /// The kept mutants, sorted by file name.
 pub fn mutant_files(root: &Path) -> Result<Vec<PathBuf>> {
-    let dir = root.join(MUTANTS);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(Vec::new());
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    Ok(files)
+    super::files_in(&root.join(MUTANTS), "json", false)
 }
 
 /// Read a kept mutant.
@@ -264,11 +255,9 @@ pub(super) fn rows(
     allow: &super::AllowList,
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
-    let golden_dir = root.join(goldens).join("mutants");
-    // An older torch's set counts these rows once it has captured them.
-    if goldens != super::GOLDENS && !golden_dir.is_dir() {
+    let Some(golden_dir) = super::golden_dir(root, goldens, "mutants") else {
         return Ok(());
-    }
+    };
     for file in mutant_files(root)? {
         let m = read_mutant(&file)?;
         let golden = golden_dir.join(format!("{}.json", m.name));

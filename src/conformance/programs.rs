@@ -42,18 +42,7 @@ pub fn zoo_registrations(
 
 /// The zoo's archives, sorted.
 pub fn program_files(root: &Path) -> Result<Vec<PathBuf>> {
-    let dir = root.join(PROGRAMS);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(&dir, e)),
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "pt2"))
-        .collect();
-    files.sort();
-    Ok(files)
+    super::files_in(&root.join(PROGRAMS), "pt2", false)
 }
 
 /// One golden line: `{"id", "passes", "report"}`.

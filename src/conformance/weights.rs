@@ -115,12 +115,9 @@ pub(super) fn rows(
     allow: &super::AllowList,
     out: &mut Vec<CaseReport>,
 ) -> Result<()> {
-    let golden_dir = root.join(goldens).join("weights");
-    // An older torch's set counts these rows only once it has captured them
-    // (`oracle/regen-goldens.sh --torch X` writes `weights/`).
-    if goldens != super::GOLDENS && !golden_dir.is_dir() {
+    let Some(golden_dir) = super::golden_dir(root, goldens, "weights") else {
         return Ok(());
-    }
+    };
     let registrations = super::programs::zoo_registrations(root)?;
     for file in archives(root)? {
         let name = file

@@ -30,7 +30,7 @@ use crate::export::schema::Mode;
 use crate::export::ExportedProgram;
 
 use super::oracle::{OracleFailure, ProcessOracle, Requests};
-use super::regress::{allow_list, fence, write_file};
+use super::regress::{allow_line, allow_list, fence, write_file};
 use super::shard::fnv1a64;
 use super::{Config, KeptLine, Step, Target};
 
@@ -671,21 +671,10 @@ fn write_kept(
     )?;
     let packet = format!(
         "# {name}\n\nKept by `torchspec fuzz --live --mutate` from `{original}` (shrunk in \
-         {steps} oracle round trips).\n\nSignature: `{signature}`\n\nZoo program \
-         `corpus/programs/{program}.pt2`, mutation class `{class}`: {mutation}\n\n\
-         ## Edits to models/model.json\n\n{edits}\n## torch.export.load\n\n{python}\n\
-         ## C++ deserialize_exported_program\n\n{cpp}\n\
+         {steps} oracle round trips).\n\nSignature: `{signature}`\n\n{readings}\
          ## Reproduce\n\n{repro}",
         name = file.name,
-        program = file.program,
-        class = file.class,
-        mutation = file.mutation,
-        edits = fence(
-            "json",
-            &serde_json::to_string_pretty(&file.edits).unwrap_or_default()
-        ),
-        python = fence("text", &o.python.render()),
-        cpp = fence("text", &o.cpp.render()),
+        readings = readings(&file.program, &file.class, &file.mutation, &file.edits, o),
         repro = fence(
             "sh",
             &format!(
@@ -703,26 +692,14 @@ fn write_kept(
         &packet,
     )?;
     let differs = match verdict {
-        Verdict::Diverge(d) => d.differs.clone(),
-        _ => Vec::new(),
+        Verdict::Diverge(d) => Some(d.differs.as_slice()),
+        _ => None,
     };
     let reason = format!(
         "live fuzz divergence, not triaged yet ({signature}): see {MUTANTS}/packets/{}.md",
         file.name
     );
-    let differs: Vec<String> = differs
-        .iter()
-        .map(|d| Json::from(d.as_str()).to_string())
-        .collect();
-    allow_list(
-        root,
-        &format!(
-            "{{\"id\": {}, \"reason\": {}, \"verdict\": \"diverge\", \"differs\": [{}], \"untriaged\": true}}",
-            Json::from(file.name.as_str()),
-            Json::from(reason),
-            differs.join(", ")
-        ),
-    )
+    allow_list(root, &allow_line(&file.name, &reason, "diverge", differs))
 }
 
 /// A `python -c` script: zoo program `program` with `edits` applied to its
@@ -753,6 +730,29 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// The part of a packet both kinds share: the zoo program, the mutation,
+/// the edits and what each of PyTorch's readers did.
+fn readings(
+    program: &str,
+    class: &str,
+    mutation: &str,
+    edits: &[(String, String)],
+    o: &OracleReading,
+) -> String {
+    format!(
+        "Zoo program `corpus/programs/{program}.pt2`, mutation class `{class}`: {mutation}\n\n\
+         ## Edits to models/model.json\n\n{edits}\n\
+         ## torch.export.load (Python)\n\n{python}\n\
+         ## torch._C._export.deserialize_exported_program (C++)\n\n{cpp}\n",
+        edits = fence(
+            "json",
+            &serde_json::to_string_pretty(edits).unwrap_or_default()
+        ),
+        python = fence("text", &o.python.render()),
+        cpp = fence("text", &o.cpp.render()),
+    )
+}
+
 fn upstream_packet(
     name: &str,
     signature: &str,
@@ -764,17 +764,10 @@ fn upstream_packet(
     format!(
         "# {name}\n\nFound by `torchspec fuzz --live --mutate` on `{id}` (shrunk in {steps} \
          oracle round trips): PyTorch 2.15.0's two readers of the same program JSON \
-         disagree.\n\nSignature: `{signature}`\n\nZoo program `corpus/programs/{program}.pt2`, \
-         mutation class `{class}`: {mutation}\n\n## Edits to models/model.json\n\n{edits}\n\
-         ## torch.export.load (Python)\n\n{python}\n## torch._C._export.deserialize_exported_program (C++)\n\n{cpp}\n\
+         disagree.\n\nSignature: `{signature}`\n\n{readings}\
          ## Reproduce with stock torch (from the repository root)\n\n{repro}",
         id = m.id,
-        program = m.program,
-        class = m.class,
-        mutation = m.mutation,
-        edits = fence("json", &serde_json::to_string_pretty(edits).unwrap_or_default()),
-        python = fence("text", &o.python.render()),
-        cpp = fence("text", &o.cpp.render()),
+        readings = readings(&m.program, &m.class, &m.mutation, edits, o),
         repro = fence(
             "sh",
             &format!(

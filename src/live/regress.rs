@@ -105,7 +105,6 @@ pub fn allow_list(root: &Path, entry: &str) -> Result<()> {
 /// The allow-list line of a kept case, in the list's own layout:
 /// `{"id", "reason", "verdict": "diverge", "differs", "untriaged": true}`.
 pub fn allow_entry(kept: &Kept) -> String {
-    use serde_json::Value as Json;
     let reason = format!(
         "live fuzz divergence, not triaged yet ({}): see {REGRESSIONS}/packets/{}.md",
         kept.signature, kept.name
@@ -115,13 +114,23 @@ pub fn allow_entry(kept: &Kept) -> String {
         Verdict::Diverge(d) => ("diverge", Some(d.differs)),
         _ => ("diverge", None),
     };
+    allow_line(&kept.name, &reason, verdict, differs.as_deref())
+}
+
+/// An untriaged allow-list line in the list's own layout: `{"id", "reason",
+/// "verdict", "differs" (when known), "untriaged": true}`.
+pub fn allow_line(id: &str, reason: &str, verdict: &str, differs: Option<&[String]>) -> String {
+    use serde_json::Value as Json;
     let differs = differs.map_or(String::new(), |d| {
-        let d: Vec<String> = d.into_iter().map(|p| Json::from(p).to_string()).collect();
+        let d: Vec<String> = d
+            .iter()
+            .map(|p| Json::from(p.as_str()).to_string())
+            .collect();
         format!(", \"differs\": [{}]", d.join(", "))
     });
     format!(
         "{{\"id\": {}, \"reason\": {}, \"verdict\": \"{verdict}\"{differs}, \"untriaged\": true}}",
-        Json::from(kept.name.clone()),
+        Json::from(id),
         Json::from(reason)
     )
 }
