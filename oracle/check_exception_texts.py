@@ -81,6 +81,14 @@ ALLOWED = {
     # missing 1 required positional argument: 'expr_str'".
     "{class}.__init__() missing {} required positional argument{plural}: {list}":
         "CPython ceval.c format_missing with the qualname `Class.__init__`",
+    # torch.empty_strided(requires_grad=1) in deserialize_tensor_meta: the
+    # arguments parser (torch/csrc/utils/python_arg_parser.cpp) composes
+    # "%s(): argument '%s' must be %s, not %s" at run time; observed by
+    # oracle/make_lenient_cases.py (tests/data/lenient/cases.jsonl,
+    # requires_grad_int): "empty_strided(): argument 'requires_grad' must be
+    # bool, not int".
+    "empty_strided(): argument 'requires_grad' must be bool, not {}":
+        "python_arg_parser.cpp's type error, composed at run time",
 }
 
 EXC_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*(Error|Exception|Failed|Warning|Exit|Interrupt)$")
