@@ -1179,6 +1179,8 @@ def serve_case_line(raw: bytes) -> dict[str, Any] | str:
 REQUESTS = {
     "mutant": "serve_mutants",
     "mutant_load": "serve_mutants",
+    "plan": "serve_plans",
+    "plan_probes": "serve_plans",
 }
 
 

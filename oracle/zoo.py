@@ -1311,7 +1311,24 @@ def write_probes(name: str, probes: list[tuple[str, Any, Any]], path: str) -> No
         f.write("\n".join(lines) + "\n")
 
 
+def plan_entries() -> list[Entry]:
+    """The generated programs kept by `torchspec fuzz --live --programs`:
+    corpus/programs/NAME.plan.json, built by oracle/plans.py."""
+    import glob
+    import json
+
+    import plans
+    out = []
+    for path in sorted(glob.glob(os.path.join(OUT_DIR, "*.plan.json"))):
+        with open(path, encoding="utf-8") as f:
+            plan = json.load(f)
+        name = os.path.basename(path)[:-len(".plan.json")]
+        out.append(Entry(name, lambda plan=plan: plans.build(plan)))
+    return out
+
+
 def main(argv: list[str]) -> int:
+    ZOO.extend(plan_entries())
     wanted = set(argv)
     unknown = wanted - {e.name for e in ZOO}
     if unknown:

@@ -129,7 +129,7 @@ enum Command {
         seed: u64,
         #[arg(long)]
         count: usize,
-        /// The case kind to generate.
+        /// The case kind to generate (`plan`: model plans of `fuzz --live --programs`).
         #[arg(long, default_value = "build")]
         kind: String,
     },
@@ -194,6 +194,11 @@ struct FuzzArgs {
     /// in `docs/upstream/`).
     #[arg(long)]
     mutate: bool,
+    /// Generated programs instead of spec cases: model plans
+    /// (`src/live/plan.rs`) exported by PyTorch (`oracle/plans.py`), every
+    /// row of `check` compared; kept in `corpus/programs/`.
+    #[arg(long, conflicts_with = "mutate")]
+    programs: bool,
     /// With --mutate: do not compare program reports when both load (faster).
     #[arg(long, requires = "mutate")]
     no_reports: bool,
@@ -513,6 +518,9 @@ fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
             s if args.mutate && s == Path::new(DEFAULT_STATE) => {
                 s.with_file_name("mutants-state.json")
             }
+            s if args.programs && s == Path::new(DEFAULT_STATE) => {
+                s.with_file_name("programs-state.json")
+            }
             s => s,
         },
         resume: args.resume,
@@ -524,6 +532,12 @@ fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
         let (root, reports) = (cfg.root.clone(), !args.no_reports);
         torchspec::live::run_target(&cfg, move || {
             torchspec::live::mutants::Mutants::new(&root, registrations.clone(), reports)
+        })?
+    } else if args.programs {
+        let registrations = torchspec::conformance::programs::zoo_registrations(&cfg.root)?;
+        let root = cfg.root.clone();
+        torchspec::live::run_target(&cfg, move || {
+            torchspec::live::programs::Programs::new(&root, registrations.clone())
         })?
     } else {
         torchspec::live::run(&cfg)?
@@ -617,6 +631,14 @@ fn check(
 
 /// `torchspec gen`: `count` generated cases of `kind`, deterministic in `seed`.
 fn gen(seed: u64, count: usize, kind: &str, out: &mut impl Write) -> torchspec::Result<ExitCode> {
+    if kind == "plan" {
+        // Model plans (`fuzz --live --programs`), one JSON object a line.
+        for index in 0..count as u64 {
+            let plan = torchspec::live::plan::Plan::generate(seed, index);
+            let _ = writeln!(out, "{}", plan.to_json());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let cases = match kind {
         "build" => sample(
             strategies::build_case(),

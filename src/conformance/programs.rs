@@ -173,116 +173,131 @@ pub(super) fn run(
 ) -> Result<()> {
     let registrations = zoo_registrations(root)?;
     for file in program_files(root)? {
-        let name = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
-        let golden_path = program_golden(root, goldens, &name, "");
-        let loaded = ExportedProgram::load_path_in(
-            &file,
-            crate::export::schema::Mode::Default,
-            &registrations,
-        );
-        let entry = ZooEntry {
-            name: &name,
-            loaded: &loaded,
-            registrations: &registrations,
-        };
-        for kind in PROBE_FILES {
-            probe_rows(root, goldens, allow, &entry, kind, out)?;
-        }
-        // The program JSON written back must be PyTorch's bytes.
-        // (The wire layer alone: a program whose pytree types the loading
-        // process must register still writes back.)
-        let bytes = std::fs::read(&file).map_err(|e| Error::io(&file, e))?;
-        let original =
-            crate::export::archive::program_json(&bytes).map_err(|e| e.in_file(&file))?;
-        let wire =
-            crate::export::schema::load_program(&original, crate::export::schema::Mode::Default);
-        let roundtrip = match &wire {
-            Ok(w) => {
-                let ours = crate::export::schema::dump_program(&w.program);
-                if ours.as_bytes() == original.as_slice() {
-                    Verdict::Agree
-                } else {
-                    let a = String::from_utf8_lossy(&original).replace(", \"", ",\n\"");
-                    let b = ours.replace(", \"", ",\n\"");
-                    whole(
-                        "bytes",
-                        TextDiff::from_lines(&a, &b)
-                            .unified_diff()
-                            .context_radius(2)
-                            .header("pytorch model.json", "torchspec dump_program")
-                            .to_string(),
-                    )
-                }
-            }
-            Err(e) => whole("load", format!("the reference cannot load it: {e}")),
-        };
-        serialized_rows(root, goldens, allow, &name, &loaded, &original, out)?;
-        let id = format!("{name}#json");
-        out.push(CaseReport {
-            allowed: allow.get(&id).cloned(),
-            id,
-            kind: "program",
-            category: "json round trip".into(),
-            file: rel.clone(),
-            line: 0,
-            verdict: roundtrip,
-        });
-        if !golden_path.exists() {
-            out.push(missing_row(
-                allow,
-                name.clone(),
-                "report",
-                rel_to(root, &golden_path),
-            ));
-            continue;
-        }
-        let grel = golden_path
-            .strip_prefix(root)
-            .unwrap_or(&golden_path)
-            .to_path_buf();
-        for g in read_goldens(&golden_path)? {
-            let ours: Json = match &loaded {
-                Ok(ep) => match report_after(ep, &g.passes) {
-                    Ok(r) => r,
-                    Err(unsupported) => {
-                        out.push(CaseReport {
-                            allowed: allow.get(&g.id).cloned(),
-                            id: g.id.clone(),
-                            kind: "program",
-                            category: category(&g.passes),
-                            file: grel.clone(),
-                            line: g.line,
-                            verdict: Verdict::Unsupported(unsupported),
-                        });
-                        continue;
-                    }
-                },
-                Err(e) => match &e.exception {
-                    Some(t) => serde_json::json!({"error": {"type": t, "message": e.message}}),
-                    None => {
-                        serde_json::json!({"error": {"type": "torchspec", "message": e.to_string()}})
-                    }
-                },
-            };
-            let verdict = if json_eq(&g.report, &ours) {
+        program_rows(root, goldens, allow, &registrations, &file, out)?;
+    }
+    Ok(())
+}
+
+/// The rows of one program `file` (under `root/corpus/programs/`): its
+/// probe files, the JSON round trip, the serialized bytes and the report
+/// after each golden pipeline, against the goldens under `root/goldens`.
+pub fn program_rows(
+    root: &Path,
+    goldens: &str,
+    allow: &super::AllowList,
+    registrations: &std::sync::Arc<crate::export::registrations::Registrations>,
+    file: &Path,
+    out: &mut Vec<CaseReport>,
+) -> Result<()> {
+    let name = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+    let golden_path = program_golden(root, goldens, &name, "");
+    let loaded = ExportedProgram::load_path_in(
+        &file,
+        crate::export::schema::Mode::Default,
+        registrations,
+    );
+    let entry = ZooEntry {
+        name: &name,
+        loaded: &loaded,
+        registrations,
+    };
+    for kind in PROBE_FILES {
+        probe_rows(root, goldens, allow, &entry, kind, out)?;
+    }
+    // The program JSON written back must be PyTorch's bytes.
+    // (The wire layer alone: a program whose pytree types the loading
+    // process must register still writes back.)
+    let bytes = std::fs::read(&file).map_err(|e| Error::io(&file, e))?;
+    let original =
+        crate::export::archive::program_json(&bytes).map_err(|e| e.in_file(&file))?;
+    let wire =
+        crate::export::schema::load_program(&original, crate::export::schema::Mode::Default);
+    let roundtrip = match &wire {
+        Ok(w) => {
+            let ours = crate::export::schema::dump_program(&w.program);
+            if ours.as_bytes() == original.as_slice() {
                 Verdict::Agree
             } else {
-                report_divergence(&g.report, &ours)
-            };
-            out.push(CaseReport {
-                allowed: allow.get(&g.id).cloned(),
-                id: g.id,
-                kind: "program",
-                category: category(&g.passes),
-                file: grel.clone(),
-                line: g.line,
-                verdict,
-            });
+                let a = String::from_utf8_lossy(&original).replace(", \"", ",\n\"");
+                let b = ours.replace(", \"", ",\n\"");
+                whole(
+                    "bytes",
+                    TextDiff::from_lines(&a, &b)
+                        .unified_diff()
+                        .context_radius(2)
+                        .header("pytorch model.json", "torchspec dump_program")
+                        .to_string(),
+                )
+            }
         }
+        Err(e) => whole("load", format!("the reference cannot load it: {e}")),
+    };
+    serialized_rows(root, goldens, allow, &name, &loaded, &original, out)?;
+    let id = format!("{name}#json");
+    out.push(CaseReport {
+        allowed: allow.get(&id).cloned(),
+        id,
+        kind: "program",
+        category: "json round trip".into(),
+        file: rel.clone(),
+        line: 0,
+        verdict: roundtrip,
+    });
+    if !golden_path.exists() {
+        out.push(missing_row(
+            allow,
+            name.clone(),
+            "report",
+            rel_to(root, &golden_path),
+        ));
+        return Ok(());
+    }
+    let grel = golden_path
+        .strip_prefix(root)
+        .unwrap_or(&golden_path)
+        .to_path_buf();
+    for g in read_goldens(&golden_path)? {
+        let ours: Json = match &loaded {
+            Ok(ep) => match report_after(ep, &g.passes) {
+                Ok(r) => r,
+                Err(unsupported) => {
+                    out.push(CaseReport {
+                        allowed: allow.get(&g.id).cloned(),
+                        id: g.id.clone(),
+                        kind: "program",
+                        category: category(&g.passes),
+                        file: grel.clone(),
+                        line: g.line,
+                        verdict: Verdict::Unsupported(unsupported),
+                    });
+                    continue;
+                }
+            },
+            Err(e) => match &e.exception {
+                Some(t) => serde_json::json!({"error": {"type": t, "message": e.message}}),
+                None => {
+                    serde_json::json!({"error": {"type": "torchspec", "message": e.to_string()}})
+                }
+            },
+        };
+        let verdict = if json_eq(&g.report, &ours) {
+            Verdict::Agree
+        } else {
+            report_divergence(&g.report, &ours)
+        };
+        out.push(CaseReport {
+            allowed: allow.get(&g.id).cloned(),
+            id: g.id,
+            kind: "program",
+            category: category(&g.passes),
+            file: grel.clone(),
+            line: g.line,
+            verdict,
+        });
     }
     Ok(())
 }

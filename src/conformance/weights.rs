@@ -120,53 +120,67 @@ pub(super) fn rows(
     };
     let registrations = super::programs::zoo_registrations(root)?;
     for file in archives(root)? {
-        let name = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let golden_path = golden_dir.join(format!("{name}.jsonl"));
-        let grel = golden_path
-            .strip_prefix(root)
-            .unwrap_or(&golden_path)
-            .to_path_buf();
-        let id = format!("{name}{WEIGHTS_SUFFIX}");
-        let verdict = if golden_path.exists() {
-            let golden = read_lines(&golden_path)?;
-            let loaded = ExportedProgram::load_path_in(
-                &file,
-                crate::export::schema::Mode::Default,
-                &registrations,
-            );
-            match ours(&loaded) {
-                Err(w) => Verdict::Unsupported(w),
-                Ok(lines)
-                    if lines.len() == golden.len()
-                        && lines.iter().zip(&golden).all(|(a, b)| json_eq(b, a)) =>
-                {
-                    Verdict::Agree
-                }
-                Ok(lines) => {
-                    let (a, b) = (render(&golden), render(&lines));
-                    let diff = TextDiff::from_lines(&a, &b)
-                        .unified_diff()
-                        .context_radius(2)
-                        .header("torch.export.load", "torchspec weights")
-                        .to_string();
-                    Verdict::Diverge(Divergence::new(diff, vec!["weights".into()]))
-                }
-            }
-        } else {
-            Verdict::MissingGolden
-        };
-        out.push(CaseReport {
-            allowed: allow.get(&id).cloned(),
-            id,
-            kind: "program",
-            category: "weights sha256".into(),
-            file: grel,
-            line: 0,
-            verdict,
-        });
+        archive_row(root, &golden_dir, allow, &registrations, &file, out)?;
     }
+    Ok(())
+}
+
+/// The weights row of one archive: each tensor's line against
+/// `golden_dir/NAME.jsonl` (a missing golden is a failing row).
+pub fn archive_row(
+    root: &Path,
+    golden_dir: &Path,
+    allow: &super::AllowList,
+    registrations: &std::sync::Arc<crate::export::registrations::Registrations>,
+    file: &Path,
+    out: &mut Vec<CaseReport>,
+) -> Result<()> {
+    let name = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let golden_path = golden_dir.join(format!("{name}.jsonl"));
+    let grel = golden_path
+        .strip_prefix(root)
+        .unwrap_or(&golden_path)
+        .to_path_buf();
+    let id = format!("{name}{WEIGHTS_SUFFIX}");
+    let verdict = if golden_path.exists() {
+        let golden = read_lines(&golden_path)?;
+        let loaded = ExportedProgram::load_path_in(
+            &file,
+            crate::export::schema::Mode::Default,
+            registrations,
+        );
+        match ours(&loaded) {
+            Err(w) => Verdict::Unsupported(w),
+            Ok(lines)
+                if lines.len() == golden.len()
+                    && lines.iter().zip(&golden).all(|(a, b)| json_eq(b, a)) =>
+            {
+                Verdict::Agree
+            }
+            Ok(lines) => {
+                let (a, b) = (render(&golden), render(&lines));
+                let diff = TextDiff::from_lines(&a, &b)
+                    .unified_diff()
+                    .context_radius(2)
+                    .header("torch.export.load", "torchspec weights")
+                    .to_string();
+                Verdict::Diverge(Divergence::new(diff, vec!["weights".into()]))
+            }
+        }
+    } else {
+        Verdict::MissingGolden
+    };
+    out.push(CaseReport {
+        allowed: allow.get(&id).cloned(),
+        id,
+        kind: "program",
+        category: "weights sha256".into(),
+        file: grel,
+        line: 0,
+        verdict,
+    });
     Ok(())
 }

@@ -17,6 +17,8 @@ pub mod compare;
 pub mod gen;
 pub mod mutants;
 pub mod oracle;
+pub mod plan;
+pub mod programs;
 pub mod regress;
 pub mod shard;
 pub mod shrink;
@@ -94,6 +96,9 @@ pub enum Step {
     Agree,
     /// The reference does not model it (not a divergence).
     Unsupported,
+    /// Nothing to compare: PyTorch cannot make the item (a plan it cannot
+    /// export). Counted apart, never a divergence.
+    Skipped,
     /// The oracle gave no answer; `record` is the failure log's line.
     OracleFailed {
         id: String,
@@ -249,6 +254,9 @@ impl Summary {
             "{} {} ({:.0}/s over {:.0}s): agree {}, unsupported {}, oracle failures {}\n",
             self.unit, s.cases, rate, s.wall_secs, s.agree, s.unsupported, s.oracle_failures
         );
+        if s.skipped > 0 {
+            out += &format!("  not made by PyTorch (counted apart): {}\n", s.skipped);
+        }
         for (class, n) in &self.failures {
             out += &format!("  oracle {class}: {n}\n");
         }
@@ -372,6 +380,7 @@ struct Shared {
     cases: AtomicU64,
     agree: AtomicU64,
     unsupported: AtomicU64,
+    skipped: AtomicU64,
     oracle_failures: AtomicU64,
     divergences_raw: AtomicU64,
     oracle_nanos: AtomicU64,
@@ -479,6 +488,7 @@ pub fn run_target<T: Target>(
         s.cases += shared.cases.load(Ordering::Relaxed);
         s.agree += shared.agree.load(Ordering::Relaxed);
         s.unsupported += shared.unsupported.load(Ordering::Relaxed);
+        s.skipped += shared.skipped.load(Ordering::Relaxed);
         s.oracle_failures += shared.oracle_failures.load(Ordering::Relaxed);
         s.divergences_raw += shared.divergences_raw.load(Ordering::Relaxed);
         s.signatures = shared.signatures.lock().expect("not poisoned").clone();
@@ -630,6 +640,9 @@ fn worker<T: Target>(
             }
             Step::Unsupported => {
                 shared.unsupported.fetch_add(1, Ordering::Relaxed);
+            }
+            Step::Skipped => {
+                shared.skipped.fetch_add(1, Ordering::Relaxed);
             }
             Step::OracleFailed {
                 id,

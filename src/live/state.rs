@@ -18,6 +18,9 @@ pub struct State {
     pub cases: u64,
     pub agree: u64,
     pub unsupported: u64,
+    /// Items PyTorch could not make (plans it cannot export).
+    #[serde(default)]
+    pub skipped: u64,
     pub oracle_failures: u64,
     pub divergences_raw: u64,
     pub signatures: BTreeSet<String>,

@@ -1,0 +1,119 @@
+"""Generated programs in serve mode (`capture.py --serve`, issue 15 item 1):
+the requests behind `torchspec fuzz --live --programs`.
+
+    {"request": "plan", "id", "plan": PLAN, "root": DIR, "name": NAME}
+        builds PLAN (oracle/plans.py), exports it as oracle/zoo.py exports a
+        zoo entry (torch.export.export, run_decompositions when asked, metadata
+        normalized) and lays it out under DIR as the zoo is laid out:
+          DIR/corpus/programs/NAME.pt2            torch.export.save
+          DIR/corpus/programs/NAME.probes.jsonl   zoo.probes_for (example inputs)
+          DIR/corpus/goldens/torch-V/programs/NAME.jsonl, NAME.serialized.jsonl,
+              NAME.probes.jsonl                   capture.py's program goldens
+          DIR/corpus/goldens/torch-V/weights/NAME.jsonl   weights.py's lines
+        Reply: {"exported": true} or {"exported": false, "stage", "type",
+        "message"}: the stage that raised (`eager`: the plan run on its example
+        inputs, `export`, `save`, `load`) and what it raised.
+
+    {"request": "plan_probes", "id", "root": DIR, "name": NAME}
+        the goldens of DIR/corpus/programs/NAME.derived-probes.jsonl (written
+        by the Rust side with `torchspec probes`) on NAME.pt2.
+        Reply: {"written": true}
+
+Every golden is written by the same functions that write the zoo's, so a
+generated program is checked exactly as `torchspec check` checks the zoo, and a
+kept one moves into the corpus as it is.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+
+import capture  # noqa: E402
+import plans  # noqa: E402
+import weights  # noqa: E402
+import zoo  # noqa: E402
+
+warnings.simplefilter("ignore")
+
+
+def _paths(req: dict) -> tuple[str, str, str]:
+    root, name = req["root"], req["name"]
+    programs = os.path.join(root, "corpus", "programs")
+    goldens = os.path.join(root, "corpus", "goldens", f"torch-{torch.__version__.split('+')[0]}")
+    for d in (programs, os.path.join(goldens, "programs"), os.path.join(goldens, "weights")):
+        os.makedirs(d, exist_ok=True)
+    return os.path.join(programs, name), goldens, name
+
+
+def _failed(stage: str, e: BaseException) -> dict:
+    return {"exported": False, "stage": stage, "type": type(e).__name__,
+            "message": str(e).split("\n")[0][:500]}
+
+
+def export_plan(plan: dict) -> tuple[zoo.Export, torch.export.ExportedProgram]:
+    """PLAN exported as zoo.export_entry exports a zoo entry."""
+    return zoo.export_entry(zoo.Entry("plan", lambda: plans.build(plan)))
+
+
+def serve_plan(req: dict) -> dict:
+    stem, goldens, name = _paths(req)
+    plan = req["plan"]
+    try:
+        torch.manual_seed(0)
+        spec = plans.build(plan)
+        args, kwargs = torch.utils._pytree.tree_map(zoo._clone, (spec.args, spec.kwargs))
+        spec.module(*args, **kwargs)
+    except Exception as e:
+        return _failed("eager", e)
+    try:
+        spec, ep = export_plan(plan)
+    except Exception as e:
+        return _failed("export", e)
+    pt2 = stem + ".pt2"
+    try:
+        torch.export.save(ep, pt2)
+    except Exception as e:
+        return _failed("save", e)
+    try:
+        loaded = torch.export.load(pt2)
+    except Exception as e:
+        return _failed("load", e)
+    zoo.write_probes(name, zoo.probes_for(spec, loaded), stem + ".probes.jsonl")
+    write_goldens(pt2, goldens)
+    return {"exported": True}
+
+
+def write_goldens(pt2: str, goldens: str) -> None:
+    """The program, serialized, probe and weights goldens of PT2, as
+    `oracle/regen-goldens.sh` writes the zoo's."""
+    name = os.path.basename(pt2)[:-len(".pt2")]
+    out = os.path.join(goldens, "programs", name)
+    for suffix, lines in ((".jsonl", capture.program_golden_lines(pt2)),
+                          (".serialized.jsonl", capture.serialized_golden_lines(pt2))):
+        with open(out + suffix, "wb") as f:
+            for line in lines:
+                capture._write_line(f, line)
+    capture.write_probe_goldens(pt2, pt2[:-len(".pt2")] + ".probes.jsonl", out + ".probes.jsonl")
+    with open(os.path.join(goldens, "weights", name + ".jsonl"), "w", encoding="utf-8") as f:
+        for line in weights.program_lines(pt2):
+            f.write(weights.dumps(line) + "\n")
+
+
+def serve_probes(req: dict) -> dict:
+    stem, goldens, name = _paths(req)
+    capture.write_probe_goldens(stem + ".pt2", stem + ".derived-probes.jsonl",
+                                os.path.join(goldens, "programs", name + ".derived-probes.jsonl"))
+    return {"written": True}
+
+
+def serve(req: dict) -> dict:
+    if req.get("request") == "plan_probes":
+        return serve_probes(req)
+    return serve_plan(req)
