@@ -221,8 +221,20 @@ pub const DIMWISE: &[&str] = &["softmax", "log_softmax", "cumsum", "flip", "roll
 pub const INPLACE: &[&str] = &["relu_", "add_", "mul_", "clamp_", "sigmoid_"];
 /// Two operands of one shape (or the second broadcast).
 pub const BINARY: &[&str] = &[
-    "add", "sub", "mul", "div", "maximum", "minimum", "atan2", "where_gt", "lerp", "eq_float",
-    "gt_float", "and_float", "copysign", "hypot",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "maximum",
+    "minimum",
+    "atan2",
+    "where_gt",
+    "lerp",
+    "eq_float",
+    "gt_float",
+    "and_float",
+    "copysign",
+    "hypot",
 ];
 /// Over one dim (ints: dim, keepdim).
 pub const REDUCE: &[&str] = &[
@@ -300,7 +312,10 @@ pub const SPECIAL: &[&str] = &[
 
 /// Every op name a plan may hold.
 pub fn all_ops() -> Vec<&'static str> {
-    [UNARY, DIMWISE, INPLACE, BINARY, REDUCE, REDUCE_ALL, VIEW, MULTI, SPECIAL].concat()
+    [
+        UNARY, DIMWISE, INPLACE, BINARY, REDUCE, REDUCE_ALL, VIEW, MULTI, SPECIAL,
+    ]
+    .concat()
 }
 
 /// SplitMix64: the plan's only source of choices.

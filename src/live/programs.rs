@@ -87,7 +87,13 @@ impl Programs {
         *oracle_time += t.elapsed();
         let reply = reply?;
         if reply.get("exported") != Some(&Json::Bool(true)) {
-            let field = |k: &str| reply.get(k).and_then(Json::as_str).unwrap_or("?").to_string();
+            let field = |k: &str| {
+                reply
+                    .get(k)
+                    .and_then(Json::as_str)
+                    .unwrap_or("?")
+                    .to_string()
+            };
             let outcome = Outcome::NotExported {
                 stage: field("stage"),
                 exception: field("type"),
@@ -161,7 +167,14 @@ impl Programs {
                     Some(signature) => {
                         self.last = Some((index, plan));
                         let name = kept_name(&signature);
-                        (Step::Diverge { id, signature, name }, tallies)
+                        (
+                            Step::Diverge {
+                                id,
+                                signature,
+                                name,
+                            },
+                            tallies,
+                        )
                     }
                 }
             }
@@ -251,10 +264,7 @@ impl Programs {
         }
         let plan_text = serde_json::to_string_pretty(&plan.to_json()).unwrap_or_default();
         write_file(
-            &self
-                .root
-                .join(PROGRAMS)
-                .join(format!("{name}.plan.json")),
+            &self.root.join(PROGRAMS).join(format!("{name}.plan.json")),
             &(plan_text + "\n"),
         )?;
         let packet = format!("{PACKETS}/{name}.md");
@@ -270,7 +280,10 @@ impl Programs {
             );
             allow_list(&self.root, &allow_line(&row.id, &reason, verdict, differs))?;
         }
-        write_file(&self.root.join(&packet), &packet_text(name, plan, signature, rows))
+        write_file(
+            &self.root.join(&packet),
+            &packet_text(name, plan, signature, rows),
+        )
     }
 }
 
@@ -333,7 +346,12 @@ fn signature_of_rows(rows: &[CaseReport]) -> Option<String> {
             _ => None,
         })
         .collect();
-    (!parts.is_empty()).then(|| format!("program {}", parts.into_iter().collect::<Vec<_>>().join("; ")))
+    (!parts.is_empty()).then(|| {
+        format!(
+            "program {}",
+            parts.into_iter().collect::<Vec<_>>().join("; ")
+        )
+    })
 }
 
 fn kept_name(signature: &str) -> String {
@@ -389,7 +407,12 @@ fn packet_text(name: &str, plan: &Plan, signature: &str, rows: &[CaseReport]) ->
             Verdict::Unsupported(w) => format!("unsupported: {w}"),
             v => v.kind().to_string(),
         };
-        out += &format!("### `{}` ({})\n\n{}\n", r.id, r.category, fence("diff", &body));
+        out += &format!(
+            "### `{}` ({})\n\n{}\n",
+            r.id,
+            r.category,
+            fence("diff", &body)
+        );
     }
     out += &format!(
         "## Reproduce\n\n{}",

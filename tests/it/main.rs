@@ -7,6 +7,7 @@ mod footguns;
 mod fuzz_corpus;
 mod lenient;
 mod live;
+mod live_programs;
 mod lookup_props;
 mod mutants;
 mod ops;

@@ -8,13 +8,18 @@
 //! printing follows the arguments. Functions beyond `Add`/`Mul`/`Pow`
 //! print as `Name(args)`.
 
+mod minmax;
+
+pub use minmax::{min_max_simplified, Simplified};
+
 /// A parsed `srepr` node.
 #[derive(Clone, Debug, PartialEq)]
 enum Node {
     Call(String, Vec<Node>),
     Str(String),
     Int(String),
-    Kw,
+    /// `name=value`, the value as written (`positive=True`).
+    Kw(String, String),
 }
 
 struct Parser<'a> {
@@ -88,8 +93,13 @@ impl Parser<'_> {
                 }
                 Some(b'=') => {
                     self.i += 1;
+                    self.skip_ws();
+                    let at = self.i;
                     self.node()?;
-                    Node::Kw
+                    let value = String::from_utf8_lossy(&self.s[at..self.i])
+                        .trim_end()
+                        .to_string();
+                    Node::Kw(name, value)
                 }
                 _ => Node::Call(name, Vec::new()),
             }
@@ -100,7 +110,7 @@ impl Parser<'_> {
 }
 
 fn positional(args: &[Node]) -> Vec<&Node> {
-    args.iter().filter(|a| !matches!(a, Node::Kw)).collect()
+    args.iter().filter(|a| !matches!(a, Node::Kw(..))).collect()
 }
 
 /// Whether a term prints with a leading minus (so `Add` writes ` - `).
@@ -118,7 +128,7 @@ fn print(n: &Node) -> Option<String> {
     match n {
         Node::Int(i) => Some(i.clone()),
         Node::Str(s) => Some(s.clone()),
-        Node::Kw => None,
+        Node::Kw(..) => None,
         Node::Call(f, args) => {
             let args = positional(args);
             match f.as_str() {

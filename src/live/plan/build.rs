@@ -199,7 +199,11 @@ fn try_op(plan: &mut Plan, vals: &[Val], id: usize, rng: &mut Rng) -> Option<Vec
     };
     let a = pick(rng).clone();
     let r = a.shape.len() as i64;
-    let d = if r > 0 { rng.below(r as usize) as i64 } else { 0 };
+    let d = if r > 0 {
+        rng.below(r as usize) as i64
+    } else {
+        0
+    };
     let mut ints = Vec::new();
     let mut args = vec![a.clone()];
     let mut new = Module::default();
@@ -208,8 +212,8 @@ fn try_op(plan: &mut Plan, vals: &[Val], id: usize, rng: &mut Rng) -> Option<Vec
         _ if REDUCE.contains(&op) => ints.extend([d, rng.below(2) as i64]),
         "transpose" => ints.extend([d, rng.below(r.max(1) as usize) as i64]),
         "unsqueeze" | "stack" => ints.push(rng.below(r as usize + 1) as i64),
-        "squeeze" | "narrow" | "select" | "slice_from1" | "slice_step" | "cat"
-        | "index_select" | "size_full" | "new_ones_size" => ints.push(d),
+        "squeeze" | "narrow" | "select" | "slice_from1" | "slice_step" | "cat" | "index_select"
+        | "size_full" | "new_ones_size" => ints.push(d),
         _ => {}
     }
     match op {
@@ -431,7 +435,11 @@ pub fn replay(plan: &Plan) -> Result<Vec<Val>, String> {
         };
         put(&mut env, v);
     }
-    for (kind, list) in [('p', &plan.params), ('b', &plan.buffers), ('c', &plan.constants)] {
+    for (kind, list) in [
+        ('p', &plan.params),
+        ('b', &plan.buffers),
+        ('c', &plan.constants),
+    ] {
         for (k, t) in list.iter().enumerate() {
             let v = Val {
                 name: format!("{kind}{k}"),
@@ -446,7 +454,10 @@ pub fn replay(plan: &Plan) -> Result<Vec<Val>, String> {
         let args: Vec<&Val> = op
             .args
             .iter()
-            .map(|a| env.get(a).ok_or_else(|| format!("op {} reads unknown `{a}`", op.id)))
+            .map(|a| {
+                env.get(a)
+                    .ok_or_else(|| format!("op {} reads unknown `{a}`", op.id))
+            })
             .collect::<Result<_, _>>()?;
         let outs = apply(&op.op, op.id, &args, &op.ints)
             .ok_or_else(|| format!("op {} (`{}`) is not valid on its arguments", op.id, op.op))?;

@@ -247,11 +247,16 @@ fn multi(op: &str, a: &Val, ints: &[i64]) -> Option<Out> {
         "unbind" if a.shape[d].is_static() && (1..=4).contains(&n) => {
             Some((0..n).map(|_| (without(), a.dtype)).collect())
         }
-        "topk1" if float && n >= 1 => {
-            pair(with(Size::fixed(1)), a.dtype, with(Size::fixed(1)), Dtype::Int64)
-        }
+        "topk1" if float && n >= 1 => pair(
+            with(Size::fixed(1)),
+            a.dtype,
+            with(Size::fixed(1)),
+            Dtype::Int64,
+        ),
         "sort" | "cummax" if float => pair(a.shape.clone(), a.dtype, a.shape.clone(), Dtype::Int64),
-        "max_dim" | "min_dim" if float && n >= 1 => pair(without(), a.dtype, without(), Dtype::Int64),
+        "max_dim" | "min_dim" if float && n >= 1 => {
+            pair(without(), a.dtype, without(), Dtype::Int64)
+        }
         "var_mean" | "std_mean" | "aminmax" if float && n >= 1 => {
             pair(without(), a.dtype, without(), a.dtype)
         }
@@ -272,10 +277,12 @@ fn special(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
     let a = args[0];
     let r = a.rank();
     let float = a.dtype.is_float();
-    let shape_is = |v: &Val, want: &[u64]| v.same_shape(&Val {
-        shape: shape_of(want),
-        ..v.clone()
-    });
+    let shape_is = |v: &Val, want: &[u64]| {
+        v.same_shape(&Val {
+            shape: shape_of(want),
+            ..v.clone()
+        })
+    };
     match (op, args.len()) {
         ("linear", 2 | 3) if float && r >= 1 => {
             let w = args[1];
@@ -315,7 +322,10 @@ fn special(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
             let w = dims(args[1])?;
             (a.shape[1].is_static() && w.len() == r && Some(w[1]) == a.shape[1].example)
                 .then_some(())?;
-            a.shape[2..].iter().all(|s| s.example.is_some()).then_some(())?;
+            a.shape[2..]
+                .iter()
+                .all(|s| s.example.is_some())
+                .then_some(())?;
             let mut s = a.shape.clone();
             s[1] = Size::fixed(w[0]);
             one(s, a.dtype)
@@ -339,8 +349,7 @@ fn special(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
             let c = a.shape[1].example?;
             // Training batch norm wants more than one value per channel.
             let per_channel = product(&a.shape).example? / c.max(1);
-            (per_channel > 1 && shape_is(args[1], &[c]) && shape_is(args[2], &[c]))
-                .then_some(())?;
+            (per_channel > 1 && shape_is(args[1], &[c]) && shape_is(args[2], &[c])).then_some(())?;
             one(a.shape.clone(), a.dtype)
         }
         ("embedding", 2) if a.dtype == Dtype::Int64 => {
@@ -359,9 +368,9 @@ fn special(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
             let d = dim(ints, 0, r)?;
             let b = args[1];
             (b.rank() == r && b.dtype == a.dtype).then_some(())?;
-            let others = (0..r).filter(|&i| i != d).all(|i| {
-                a.shape[i].example.is_some() && a.shape[i].example == b.shape[i].example
-            });
+            let others = (0..r)
+                .filter(|&i| i != d)
+                .all(|i| a.shape[i].example.is_some() && a.shape[i].example == b.shape[i].example);
             others.then_some(())?;
             let mut s = a.shape.clone();
             s[d] = Size {

@@ -12,6 +12,7 @@ impl Plan {
     pub fn shrink_candidates(&self) -> Vec<Plan> {
         let mut out = Vec::new();
         for k in (0..self.ops.len()).rev() {
+            out.push(self.bypassing_op(k));
             out.push(self.without_op(k));
         }
         for k in 0..self.outputs.refs.len() {
@@ -85,15 +86,40 @@ impl Plan {
         p
     }
 
+    /// Without op `k`, its readers reading its first argument instead.
+    fn bypassing_op(&self, k: usize) -> Plan {
+        let mut p = self.clone();
+        let op = p.ops.remove(k);
+        let Some(arg) = op.args.first().cloned() else {
+            return p;
+        };
+        let mine = |a: &str| {
+            a.strip_prefix('v')
+                .and_then(|n| n.split('.').next()?.parse::<usize>().ok())
+                == Some(op.id)
+        };
+        p.rename(|name| {
+            if mine(name) {
+                arg.clone()
+            } else {
+                name.to_string()
+            }
+        });
+        p.outputs.refs.dedup();
+        p
+    }
+
     /// Without input `k`: what reads it goes, later inputs move down.
     fn without_input(&self, k: usize) -> Plan {
         let mut p = self.clone();
         p.inputs.remove(k);
         p.drop_readers(BTreeSet::new(), &BTreeSet::from([format!("x{k}")]));
-        p.rename(|name| match name.strip_prefix('x').and_then(|n| n.parse::<usize>().ok()) {
-            Some(j) if j > k => format!("x{}", j - 1),
-            _ => name.to_string(),
-        });
+        p.rename(
+            |name| match name.strip_prefix('x').and_then(|n| n.parse::<usize>().ok()) {
+                Some(j) if j > k => format!("x{}", j - 1),
+                _ => name.to_string(),
+            },
+        );
         p
     }
 

@@ -482,6 +482,8 @@ impl<'a, 'w> GraphSer<'a, 'w> {
             ));
         }
         let mut meta = (*meta).clone();
+        meta.sizes = meta.sizes.iter().map(loaded_sym_int).collect();
+        meta.strides = meta.strides.iter().map(loaded_sym_int).collect();
         meta.storage_offset = wire::SymInt::AsInt(PyInt::Small(0));
         self.out.tensor_values.push((new.to_string(), meta));
         Ok(())
@@ -501,7 +503,7 @@ impl<'a, 'w> GraphSer<'a, 'w> {
                     .ok_or_else(|| missing(n))?;
                 self.out
                     .sym_int_values
-                    .push((new.to_string(), (*v).clone()));
+                    .push((new.to_string(), loaded_sym_int(v)));
             }
             A::AsSymBool(wire::SymBoolArgument::AsName(n)) => {
                 let v = self
@@ -694,6 +696,24 @@ fn big(s: &str) -> Result<PyInt> {
     s.parse::<num_bigint::BigInt>()
         .map(PyInt::Big)
         .map_err(|_| unsupported(format!("integer constant `{s}`")))
+}
+
+/// A `SymInt` as `deserialize_sym_int` rebuilds it: sympy evaluates the
+/// `Min`s and `Max`s of its `expr_str` under the symbols' assumptions
+/// (`srepr::min_max_simplified`), so `Min(3, 3*s0)` comes back as `3`.
+fn loaded_sym_int(s: &wire::SymInt) -> wire::SymInt {
+    use crate::srepr::{min_max_simplified, Simplified};
+    let wire::SymInt::AsExpr(e) = s else {
+        return s.clone();
+    };
+    match min_max_simplified(&e.expr_str) {
+        Some(Simplified::Int(n)) => wire::SymInt::AsInt(PyInt::from_big(n)),
+        Some(Simplified::Text(t)) => wire::SymInt::AsExpr(wire::SymExpr {
+            expr_str: t,
+            hint: e.hint.clone(),
+        }),
+        None => s.clone(),
+    }
 }
 
 /// `serialize_argument_spec`.
