@@ -493,6 +493,9 @@ pub fn load_dict<'a, T>(
     f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Vec<(String, T)>> {
     let PyJson::Object(entries) = v else {
+        // A list meets `_dict_to_dataclass`'s list branch: each item is
+        // read as `typing.get_args(dict[str, T])[0]`, `str`.
+        walk_raw(v, RawTy::List(&RawTy::Scalar), path)?;
         return Err(LoadError::ours(
             path,
             format!("expected a dict, found `{}`", v.type_name()),
