@@ -396,9 +396,13 @@ fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg> {
         "as_scalar_type" => dtype_name,
         "as_memory_format" => memory_format_name,
         "as_layout" => layout_name,
-        "as_ints" => {
+        "as_ints" | "as_tensors" => {
             return match &r.value {
-                PyJson::List(_) => Ok(raw_arg(&r.value)),
+                PyJson::List(_) if r.tag == "as_ints" => Ok(raw_arg(&r.value)),
+                // TensorArguments with a field of another type.
+                PyJson::List(_) => Err(LoadFailure::unsupported(
+                    "an `as_tensors` item whose fields are not of the schema's types",
+                )),
                 _ => {
                     let mut repr = String::new();
                     a.py_repr(&mut repr);
@@ -407,7 +411,7 @@ fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg> {
                         format!("Unhandled argument {repr}"),
                     ))
                 }
-            }
+            };
         }
         _ => return Ok(raw_arg(&r.value)),
     };
@@ -1575,6 +1579,9 @@ fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
         A::AsIntLists(v) => first(some_if(v.is_empty(), "list")),
         A::AsFloatLists(v) => first(some_if(v.is_empty(), "list")),
         A::Raw(r) => match &r.value {
+            PyJson::List(_) if r.tag == "as_tensors" => LoadFailure::unsupported(
+                "an `as_tensors` output whose items' fields are not of the schema's types",
+            ),
             PyJson::List(items) => first(items.first().map(PyJson::type_name)),
             v => not_list(v.type_name()),
         },

@@ -225,6 +225,9 @@ impl RawPayload {
 #[derive(Clone, Copy, Debug)]
 pub enum RawTy {
     Scalar,
+    /// A dataclass or union, which `_dict_to_dataclass` builds from a
+    /// dict: what it raises inside one is not modelled here.
+    Opaque,
     Opt(&'static RawTy),
     List(&'static RawTy),
     Dict(&'static RawTy),
@@ -236,6 +239,7 @@ fn walk_raw(v: &PyJson, ty: RawTy, path: &JsonPath<'_>) -> R<()> {
     let index_error = || LoadError::python(path, "IndexError", "tuple index out of range");
     let ty = match ty {
         RawTy::Opt(_) if matches!(v, PyJson::Null) => return Ok(()),
+        RawTy::Opaque => return Ok(()),
         RawTy::Opt(t) => *t,
         t => t,
     };
@@ -243,6 +247,7 @@ fn walk_raw(v: &PyJson, ty: RawTy, path: &JsonPath<'_>) -> R<()> {
         PyJson::List(items) if !items.is_empty() => {
             let elem = match ty {
                 RawTy::Scalar => return Err(index_error()),
+                RawTy::Opaque => return Ok(()),
                 RawTy::List(t) => *t,
                 // `get_args(dict[str, V])[0]` is `str`.
                 RawTy::Dict(_) | RawTy::Opt(_) => RawTy::Scalar,
