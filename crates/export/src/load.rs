@@ -2130,3 +2130,36 @@ fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> 
         output_specs,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(target: &str, nargs: usize) -> Graph {
+        let mut g = Graph::new();
+        let x = g.create_node(Op::Placeholder, "x", vec![], vec![], None);
+        let args = vec![Arg::Node(x); nargs];
+        g.create_node(Op::CallFunction, target, args, vec![], None);
+        g
+    }
+
+    #[test]
+    fn codegen_needs_an_operand_per_placeholder() {
+        let err = |g: &Graph| match check_codegen(g) {
+            Err(LoadFailure::Python { exception, message }) => Some((exception, message)),
+            _ => None,
+        };
+        assert_eq!(
+            err(&call("operator.mul", 1)),
+            Some((
+                "IndexError".into(),
+                "Replacement index 1 out of range for positional args tuple".into()
+            ))
+        );
+        assert!(err(&call("operator.neg", 0)).is_some_and(|(_, m)| m.contains("index 0")));
+        assert_eq!(err(&call("operator.neg", 1)), None);
+        // Extra arguments are ignored by `str.format`.
+        assert_eq!(err(&call("operator.add", 3)), None);
+        assert_eq!(err(&call("torch.ops.aten.add.Tensor", 0)), None);
+    }
+}

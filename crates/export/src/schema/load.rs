@@ -813,3 +813,26 @@ pub fn repr_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut Str
     }
     out.push('}');
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dict_of_str(text: &str) -> Result<Vec<(String, String)>, LoadError> {
+        let v = torchspec_pyval::pyjson::loads(text).expect("json");
+        let mut path = JsonPath::new();
+        load_dict(&v, &mut path, &mut LoadCx::new(Mode::Default), load_str)
+    }
+
+    #[test]
+    fn a_list_for_a_dict_reads_its_items_as_str() {
+        // `_dict_to_dataclass(str, {})`: `typing.get_args(str)[1]`.
+        let e = dict_of_str("[{}]").unwrap_err().into_error();
+        assert_eq!(e.exception.as_deref(), Some("IndexError"));
+        assert_eq!(e.message, "tuple index out of range");
+        assert!(dict_of_str("[[1]]").unwrap_err().0.exception.is_some());
+        // Scalars pass through `_dict_to_dataclass`: a refusal of ours.
+        assert!(dict_of_str("[1, \"a\"]").unwrap_err().is_ours());
+        assert_eq!(dict_of_str("{\"k\": \"v\"}").unwrap().len(), 1);
+    }
+}
