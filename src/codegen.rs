@@ -62,6 +62,9 @@ const RAW_PAYLOAD: &[(&str, &str)] = &[
     ("Argument", "as_scalar_type"),
     ("Argument", "as_memory_format"),
     ("Argument", "as_layout"),
+    // `for arg in value` only when the value is a non-empty list, else
+    // `Unhandled argument`.
+    ("Argument", "as_tensors"),
 ];
 
 fn is_raw_payload(union: &str, tag: &str) -> bool {
@@ -73,12 +76,15 @@ fn has_raw_payload(union: &str) -> bool {
 }
 
 /// The `RawTy` shape of a field type: what `_dict_to_dataclass` still
-/// checks in a raw value (`typing.get_args` of the declared type).
-fn raw_ty(ty: &Ty) -> String {
+/// checks in a raw value (`typing.get_args` of the declared type). An
+/// enum is a scalar; a dataclass or union (any other named type) is
+/// `Opaque`.
+fn raw_ty(ty: &Ty, enums: &BTreeSet<&str>) -> String {
     match ty {
-        Ty::Opt(t) => format!("RawTy::Opt(&{})", raw_ty(t)),
-        Ty::List(t) => format!("RawTy::List(&{})", raw_ty(t)),
-        Ty::Dict(t) => format!("RawTy::Dict(&{})", raw_ty(t)),
+        Ty::Opt(t) => format!("RawTy::Opt(&{})", raw_ty(t, enums)),
+        Ty::List(t) => format!("RawTy::List(&{})", raw_ty(t, enums)),
+        Ty::Dict(t) => format!("RawTy::Dict(&{})", raw_ty(t, enums)),
+        Ty::Named(n) if !enums.contains(n.as_str()) => "RawTy::Opaque".into(),
         _ => "RawTy::Scalar".into(),
     }
 }
@@ -529,12 +535,18 @@ pub fn generate(yaml: &str) -> Result<String, Error> {
         "/// `TREESPEC_VERSION` of schema.py.\npub const TREESPEC_VERSION: i64 = {};",
         schema.treespec_version
     );
+    let enums: BTreeSet<&str> = schema
+        .defs
+        .iter()
+        .filter(|(_, d)| matches!(d, Def::Enum(_)))
+        .map(|(n, _)| n.as_str())
+        .collect();
     for (name, def) in &schema.defs {
         o.push('\n');
         match def {
             Def::Enum(values) => gen_enum(&mut o, name, values),
-            Def::Struct(fields) => gen_struct(&mut o, name, fields)?,
-            Def::Union(fields) => gen_union(&mut o, name, fields, &boxed),
+            Def::Struct(fields) => gen_struct(&mut o, name, fields, &enums)?,
+            Def::Union(fields) => gen_union(&mut o, name, fields, &boxed, &enums),
         }
     }
     Ok(o)
@@ -577,7 +589,12 @@ fn gen_enum(o: &mut String, name: &str, values: &[(String, i64)]) {
     o.push_str("    pub fn py_repr(&self, out: &mut String) {\n        out.push_str(itoa::Buffer::new().format(self.value()));\n    }\n}\n");
 }
 
-fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error> {
+fn gen_struct(
+    o: &mut String,
+    name: &str,
+    fields: &[Field],
+    enums: &BTreeSet<&str>,
+) -> Result<(), Error> {
     let _ = writeln!(
         o,
         "/// `@dataclass class {name}`.\n#[derive(Clone, Debug, PartialEq)]\npub struct {name} {{"
@@ -613,7 +630,7 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
         let load = if is_loose(name, &f.name) {
             format!(
                 "|v, p, cx| load_loose(v, p, cx, &{}, {})",
-                raw_ty(&f.ty),
+                raw_ty(&f.ty, enums),
                 load_fn(&f.ty)
             )
         } else {
@@ -753,7 +770,13 @@ fn gen_struct(o: &mut String, name: &str, fields: &[Field]) -> Result<(), Error>
     Ok(())
 }
 
-fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(String, String)>) {
+fn gen_union(
+    o: &mut String,
+    name: &str,
+    fields: &[Field],
+    boxed: &BTreeSet<(String, String)>,
+    enums: &BTreeSet<&str>,
+) {
     let is_boxed = |f: &Field| boxed.contains(&(name.to_string(), f.name.clone()));
     let _ = writeln!(o, "/// `class {name}(_Union)`: one variant per field.\n#[derive(Clone, Debug, PartialEq)]\npub enum {name} {{");
     for f in fields {
@@ -800,7 +823,7 @@ fn gen_union(o: &mut String, name: &str, fields: &[Field], boxed: &BTreeSet<(Str
             let _ = writeln!(
                 o,
                 "            \"{tag}\" => match load_loose(val, path, cx, &{}, {})? {{\n                Loose::Typed(x) => Self::{}(x),\n                Loose::Raw(value) => Self::Raw(RawPayload {{ tag: \"{tag}\", value }}),\n            }},",
-                raw_ty(&f.ty),
+                raw_ty(&f.ty, enums),
                 load_fn(&f.ty),
                 camel(&f.name),
                 tag = f.name,

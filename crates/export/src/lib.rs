@@ -276,6 +276,8 @@ impl ExportedProgram {
                 }
             }
         }
+        // `ep._create_graph_module_for_export(self.module, self.graph)`.
+        load::check_codegen(&graph_module.graph).map_err(load::LoadFailure::into_error)?;
         Ok(ExportedProgram {
             guards_code: loaded.program.guards_code.clone(),
             serialized: std::sync::Arc::new(loaded.program),

@@ -396,9 +396,13 @@ fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg> {
         "as_scalar_type" => dtype_name,
         "as_memory_format" => memory_format_name,
         "as_layout" => layout_name,
-        "as_ints" => {
+        "as_ints" | "as_tensors" => {
             return match &r.value {
-                PyJson::List(_) => Ok(raw_arg(&r.value)),
+                PyJson::List(_) if r.tag == "as_ints" => Ok(raw_arg(&r.value)),
+                // TensorArguments with a field of another type.
+                PyJson::List(_) => Err(LoadFailure::unsupported(
+                    "an `as_tensors` item whose fields are not of the schema's types",
+                )),
                 _ => {
                     let mut repr = String::new();
                     a.py_repr(&mut repr);
@@ -407,7 +411,7 @@ fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg> {
                         format!("Unhandled argument {repr}"),
                     ))
                 }
-            }
+            };
         }
         _ => return Ok(raw_arg(&r.value)),
     };
@@ -439,6 +443,29 @@ struct GraphCx {
     graph: Graph,
     name_to_node: HashMap<String, NodeId>,
     submodules: Vec<SubGraph>,
+    /// The call_function nodes `deserialize_outputs` gave no `val` (a node
+    /// serialized with no outputs).
+    valueless: Vec<NodeId>,
+}
+
+impl GraphCx {
+    fn new() -> GraphCx {
+        GraphCx {
+            graph: Graph::new(),
+            name_to_node: HashMap::new(),
+            submodules: Vec::new(),
+            valueless: Vec::new(),
+        }
+    }
+
+    /// The graph as read: every node has its `val` but the valueless ones.
+    fn finish(mut self) -> (Graph, Vec<SubGraph>) {
+        let ids: Vec<NodeId> = self.graph.node_ids().to_vec();
+        for id in ids {
+            self.graph.node_mut(id).meta.has_val = !self.valueless.contains(&id);
+        }
+        (self.graph, self.submodules)
+    }
 }
 
 struct Deserializer<'w> {
@@ -481,11 +508,7 @@ pub fn load_graph_module<'w>(
         custom_obj_values: HashSet::new(),
         symbols: HashSet::new(),
         signature,
-        cx: GraphCx {
-            graph: Graph::new(),
-            name_to_node: HashMap::new(),
-            submodules: Vec::new(),
-        },
+        cx: GraphCx::new(),
     };
     d.deserialize_graph(&gm.graph)?;
     let module_call_graph = gm
@@ -535,13 +558,10 @@ pub fn load_graph_module<'w>(
             })
             .collect(),
     );
-    mark_verified(&mut d.cx.graph);
-    for sub in &mut d.cx.submodules {
-        mark_verified_sub(sub);
-    }
+    let (graph, submodules) = d.cx.finish();
     let mut loaded = LoadedGraphModule {
-        graph: d.cx.graph,
-        submodules: d.cx.submodules,
+        graph,
+        submodules,
         signature: d.signature,
         module_call_graph,
         range_constraints,
@@ -639,6 +659,9 @@ impl<'w> Deserializer<'w> {
                 ));
             }
         }
+        if hint.is_none() {
+            self.compute_hint(&parsed, true)?;
+        }
         let pending = match parsed.value {
             crate::sympify::Parsed::NotInt(name) => Some(LoadFailure::py(
                 "TypeError",
@@ -695,6 +718,49 @@ impl<'w> Deserializer<'w> {
         Ok((pending, free))
     }
 
+    /// `SymNode(expr, hint=None)`'s `compute_hint` (sym_node.py), run when
+    /// `create_sym{int,float,bool}node` gets no hint: unless a free symbol
+    /// is unbacked (`has_free_unbacked_symbols`), `_maybe_evaluate_static(
+    /// expr, compute_hint=True)` substitutes the backed hints, and
+    /// `_maybe_evaluate_static_worker` asserts a range for each symbol
+    /// left (`sorted(key=str)`); a constant comes back as it is and an
+    /// int node's `int(hint)` refuses `oo`, `nan` and `zoo`.
+    fn compute_hint(&self, parsed: &crate::sympify::Sympified, int: bool) -> R<()> {
+        use crate::sympify::Parsed;
+        match parsed.value {
+            Parsed::NotInt(name) if int => {
+                return Err(LoadFailure::py(
+                    "TypeError",
+                    format!("Cannot convert {name} to int"),
+                ))
+            }
+            Parsed::Other => {}
+            _ => return Ok(()),
+        }
+        let Some(free) = &parsed.free_symbols else {
+            return Ok(());
+        };
+        // `symbol_is_type(s, (SymT.UNBACKED_INT, SymT.UNBACKED_FLOAT))`.
+        let unbacked = |n: &String| {
+            let lower = n.to_lowercase();
+            lower.starts_with('u') || lower.starts_with("zuf")
+        };
+        // (A keyword among the names: not an expression this reads.)
+        if free.iter().any(|n| unbacked(n) || is_python_keyword(n)) {
+            return Ok(());
+        }
+        let unranged = free
+            .iter()
+            .find(|n| !self.hinted.contains(*n) && !self.ranges.contains_key(n.as_str()));
+        match unranged {
+            Some(k) => Err(LoadFailure::py(
+                "AssertionError",
+                format!("vr must not be None for symbol {k}"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// `serialized_name_to_meta[name]`: evaluating a value's metadata parses
     /// its symbolic sizes; a name with no metadata is a `KeyError`.
     fn eval_meta(&mut self, name: &str) -> R<()> {
@@ -742,13 +808,24 @@ impl<'w> Deserializer<'w> {
         }
         if let Some(s) = self.sym_float_values.get(name).copied() {
             if let wire::SymFloat::AsExpr(e) = s {
-                self.parse_sym_expr(&e.expr_str)?;
+                // `hint = val.hint.as_float if val.hint else None`.
+                match &e.hint {
+                    Some(wire::SymExprHint::AsFloat(_)) => {
+                        self.parse_sym_expr(&e.expr_str)?;
+                    }
+                    Some(_) => return Err(field_not_set("as_float")),
+                    None => {
+                        let parsed = self.parse_sym_expr(&e.expr_str)?;
+                        self.compute_hint(&parsed, false)?;
+                    }
+                }
             }
             return Ok(());
         }
         if let Some(s) = self.sym_bool_values.get(name).copied() {
             if let wire::SymBool::AsExpr(e) = s {
-                self.parse_sym_expr(&e.expr_str)?;
+                let parsed = self.parse_sym_expr(&e.expr_str)?;
+                self.compute_hint(&parsed, false)?;
             }
             return Ok(());
         }
@@ -995,7 +1072,51 @@ impl<'w> Deserializer<'w> {
         self.cx.graph.node_mut(id).meta.origin = Some(origin);
         self.deserialize_outputs(n, id, &printed)?;
         // `fx_node.meta.update(self.deserialize_metadata(...))`
-        check_metadata(&n.metadata, self.registrations)
+        check_metadata(&n.metadata, self.registrations)?;
+        self.shape_env_assert(&target, id)
+    }
+
+    /// "handle ShapeEnv asserts": `fx_node.args[0].meta["val"]` of an
+    /// `_assert_scalar` whose first argument is not a bool, and of every
+    /// `sym_constrain_range_for_size`. (What the ShapeEnv then does with
+    /// a SymBool or SymInt is not modelled.)
+    fn shape_env_assert(&self, target: &str, id: NodeId) -> R<()> {
+        let bool_skips = match target {
+            "torch.ops.aten._assert_scalar.default" => true,
+            "torch.ops.aten.sym_constrain_range_for_size.default" => false,
+            _ => return Ok(()),
+        };
+        let node = self.cx.graph.node(id);
+        let no_meta = |ty: &str| {
+            LoadFailure::py(
+                "AttributeError",
+                format!("'{ty}' object has no attribute 'meta'"),
+            )
+        };
+        match node.args.first() {
+            None => Err(LoadFailure::py("IndexError", "tuple index out of range")),
+            Some(Arg::Bool(_)) if bool_skips => Ok(()),
+            // A subgraph's get_attr node has no `val` either.
+            Some(Arg::Node(arg))
+                if self.cx.valueless.contains(arg)
+                    || self.cx.graph.node(*arg).op == Op::GetAttr =>
+            {
+                Err(key_error("val"))
+            }
+            Some(Arg::Node(_)) => Ok(()),
+            Some(Arg::Bool(_)) => Err(no_meta("bool")),
+            Some(Arg::None) => Err(no_meta("NoneType")),
+            Some(Arg::Int(_) | Arg::BigInt(_)) => Err(no_meta("int")),
+            Some(Arg::Float(_)) => Err(no_meta("float")),
+            Some(Arg::Str(_)) => Err(no_meta("str")),
+            Some(Arg::Complex(..)) => Err(no_meta("complex")),
+            Some(Arg::List(_)) => Err(no_meta("list")),
+            Some(Arg::Tuple(_)) => Err(no_meta("tuple")),
+            Some(Arg::Dict(_)) => Err(no_meta("dict")),
+            Some(Arg::Torch(_) | Arg::Device(_)) => Err(LoadFailure::unsupported(
+                "`.meta` of a torch object as a ShapeEnv assert's argument",
+            )),
+        }
     }
 
     /// `_get_schema_from_target(target)` of an OpOverload: the built-in
@@ -1125,14 +1246,7 @@ impl<'w> Deserializer<'w> {
                     .into(),
             ),
             A::AsGraph(g) => {
-                let saved = std::mem::replace(
-                    &mut self.cx,
-                    GraphCx {
-                        graph: Graph::new(),
-                        name_to_node: HashMap::new(),
-                        submodules: Vec::new(),
-                    },
-                );
+                let saved = std::mem::replace(&mut self.cx, GraphCx::new());
                 let saved_values = (
                     std::mem::take(&mut self.tensor_values),
                     std::mem::take(&mut self.sym_int_values),
@@ -1150,10 +1264,12 @@ impl<'w> Deserializer<'w> {
                     self.custom_obj_values,
                 ) = saved_values;
                 result?;
+                check_codegen(&sub.graph)?;
+                let (graph, submodules) = sub.finish();
                 self.cx.submodules.push(SubGraph {
                     name: g.name.clone(),
-                    graph: sub.graph,
-                    submodules: sub.submodules,
+                    graph,
+                    submodules,
                 });
                 let id =
                     self.cx
@@ -1289,6 +1405,7 @@ impl<'w> Deserializer<'w> {
         use wire::Argument as A;
         let outputs = &n.outputs;
         if outputs.is_empty() {
+            self.cx.valueless.push(id);
             return Ok(());
         }
         // `not getattr(node, "is_hop_single_tensor_return", True)`: the
@@ -1462,6 +1579,9 @@ fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
         A::AsIntLists(v) => first(some_if(v.is_empty(), "list")),
         A::AsFloatLists(v) => first(some_if(v.is_empty(), "list")),
         A::Raw(r) => match &r.value {
+            PyJson::List(_) if r.tag == "as_tensors" => LoadFailure::unsupported(
+                "an `as_tensors` output whose items' fields are not of the schema's types",
+            ),
             PyJson::List(items) => first(items.first().map(PyJson::type_name)),
             v => not_list(v.type_name()),
         },
@@ -1469,28 +1589,115 @@ fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
     }
 }
 
-fn mark_verified(g: &mut Graph) {
-    let ids: Vec<NodeId> = g.node_ids().to_vec();
-    for id in ids {
-        g.node_mut(id).meta.has_val = true;
-    }
-}
+/// `magic_methods` of torch/fx/graph.py: the `_operator` functions
+/// `CodeGen` prints as Python operators, with one `{}` per operand.
+const MAGIC_METHODS: &[(&str, usize)] = &[
+    ("eq", 2),
+    ("ne", 2),
+    ("lt", 2),
+    ("gt", 2),
+    ("le", 2),
+    ("ge", 2),
+    ("pos", 1),
+    ("neg", 1),
+    ("invert", 1),
+    ("add", 2),
+    ("sub", 2),
+    ("mul", 2),
+    ("floordiv", 2),
+    ("truediv", 2),
+    ("div", 2),
+    ("mod", 2),
+    ("pow", 2),
+    ("lshift", 2),
+    ("rshift", 2),
+    ("and_", 2),
+    ("or_", 2),
+    ("xor", 2),
+    ("getitem", 2),
+    ("matmul", 2),
+];
 
-fn mark_verified_sub(s: &mut SubGraph) {
-    mark_verified(&mut s.graph);
-    for sub in &mut s.submodules {
-        mark_verified_sub(sub);
+/// The part of `torch.fx.GraphModule(root, graph)`'s `recompile()` a
+/// loaded graph can fail: an `_operator` call is printed as
+/// `magic_methods[name].format(*args)`, and too few arguments for its
+/// operands is `str.format`'s `IndexError`. (`_create_graph_module_for_export`
+/// builds each subgraph's module when the subgraph is read, the root's
+/// after the module call graph.)
+pub fn check_codegen(g: &Graph) -> Result<(), LoadFailure> {
+    for (_, n) in g.nodes() {
+        if n.op != Op::CallFunction {
+            continue;
+        }
+        let Some(name) = n.target.strip_prefix("operator.") else {
+            continue;
+        };
+        let operands = MAGIC_METHODS.iter().find(|(m, _)| *m == name);
+        if let Some(&(_, operands)) = operands {
+            if n.args.len() < operands {
+                return Err(LoadFailure::py(
+                    "IndexError",
+                    format!(
+                        "Replacement index {} out of range for positional args tuple",
+                        n.args.len()
+                    ),
+                ));
+            }
+        }
     }
+    Ok(())
 }
 
 fn sym_int_name(s: &wire::SymIntArgument) -> R<String> {
     match s {
         wire::SymIntArgument::AsName(n) => Ok(n.clone()),
-        wire::SymIntArgument::AsInt(_) => Err(LoadFailure::py(
-            "AttributeError",
-            "'SymIntArgument' object has no attribute 'as_name'",
-        )),
+        wire::SymIntArgument::AsInt(_) => Err(field_not_set("as_name")),
     }
+}
+
+/// `_Union.__getattribute__` of a field other than the one set.
+fn field_not_set(field: &str) -> LoadFailure {
+    LoadFailure::py("AttributeError", format!("Field {field} is not set."))
+}
+
+/// `type(argument.value).__name__`: the Python class of a union payload
+/// as `_dict_to_dataclass` built it (a raw payload's, as `json.loads`
+/// made it). `None` for a class this does not name.
+fn payload_type_name(a: &wire::Argument) -> Option<&'static str> {
+    use wire::Argument as A;
+    Some(match a {
+        A::Raw(r) => r.value.type_name(),
+        A::AsNone(_) | A::AsBool(_) => "bool",
+        A::AsInt(_) => "int",
+        A::AsFloat(_) => "float",
+        A::AsString(_) | A::AsOperator(_) => "str",
+        A::AsTensor(_) => "TensorArgument",
+        A::AsCustomObj(_) => "CustomObjArgument",
+        A::AsGraph(_) => "GraphArgument",
+        A::AsDevice(_) => "Device",
+        A::AsComplex(_) => "ComplexValue",
+        A::AsOptionalTensor(_) => "OptionalTensorArgument",
+        A::AsStringToArgument(_) => "dict",
+        A::AsScalarType(wire::ScalarType::Other(_))
+        | A::AsLayout(wire::Layout::Other(_))
+        | A::AsMemoryFormat(wire::MemoryFormat::Other(_)) => "int",
+        A::AsScalarType(_) => "ScalarType",
+        A::AsLayout(_) => "Layout",
+        A::AsMemoryFormat(_) => "MemoryFormat",
+        A::AsTensors(_)
+        | A::AsInts(_)
+        | A::AsFloats(_)
+        | A::AsBools(_)
+        | A::AsStrings(_)
+        | A::AsSymInts(_)
+        | A::AsSymBools(_)
+        | A::AsSymFloats(_)
+        | A::AsOptionalTensors(_)
+        | A::AsNestedTensors(_)
+        | A::AsIntLists(_)
+        | A::AsFloatLists(_) => "list",
+        _ => return None,
+    })
 }
 
 /// `serialized_node.outputs[0].value.as_name` of a symbolic op.
@@ -1500,10 +1707,17 @@ fn sym_output_name(n: &wire::Node) -> R<String> {
         Some(A::AsSymInt(s)) => sym_int_name(s),
         Some(A::AsSymBool(wire::SymBoolArgument::AsName(s)))
         | Some(A::AsSymFloat(wire::SymFloatArgument::AsName(s))) => Ok(s.clone()),
-        Some(other) => Err(LoadFailure::unsupported(format!(
-            "symbolic op output of type `{}`",
-            other.tag()
-        ))),
+        Some(A::AsSymBool(_) | A::AsSymFloat(_)) => Err(field_not_set("as_name")),
+        // `.as_name` of a payload that is not a symbolic union.
+        Some(other) => Err(match payload_type_name(other) {
+            Some(ty) => LoadFailure::py(
+                "AttributeError",
+                format!("'{ty}' object has no attribute 'as_name'"),
+            ),
+            None => {
+                LoadFailure::unsupported(format!("symbolic op output of type `{}`", other.tag()))
+            }
+        }),
         None => Err(LoadFailure::py("IndexError", "list index out of range")),
     }
 }
@@ -1763,21 +1977,11 @@ fn deserialize_argument_spec(x: &wire::Argument) -> R<ArgumentSpec> {
         },
         A::AsSymInt(s) => match s {
             wire::SymIntArgument::AsName(n) => ArgumentSpec::SymInt { name: n.clone() },
-            wire::SymIntArgument::AsInt(_) => {
-                return Err(LoadFailure::py(
-                    "AttributeError",
-                    "'SymIntArgument' object has no attribute 'as_name'",
-                ))
-            }
+            wire::SymIntArgument::AsInt(_) => return Err(field_not_set("as_name")),
         },
         A::AsSymFloat(s) => match s {
             wire::SymFloatArgument::AsName(n) => ArgumentSpec::SymFloat { name: n.clone() },
-            wire::SymFloatArgument::AsFloat(_) => {
-                return Err(LoadFailure::py(
-                    "AttributeError",
-                    "'SymFloatArgument' object has no attribute 'as_name'",
-                ))
-            }
+            wire::SymFloatArgument::AsFloat(_) => return Err(field_not_set("as_name")),
         },
         A::AsCustomObj(c) => {
             return Err(LoadFailure::unsupported(format!(
@@ -1925,4 +2129,37 @@ fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> 
         input_specs,
         output_specs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(target: &str, nargs: usize) -> Graph {
+        let mut g = Graph::new();
+        let x = g.create_node(Op::Placeholder, "x", vec![], vec![], None);
+        let args = vec![Arg::Node(x); nargs];
+        g.create_node(Op::CallFunction, target, args, vec![], None);
+        g
+    }
+
+    #[test]
+    fn codegen_needs_an_operand_per_placeholder() {
+        let err = |g: &Graph| match check_codegen(g) {
+            Err(LoadFailure::Python { exception, message }) => Some((exception, message)),
+            _ => None,
+        };
+        assert_eq!(
+            err(&call("operator.mul", 1)),
+            Some((
+                "IndexError".into(),
+                "Replacement index 1 out of range for positional args tuple".into()
+            ))
+        );
+        assert!(err(&call("operator.neg", 0)).is_some_and(|(_, m)| m.contains("index 0")));
+        assert_eq!(err(&call("operator.neg", 1)), None);
+        // Extra arguments are ignored by `str.format`.
+        assert_eq!(err(&call("operator.add", 3)), None);
+        assert_eq!(err(&call("torch.ops.aten.add.Tensor", 0)), None);
+    }
 }

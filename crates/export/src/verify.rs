@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use crate::fx::{Arg, Graph, Op};
+use crate::fx::{Arg, Graph, Node, Op};
 use crate::load::{LoadFailure, LoadedGraphModule, SubGraph};
 use crate::ops;
 use crate::registrations::Registrations;
@@ -92,12 +92,47 @@ fn check_graph_module(gm: &LoadedGraphModule, dialect: Dialect, cx: &Context<'_>
     for g in graphs {
         lint(g)?;
         for (_, n) in g.nodes() {
-            if n.op == Op::CallFunction {
-                check_valid_op(&n.target, dialect, cx)?;
+            match n.op {
+                Op::CallFunction => {
+                    check_val(n, cx.registrations)?;
+                    check_valid_op(&n.target, dialect, cx)?;
+                }
+                Op::Placeholder => check_val(n, cx.registrations)?,
+                _ => {}
             }
         }
     }
     Ok(())
+}
+
+/// `_check_val`: a call_function or placeholder node needs `meta["val"]`,
+/// unless it calls an `OpOverload` whose schema returns nothing
+/// (`_no_returns`). (The value itself is one the loader built, which
+/// `_check_correct_val` accepts.)
+pub fn check_val(n: &Node, registrations: &Registrations) -> R<()> {
+    let needs_val = matches!(n.op, Op::CallFunction | Op::Placeholder);
+    if n.meta.has_val || !needs_val {
+        return Ok(());
+    }
+    if n.op == Op::CallFunction && no_returns(&n.target, registrations) {
+        return Ok(());
+    }
+    Err(spec_violation(format!(
+        "Node.meta {} is missing val field.",
+        n.name
+    )))
+}
+
+/// `_no_returns(op)`: an `OpOverload` (built-in or registered) whose
+/// schema declares no returns.
+fn no_returns(target: &str, registrations: &Registrations) -> bool {
+    if !target.starts_with("torch.ops.") || target.starts_with("torch.ops.higher_order.") {
+        return false;
+    }
+    ops::op_schema(target)
+        .or_else(|| registrations.op(target).map(|o| o.schema.as_str()))
+        .and_then(ops::schema::parse)
+        .is_some_and(|s| s.returns.is_empty())
 }
 
 /// The part of `Graph.lint` a loaded graph can fail: `sync_fx_node` sets

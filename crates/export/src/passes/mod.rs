@@ -337,7 +337,7 @@ pub fn transform(ep: &ExportedProgram, passes: &[String]) -> Result<ExportedProg
         gm.range_constraints = Default::default();
     }
     common_getitem_elimination(&mut gm);
-    verify(&gm)?;
+    verify(&gm, &ep.registrations)?;
     Ok(ExportedProgram {
         serialized: ep.serialized.clone(),
         graph_module: gm,
@@ -352,7 +352,7 @@ pub fn transform(ep: &ExportedProgram, passes: &[String]) -> Result<ExportedProg
 
 /// The part of `Verifier._check_graph_module` a pass can break: every
 /// call_function node needs a `val` (`_check_val`).
-fn verify(gm: &LoadedGraphModule) -> Result<(), PassError> {
+fn verify(gm: &LoadedGraphModule, registrations: &Registrations) -> Result<(), PassError> {
     let mut graphs: Vec<&Graph> = vec![&gm.graph];
     let mut stack: Vec<&SubGraph> = gm.submodules.iter().collect();
     while let Some(sub) = stack.pop() {
@@ -361,12 +361,10 @@ fn verify(gm: &LoadedGraphModule) -> Result<(), PassError> {
     }
     for g in graphs {
         for (_, n) in g.nodes() {
-            if matches!(n.op, Op::CallFunction | Op::Placeholder) && !n.meta.has_val {
-                return Err(py(
-                    "SpecViolationError",
-                    format!("Node.meta {} is missing val field.", n.name),
-                ));
-            }
+            crate::verify::check_val(n, registrations).map_err(|e| match e {
+                crate::load::LoadFailure::Python { exception, message } => py(&exception, message),
+                crate::load::LoadFailure::Unsupported(what) => PassError::Unsupported(what),
+            })?;
         }
     }
     Ok(())

@@ -180,7 +180,10 @@ impl Argument {
                 Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_none", value }),
             },
             "as_tensor" => Self::AsTensor(TensorArgument::from_pyjson(val, path, cx)?),
-            "as_tensors" => Self::AsTensors(load_list(val, path, cx, TensorArgument::from_pyjson)?),
+            "as_tensors" => match load_loose(val, path, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, TensorArgument::from_pyjson))? {
+                Loose::Typed(x) => Self::AsTensors(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_tensors", value }),
+            },
             "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
                 Loose::Typed(x) => Self::AsInt(x),
                 Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),

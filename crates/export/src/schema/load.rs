@@ -225,6 +225,9 @@ impl RawPayload {
 #[derive(Clone, Copy, Debug)]
 pub enum RawTy {
     Scalar,
+    /// A dataclass or union, which `_dict_to_dataclass` builds from a
+    /// dict: what it raises inside one is not modelled here.
+    Opaque,
     Opt(&'static RawTy),
     List(&'static RawTy),
     Dict(&'static RawTy),
@@ -236,6 +239,7 @@ fn walk_raw(v: &PyJson, ty: RawTy, path: &JsonPath<'_>) -> R<()> {
     let index_error = || LoadError::python(path, "IndexError", "tuple index out of range");
     let ty = match ty {
         RawTy::Opt(_) if matches!(v, PyJson::Null) => return Ok(()),
+        RawTy::Opaque => return Ok(()),
         RawTy::Opt(t) => *t,
         t => t,
     };
@@ -243,6 +247,7 @@ fn walk_raw(v: &PyJson, ty: RawTy, path: &JsonPath<'_>) -> R<()> {
         PyJson::List(items) if !items.is_empty() => {
             let elem = match ty {
                 RawTy::Scalar => return Err(index_error()),
+                RawTy::Opaque => return Ok(()),
                 RawTy::List(t) => *t,
                 // `get_args(dict[str, V])[0]` is `str`.
                 RawTy::Dict(_) | RawTy::Opt(_) => RawTy::Scalar,
@@ -493,6 +498,9 @@ pub fn load_dict<'a, T>(
     f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Vec<(String, T)>> {
     let PyJson::Object(entries) = v else {
+        // A list meets `_dict_to_dataclass`'s list branch: each item is
+        // read as `typing.get_args(dict[str, T])[0]`, `str`.
+        walk_raw(v, RawTy::List(&RawTy::Scalar), path)?;
         return Err(LoadError::ours(
             path,
             format!("expected a dict, found `{}`", v.type_name()),
@@ -804,4 +812,27 @@ pub fn repr_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut Str
         f(item, out);
     }
     out.push('}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dict_of_str(text: &str) -> Result<Vec<(String, String)>, LoadError> {
+        let v = torchspec_pyval::pyjson::loads(text).expect("json");
+        let mut path = JsonPath::new();
+        load_dict(&v, &mut path, &mut LoadCx::new(Mode::Default), load_str)
+    }
+
+    #[test]
+    fn a_list_for_a_dict_reads_its_items_as_str() {
+        // `_dict_to_dataclass(str, {})`: `typing.get_args(str)[1]`.
+        let e = dict_of_str("[{}]").unwrap_err().into_error();
+        assert_eq!(e.exception.as_deref(), Some("IndexError"));
+        assert_eq!(e.message, "tuple index out of range");
+        assert!(dict_of_str("[[1]]").unwrap_err().0.exception.is_some());
+        // Scalars pass through `_dict_to_dataclass`: a refusal of ours.
+        assert!(dict_of_str("[1, \"a\"]").unwrap_err().is_ours());
+        assert_eq!(dict_of_str("{\"k\": \"v\"}").unwrap().len(), 1);
+    }
 }
