@@ -193,10 +193,10 @@ pub fn program_rows(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let rel = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+    let rel = file.strip_prefix(root).unwrap_or(file).to_path_buf();
     let golden_path = program_golden(root, goldens, &name, "");
     let loaded =
-        ExportedProgram::load_path_in(&file, crate::export::schema::Mode::Default, registrations);
+        ExportedProgram::load_path_in(file, crate::export::schema::Mode::Default, registrations);
     let entry = ZooEntry {
         name: &name,
         loaded: &loaded,
@@ -208,8 +208,8 @@ pub fn program_rows(
     // The program JSON written back must be PyTorch's bytes.
     // (The wire layer alone: a program whose pytree types the loading
     // process must register still writes back.)
-    let bytes = std::fs::read(&file).map_err(|e| Error::io(&file, e))?;
-    let original = crate::export::archive::program_json(&bytes).map_err(|e| e.in_file(&file))?;
+    let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
+    let original = crate::export::archive::program_json(&bytes).map_err(|e| e.in_file(file))?;
     let wire = crate::export::schema::load_program(&original, crate::export::schema::Mode::Default);
     let roundtrip = match &wire {
         Ok(w) => {

@@ -148,7 +148,7 @@ pub fn archive_row(
     let verdict = if golden_path.exists() {
         let golden = read_lines(&golden_path)?;
         let loaded = ExportedProgram::load_path_in(
-            &file,
+            file,
             crate::export::schema::Mode::Default,
             registrations,
         );

@@ -231,7 +231,7 @@ fn multi(op: &str, a: &Val, ints: &[i64]) -> Option<Out> {
     let pair = |x: Vec<Size>, dx: Dtype, y: Vec<Size>, dy: Dtype| Some(vec![(x, dx), (y, dy)]);
     let float = a.dtype.is_float();
     match op {
-        "split2" | "chunk2" if a.shape[d].is_static() && n >= 2 && n <= 8 => {
+        "split2" | "chunk2" if a.shape[d].is_static() && (2..=8).contains(&n) => {
             let sizes: Vec<u64> = if op == "split2" {
                 (0..n.div_ceil(2)).map(|k| 2.min(n - 2 * k)).collect()
             } else {
