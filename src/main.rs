@@ -123,6 +123,10 @@ enum Command {
         #[arg(long)]
         registrations: Option<PathBuf>,
     },
+    /// The program's example inputs (`data/sample_inputs/model.pt`, read
+    /// with the bounded pickle reader) as one probe-file line, id
+    /// `STEM/sample`: what `check-inputs` reads.
+    SampleInputs { program: PathBuf },
     /// Print generated cases (JSON Lines), deterministic in the seed.
     Gen {
         #[arg(long)]
@@ -250,6 +254,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// `torchspec sample-inputs`: the example inputs as a probe line.
+fn sample_inputs(program: &Path, out: &mut impl Write) -> torchspec::Result<()> {
+    let bytes = std::fs::read(program).map_err(|e| torchspec::Error::io(program, e))?;
+    let (args, kwargs) = torchspec::export::sample_inputs::read(&bytes, None)
+        .map_err(|e| e.in_file(program))?
+        .ok_or_else(|| {
+            torchspec::Error::new("the archive has no `data/sample_inputs/`").in_file(program)
+        })?;
+    let stem = program.file_stem().unwrap_or_default().to_string_lossy();
+    let line = serde_json::json!({"id": format!("{stem}/sample"), "kind": "sample", "args": args, "kwargs": kwargs});
+    let _ = writeln!(out, "{line}");
+    Ok(())
+}
+
 /// `torchspec probes`: one probe-file line per derived probe, its id
 /// prefixed with the program's file stem (`cond/derived/ok/hints`); a probe
 /// with a value that has no VALUE form is left out, with a note on stderr.
@@ -286,6 +304,10 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
             probes,
             registrations,
         } => check_inputs(&program, &probes, registrations.as_deref(), &mut out)?,
+        Command::SampleInputs { program } => {
+            sample_inputs(&program, &mut out)?;
+            ExitCode::SUCCESS
+        }
         Command::Probes {
             program,
             registrations,

@@ -16,6 +16,7 @@ mod properties;
 mod pyjson;
 mod pytree;
 mod refuse;
+mod sample_inputs;
 mod schema;
 mod serialize;
 mod snapshots;
