@@ -81,7 +81,69 @@ pub struct ExportedProgram {
     pub registrations: Arc<Registrations>,
 }
 
+/// How to load a program: the mode and what the loading process has
+/// registered. The one set of options behind every `load_*` constructor.
+///
+/// ```no_run
+/// use torchspec_export::{ExportedProgram, LoadOptions};
+/// use torchspec_export::schema::Mode;
+/// let opts = LoadOptions::new().mode(Mode::Strict);
+/// let ep = ExportedProgram::load(std::path::Path::new("model.pt2"), &opts)?;
+/// println!("{} nodes", ep.graph_module.graph.len());
+/// # Ok::<(), torchspec_export::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// `Mode::Default` reads as `torch.export.load` does; `Mode::Strict`
+    /// also refuses what the schema does not allow.
+    pub mode: Mode,
+    /// Custom ops and pytree types the program names.
+    pub registrations: Arc<Registrations>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            mode: Mode::Default,
+            registrations: Registrations::plain().clone(),
+        }
+    }
+}
+
+impl LoadOptions {
+    /// The default mode, nothing registered beyond `import torch`.
+    pub fn new() -> LoadOptions {
+        LoadOptions::default()
+    }
+    /// These options in `mode`.
+    pub fn mode(mut self, mode: Mode) -> LoadOptions {
+        self.mode = mode;
+        self
+    }
+    /// These options with `registrations`.
+    pub fn registrations(mut self, registrations: Arc<Registrations>) -> LoadOptions {
+        self.registrations = registrations;
+        self
+    }
+}
+
 impl ExportedProgram {
+    /// Loads a `.pt2` archive (mapped, read in place) or a program JSON
+    /// file, with `opts`.
+    pub fn load(path: &Path, opts: &LoadOptions) -> Result<ExportedProgram> {
+        Self::load_path_in(path, opts.mode, &opts.registrations)
+    }
+
+    /// Loads a `.pt2` archive or a program JSON held in memory (by its
+    /// first bytes: a zip starts with `PK`), with `opts`.
+    pub fn load_bytes(bytes: Vec<u8>, opts: &LoadOptions) -> Result<ExportedProgram> {
+        if bytes.starts_with(b"PK") {
+            Self::load_pt2_in(bytes, opts.mode, &opts.registrations)
+        } else {
+            Self::load_json_in(&bytes, opts.mode, &opts.registrations)
+        }
+    }
+
     /// Loads a `.pt2` archive or a program JSON file (by its first byte:
     /// a zip starts with `PK`), in the default mode.
     pub fn load_path(path: &Path) -> Result<ExportedProgram> {

@@ -92,9 +92,22 @@ fn rename_spec(a: &mut ArgumentSpec, old: &str, new: &str) {
 /// model the pass on this program.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PassError {
+    /// What PyTorch raises on this program (type and message).
     Python(PyException),
+    /// The reference does not model it (why).
     Unsupported(String),
 }
+
+impl std::fmt::Display for PassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PassError::Python(e) => write!(f, "{}: {}", e.type_name, e.message),
+            PassError::Unsupported(why) => write!(f, "unsupported by the reference: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for PassError {}
 
 fn py(type_name: &str, message: impl Into<String>) -> PassError {
     PassError::Python(PyException {
