@@ -439,6 +439,23 @@ def _() -> Export:
     return Export(M(), (T(6), T(6)), dynamic_shapes=({0: d}, {0: d}))
 
 
+# cond-unbacked: an unbacked symbol bound inside a cond branch (k.item() with
+# torch._check bounds): the branch subgraph holds the runtime assertions, and
+# add-inline-constraint-assertions after remove-runtime-assertions raises in
+# the verifier (SpecViolationError: Node.meta ge is missing val field).
+@program("cond-unbacked")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, k):
+            def true_fn(x, k):
+                n = k.item()
+                torch._check(n >= 2)
+                torch._check(n <= 16)
+                return x * n
+            return torch.cond(x.sum() > 0, true_fn, lambda x, k: x - 1, (x, k))
+    return Export(M(), (T(2, 3), torch.tensor(3)))
+
+
 # map: torch._higher_order_ops.map over the leading dim (body_graph_0,
 # map_impl), with a closed-over extra argument.
 @program("map")

@@ -90,22 +90,90 @@ fn existing(graph: &Graph, node_sym: &HashMap<NodeId, String>) -> HashSet<String
     out
 }
 
-pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bool, PassError> {
-    // The unbacked symbol each symbolic node is.
-    let mut node_sym: HashMap<NodeId, String> = HashMap::new();
-    for (id, n) in gm.graph.nodes() {
+/// The graph of each module in `gm.modules()` order (the top graph, then
+/// the submodules depth first in registration order), with the serialized
+/// graph its nodes' values are named in.
+fn module_graphs<'a>(
+    gm: &'a mut LoadedGraphModule,
+    values: &'a wire::Graph,
+) -> Vec<(&'a mut Graph, &'a wire::Graph)> {
+    fn subgraph<'w>(values: &'w wire::Graph, name: &str) -> Option<&'w wire::Graph> {
+        values
+            .nodes
+            .iter()
+            .flat_map(|n| &n.inputs)
+            .find_map(|a| match &a.arg {
+                wire::Argument::AsGraph(g) if g.name == name => Some(&g.graph),
+                _ => None,
+            })
+    }
+    fn walk<'a>(
+        subs: &'a mut [crate::load::SubGraph],
+        values: &'a wire::Graph,
+        out: &mut Vec<(&'a mut Graph, &'a wire::Graph)>,
+    ) {
+        for s in subs {
+            let v = subgraph(values, &s.name).unwrap_or(values);
+            out.push((&mut s.graph, v));
+            walk(&mut s.submodules, v, out);
+        }
+    }
+    let mut out = vec![(&mut gm.graph, values)];
+    walk(&mut gm.submodules, values, &mut out);
+    out
+}
+
+/// The unbacked symbol each symbolic node of `graph` is.
+fn node_symbols(graph: &Graph, values: &wire::Graph) -> HashMap<NodeId, String> {
+    let mut node_sym = HashMap::new();
+    for (id, n) in graph.nodes() {
         if let Some(v) = &n.meta.val {
             if let Some(s) = sym_expr(values, v).and_then(|e| unbacked_symbol(&e)) {
                 node_sym.insert(id, s);
             }
         }
     }
-    let existing = existing(&gm.graph, &node_sym);
+    node_sym
+}
+
+pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bool, PassError> {
+    let ranges = gm.range_constraints.clone();
+    let mut graphs = module_graphs(gm, values);
+    let mut existing = HashSet::new();
+    for (g, v) in &graphs {
+        existing.extend(self::existing(g, &node_symbols(g, v)));
+    }
     let mut generated: HashSet<String> = HashSet::new();
     let mut counter = 0usize;
-    let ids: Vec<NodeId> = gm.graph.node_ids().to_vec();
+    for (graph, values) in graphs.iter_mut() {
+        let cx = Seen {
+            existing: &existing,
+            ranges: &ranges,
+        };
+        assert_graph(graph, values, &cx, &mut generated, &mut counter)?;
+    }
+    Ok(counter > 0)
+}
+
+/// What every module's pass shares: the symbols asserted before it ran,
+/// and the range constraints.
+struct Seen<'a> {
+    existing: &'a HashSet<String>,
+    ranges: &'a crate::ranges::RangeConstraints,
+}
+
+/// The pass over one module's graph.
+fn assert_graph(
+    graph: &mut Graph,
+    values: &wire::Graph,
+    cx: &Seen<'_>,
+    generated: &mut HashSet<String>,
+    counter: &mut usize,
+) -> Result<(), PassError> {
+    let node_sym = node_symbols(graph, values);
+    let ids: Vec<NodeId> = graph.node_ids().to_vec();
     for id in ids {
-        let node = gm.graph.node(id);
+        let node = graph.node(id);
         if node.op != Op::CallFunction {
             continue;
         }
@@ -128,10 +196,10 @@ pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bo
             }
         }
         for (dim, sym) in wanted {
-            if existing.contains(&sym) || generated.contains(&sym) {
+            if cx.existing.contains(&sym) || generated.contains(&sym) {
                 continue;
             }
-            let Some(range) = gm.range_constraints.get(&sym) else {
+            let Some(range) = cx.ranges.get(&sym) else {
                 return Err(PassError::Python(torchspec_pyval::PyException {
                     type_name: "KeyError".into(),
                     message: sym,
@@ -149,7 +217,7 @@ pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bo
                     ),
                 ),
                 Some(i) => {
-                    let size = gm.graph.create_node_after(
+                    let size = graph.create_node_after(
                         id,
                         Op::CallFunction,
                         "torch.ops.aten.sym_size.int",
@@ -158,7 +226,7 @@ pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bo
                         None,
                     );
                     // `create_size_node` copies `val.size(dim)` when the tensor has a val.
-                    gm.graph.node_mut(size).meta.has_val = true;
+                    graph.node_mut(size).meta.has_val = true;
                     (
                         size,
                         format!(
@@ -180,8 +248,8 @@ pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bo
                     (_, End::Inf) => Arg::Float(f64::INFINITY),
                     (_, End::NegInf) => Arg::Float(f64::NEG_INFINITY),
                 };
-                counter += 1;
-                let cmp = gm.graph.create_node_after(
+                *counter += 1;
+                let cmp = graph.create_node_after(
                     last,
                     Op::CallFunction,
                     op,
@@ -189,7 +257,7 @@ pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bo
                     vec![],
                     None,
                 );
-                let t = gm.graph.create_node_after(
+                let t = graph.create_node_after(
                     cmp,
                     Op::CallFunction,
                     "torch.ops.aten.scalar_tensor.default",
@@ -197,7 +265,7 @@ pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bo
                     vec![],
                     None,
                 );
-                last = gm.graph.create_node_after(
+                last = graph.create_node_after(
                     t,
                     Op::CallFunction,
                     "torch.ops.aten._assert_async.msg",
@@ -206,9 +274,9 @@ pub(super) fn run(gm: &mut LoadedGraphModule, values: &wire::Graph) -> Result<bo
                     None,
                 );
                 // `_assert_async.msg` returns nothing: the verifier accepts it.
-                gm.graph.node_mut(last).meta.has_val = true;
+                graph.node_mut(last).meta.has_val = true;
             }
         }
     }
-    Ok(counter > 0)
+    Ok(())
 }
