@@ -56,6 +56,9 @@ const MAX_POWER: u32 = 16;
 /// assert_eq!(min_max_simplified(&e), Some(Simplified::Int(16.into())));
 /// assert_eq!(min_max_simplified(&format!("Max(Integer(1), {s})")), Some(Simplified::Text(s.into())));
 /// assert_eq!(min_max_simplified(&format!("Min(Integer(2), {s})")), None);
+/// // A Min inside a product: sympy's Mul of the coefficient and the symbols.
+/// let e = format!("Mul({s}, Min(Integer(8), Mul(Integer(8), {s})))");
+/// assert_eq!(min_max_simplified(&e), Some(Simplified::Text(format!("Mul(Integer(8), {s})"))));
 /// ```
 pub fn min_max_simplified(expr: &str) -> Option<Simplified> {
     if !expr.contains("Min(") && !expr.contains("Max(") {
@@ -83,7 +86,51 @@ pub fn min_max_simplified(expr: &str) -> Option<Simplified> {
             });
         }
     }
-    constant(&poly(&node, &mut signs)?).map(Simplified::Int)
+    let p = poly(&node, &mut signs)?;
+    if let Some(c) = constant(&p) {
+        return Some(Simplified::Int(c));
+    }
+    monomial_srepr(&p, &node).map(Simplified::Text)
+}
+
+/// `srepr` of a one-term polynomial of distinct symbols, as sympy's `Mul`
+/// orders it (the coefficient, then the symbols by name), each symbol
+/// written as in `node`; `None` for any other polynomial.
+fn monomial_srepr(p: &Poly, node: &Node) -> Option<String> {
+    let [(m, c)] = p.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    if m.iter().any(|(_, e)| *e != 1) {
+        return None;
+    }
+    let mut texts = BTreeMap::new();
+    symbol_texts(node, &mut texts);
+    let mut parts: Vec<String> = Vec::new();
+    if !c.is_one() {
+        parts.push(format!("Integer({c})"));
+    }
+    for (name, _) in m {
+        parts.push(texts.get(name.as_str())?.clone());
+    }
+    match parts.as_slice() {
+        [one] => Some(one.clone()),
+        _ => Some(format!("Mul({})", parts.join(", "))),
+    }
+}
+
+/// Each symbol's `srepr` text in `n`, by name.
+fn symbol_texts<'n>(n: &'n Node, out: &mut BTreeMap<&'n str, String>) {
+    if let Node::Call(f, args) = n {
+        if f == "Symbol" {
+            if let Some(Node::Str(name)) = positional(args).first() {
+                out.insert(name, srepr(n));
+            }
+            return;
+        }
+        for a in args {
+            symbol_texts(a, out);
+        }
+    }
 }
 
 /// The one argument a `Min` (or `Max`) keeps, if all others are bounded by it.
