@@ -230,6 +230,39 @@ fn symbol_name_to_range(program: &wire::ExportedProgram) -> R<HashMap<&str, Valu
     Ok(out)
 }
 
+/// `GraphModuleDeserializer.deserialize` bumps the ShapeEnv's unbacked
+/// counters past every range-constraint key named like an unbacked symbol:
+/// `int(k[len("zuf"):])` or `int(k[len("u"):])`, which raises on a key
+/// such as `u0 + 1`.
+fn unbacked_counters(program: &wire::ExportedProgram) -> R<()> {
+    for (k, _) in &program.range_constraints {
+        let digits = k.strip_prefix("zuf").or_else(|| k.strip_prefix('u'));
+        if let Some(d) = digits.filter(|d| !python_int_literal(d)) {
+            let shown: String = torchspec_pyval::repr::str_repr(d)
+                .chars()
+                .take(200)
+                .collect();
+            return Err(LoadFailure::py(
+                "ValueError",
+                format!("invalid literal for int() with base 10: {shown}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `int(s)` parses: surrounding whitespace, a sign, ASCII digits
+/// with single underscores between them.
+fn python_int_literal(s: &str) -> bool {
+    let t = s.trim_matches(|c: char| c.is_whitespace());
+    let t = t.strip_prefix(['+', '-']).unwrap_or(t);
+    !t.is_empty()
+        && !t.starts_with('_')
+        && !t.ends_with('_')
+        && !t.contains("__")
+        && t.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+}
+
 /// `_int_to_sympy_int(val, default)` (serialize.py) on what
 /// `_dict_to_dataclass` kept: `None` is the default, `int_oo` and
 /// `math.inf` are `int_oo`, anything else is `sympy.Integer(val)`, which is
@@ -496,6 +529,7 @@ pub fn load_graph_module<'w>(
 ) -> R<LoadedGraphModule> {
     let gm = &program.graph_module;
     let ranges = symbol_name_to_range(program)?;
+    unbacked_counters(program)?;
     let signature = deserialize_signature(&gm.signature)?;
     let mut d = Deserializer {
         registrations,
@@ -1110,9 +1144,10 @@ impl<'w> Deserializer<'w> {
             Some(Arg::Float(_)) => Err(no_meta("float")),
             Some(Arg::Str(_)) => Err(no_meta("str")),
             Some(Arg::Complex(..)) => Err(no_meta("complex")),
-            Some(Arg::List(_)) => Err(no_meta("list")),
+            // FX keeps a node's list and dict arguments as immutable ones.
+            Some(Arg::List(_)) => Err(no_meta("immutable_list")),
             Some(Arg::Tuple(_)) => Err(no_meta("tuple")),
-            Some(Arg::Dict(_)) => Err(no_meta("dict")),
+            Some(Arg::Dict(_)) => Err(no_meta("immutable_dict")),
             Some(Arg::Torch(_) | Arg::Device(_)) => Err(LoadFailure::unsupported(
                 "`.meta` of a torch object as a ShapeEnv assert's argument",
             )),
