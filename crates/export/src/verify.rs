@@ -292,10 +292,13 @@ fn tuple_repr(items: &[PyVal]) -> String {
     }
 }
 
-/// `repr(list_of_str)`.
-fn list_repr(items: &[String]) -> String {
+/// `repr(tuple_of_str)`: `gs.buffers` and `gs.parameters` are tuples.
+fn str_tuple_repr(items: &[String]) -> String {
     let inner: Vec<String> = items.iter().map(|s| str_repr(s)).collect();
-    format!("[{}]", inner.join(", "))
+    match inner.len() {
+        1 => format!("({},)", inner[0]),
+        _ => format!("({})", inner.join(", ")),
+    }
 }
 
 /// `repr(dict_of_str_to_str)`.
@@ -515,7 +518,7 @@ fn check_signature(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
                      Buffer nodes available: {} \n",
                     node.str(),
                     dict_repr(&buffers_to_mutate),
-                    list_repr(&buffers),
+                    str_tuple_repr(&buffers),
                 )));
             }
         } else if let Some(param) = lookup(&parameters_to_mutate, node) {
@@ -527,7 +530,7 @@ fn check_signature(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
                      Parameter nodes available: {} \n",
                     node.str(),
                     dict_repr(&parameters_to_mutate),
-                    list_repr(&params),
+                    str_tuple_repr(&params),
                 )));
             }
         } else if let Some(input) = lookup(&user_inputs_to_mutate, node) {
