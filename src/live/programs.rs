@@ -161,7 +161,7 @@ impl Programs {
             ),
             Ok((Outcome::Rows(rows), _)) => {
                 let tallies = row_tallies(&rows, &plan);
-                match signature(&rows) {
+                match rows_signature(&rows) {
                     None if rows.iter().any(is_unsupported) => (Step::Unsupported, tallies),
                     None => (Step::Agree, tallies),
                     Some(signature) => {
@@ -202,7 +202,7 @@ impl Programs {
         let Outcome::Rows(rows) = outcome else {
             return Ok(None);
         };
-        if signature_of_rows(&rows).as_deref() != Some(signature) {
+        if rows_signature(&rows).as_deref() != Some(signature) {
             return Ok(None);
         }
         self.keep_files(&dir, &name, &plan, signature, &rows)?;
@@ -236,7 +236,7 @@ impl Programs {
                 let got = self.run_plan(oracle, &candidate, &id, oracle_time);
                 let _ = std::fs::remove_dir_all(self.root.join(SCRATCH).join(&id));
                 if let Ok((Outcome::Rows(rows), _)) = got {
-                    if signature_of_rows(&rows).as_deref() == Some(signature) {
+                    if rows_signature(&rows).as_deref() == Some(signature) {
                         plan = candidate;
                         steps += 1;
                         continue 'outer;
@@ -333,11 +333,7 @@ fn is_unsupported(r: &CaseReport) -> bool {
 
 /// The divergence signature of a program's rows: each failing row's
 /// category and what differs, deduplicated (`None`: no row fails).
-pub fn signature(rows: &[CaseReport]) -> Option<String> {
-    signature_of_rows(rows)
-}
-
-fn signature_of_rows(rows: &[CaseReport]) -> Option<String> {
+pub fn rows_signature(rows: &[CaseReport]) -> Option<String> {
     let parts: BTreeSet<String> = rows
         .iter()
         .filter_map(|r| match &r.verdict {

@@ -17,6 +17,7 @@ use serde_json::{json, Value as Json};
 
 use crate::archive::Pt2Archive;
 use crate::pickle::{loads, Pickled};
+use crate::weights::Dtype;
 use torchspec_pyval::{Error, Result};
 
 /// The most an entry of `model.pt` may inflate to, relative to its size.
@@ -184,7 +185,7 @@ fn rebuild_tensor(
     let (Some(Pickled::Global(_, kind)), Some(Pickled::Str(key))) = (rec.get(1), rec.get(2)) else {
         return Err(Error::new("a storage record without its type and key"));
     };
-    let dtype = Dtype::of_storage(kind)?;
+    let dtype = storage_dtype(kind)?;
     let (offset, size, stride) = (int_of(offset)?, ints(size)?, ints(stride)?);
     if size.len() != stride.len() || size.iter().chain(&stride).any(|&d| d < 0) || offset < 0 {
         return Err(Error::new(
@@ -195,7 +196,10 @@ fn rebuild_tensor(
     let elems = elements(&bytes, dtype, offset as u64, &size, &stride)?;
     let mut t = serde_json::Map::new();
     t.insert("shape".into(), json!(size));
-    t.insert("dtype".into(), json!(dtype.name()));
+    t.insert(
+        "dtype".into(),
+        json!(dtype.name().trim_start_matches("torch.")),
+    );
     if elems.iter().any(|e| !e.is_zero()) {
         t.insert("data".into(), nest(&elems, &size)?);
     }
@@ -233,90 +237,54 @@ impl Elem {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Dtype {
-    F32,
-    F64,
-    F16,
-    BF16,
-    I64,
-    I32,
-    I16,
-    I8,
-    U8,
-    Bool,
-    C64,
-    C128,
+/// The dtype of a typed storage `torch.save` names (`torch.FloatStorage`).
+fn storage_dtype(kind: &str) -> Result<Dtype> {
+    Ok(match kind {
+        "FloatStorage" => Dtype::Float32,
+        "DoubleStorage" => Dtype::Float64,
+        "HalfStorage" => Dtype::Float16,
+        "BFloat16Storage" => Dtype::BFloat16,
+        "LongStorage" => Dtype::Int64,
+        "IntStorage" => Dtype::Int32,
+        "ShortStorage" => Dtype::Int16,
+        "CharStorage" => Dtype::Int8,
+        "ByteStorage" => Dtype::UInt8,
+        "BoolStorage" => Dtype::Bool,
+        "ComplexFloatStorage" => Dtype::Complex64,
+        "ComplexDoubleStorage" => Dtype::Complex128,
+        other => return Err(Error::new(format!("a sample input in a {other}"))),
+    })
 }
 
-impl Dtype {
-    fn of_storage(kind: &str) -> Result<Dtype> {
-        Ok(match kind {
-            "FloatStorage" => Dtype::F32,
-            "DoubleStorage" => Dtype::F64,
-            "HalfStorage" => Dtype::F16,
-            "BFloat16Storage" => Dtype::BF16,
-            "LongStorage" => Dtype::I64,
-            "IntStorage" => Dtype::I32,
-            "ShortStorage" => Dtype::I16,
-            "CharStorage" => Dtype::I8,
-            "ByteStorage" => Dtype::U8,
-            "BoolStorage" => Dtype::Bool,
-            "ComplexFloatStorage" => Dtype::C64,
-            "ComplexDoubleStorage" => Dtype::C128,
-            other => return Err(Error::new(format!("a sample input in a {other}"))),
-        })
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Dtype::F32 => "float32",
-            Dtype::F64 => "float64",
-            Dtype::F16 => "float16",
-            Dtype::BF16 => "bfloat16",
-            Dtype::I64 => "int64",
-            Dtype::I32 => "int32",
-            Dtype::I16 => "int16",
-            Dtype::I8 => "int8",
-            Dtype::U8 => "uint8",
-            Dtype::Bool => "bool",
-            Dtype::C64 => "complex64",
-            Dtype::C128 => "complex128",
-        }
-    }
-    fn width(self) -> u64 {
-        match self {
-            Dtype::C128 => 16,
-            Dtype::F64 | Dtype::I64 | Dtype::C64 => 8,
-            Dtype::F32 | Dtype::I32 => 4,
-            Dtype::F16 | Dtype::BF16 | Dtype::I16 => 2,
-            Dtype::I8 | Dtype::U8 | Dtype::Bool => 1,
-        }
-    }
-    fn read(self, b: &[u8]) -> Elem {
-        let le = |n: usize| {
-            let mut a = [0u8; 8];
-            a[..n].copy_from_slice(&b[..n]);
-            u64::from_le_bytes(a)
-        };
-        match self {
-            Dtype::F32 => Elem::F(f32::from_bits(le(4) as u32) as f64),
-            Dtype::F64 => Elem::F(f64::from_bits(le(8))),
-            Dtype::F16 => Elem::F(f16_to_f32(le(2) as u16) as f64),
-            Dtype::BF16 => Elem::F(f32::from_bits((le(2) as u32) << 16) as f64),
-            Dtype::I64 => Elem::I(le(8) as i64),
-            Dtype::I32 => Elem::I(le(4) as u32 as i32 as i64),
-            Dtype::I16 => Elem::I(le(2) as u16 as i16 as i64),
-            Dtype::I8 => Elem::I(b[0] as i8 as i64),
-            Dtype::U8 => Elem::I(b[0] as i64),
-            Dtype::Bool => Elem::B(b[0] != 0),
-            Dtype::C64 => Elem::C(le(8) & 0x7fff_ffff_7fff_ffff == 0),
-            Dtype::C128 => Elem::C(
-                b[..16]
-                    .iter()
-                    .enumerate()
-                    .all(|(i, &x)| x == 0 || (x == 0x80 && (i == 7 || i == 15))),
-            ),
-        }
+/// One element of `dtype` at the start of `b` (`b` holds at least
+/// `dtype.itemsize()` bytes; only the storages of [`storage_dtype`] occur).
+fn read_elem(dtype: Dtype, b: &[u8]) -> Elem {
+    let le = |n: usize| {
+        let mut a = [0u8; 8];
+        a[..n].copy_from_slice(&b[..n]);
+        u64::from_le_bytes(a)
+    };
+    match dtype {
+        Dtype::Float32 => Elem::F(f32::from_bits(le(4) as u32) as f64),
+        Dtype::Float64 => Elem::F(f64::from_bits(le(8))),
+        Dtype::Float16 => Elem::F(f16_to_f32(le(2) as u16) as f64),
+        Dtype::BFloat16 => Elem::F(f32::from_bits((le(2) as u32) << 16) as f64),
+        Dtype::Int64 => Elem::I(le(8) as i64),
+        Dtype::Int32 => Elem::I(le(4) as u32 as i32 as i64),
+        Dtype::Int16 => Elem::I(le(2) as u16 as i16 as i64),
+        Dtype::Int8 => Elem::I(b[0] as i8 as i64),
+        Dtype::Bool => Elem::B(b[0] != 0),
+        // Complex: only whether both parts are zero (±0.0).
+        Dtype::Complex64 => Elem::C(le(8) & 0x7fff_ffff_7fff_ffff == 0),
+        Dtype::Complex128 => Elem::C(
+            b[..16]
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| x == 0 || (x == 0x80 && (i == 7 || i == 15))),
+        ),
+        Dtype::UInt8 => Elem::I(b[0] as i64),
+        // No typed storage of `storage_dtype` has another dtype.
+        _ => Elem::I(0),
     }
 }
 
@@ -352,7 +320,7 @@ fn elements(
         .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
         .filter(|&n| n <= bytes.len() as u64 * 8 + 64)
         .ok_or_else(|| Error::new("a sample tensor with more elements than its storage allows"))?;
-    let w = dtype.width();
+    let w = dtype.itemsize() as u64;
     let mut out = Vec::with_capacity(numel as usize);
     let mut index = vec![0i64; size.len()];
     for _ in 0..numel {
@@ -365,7 +333,7 @@ fn elements(
             .and_then(|e| e.checked_mul(w))
             .filter(|&b| b + w <= bytes.len() as u64)
             .ok_or_else(|| Error::new("a sample tensor reads past its storage"))?;
-        out.push(dtype.read(&bytes[at as usize..]));
+        out.push(read_elem(dtype, &bytes[at as usize..]));
         for d in (0..size.len()).rev() {
             index[d] += 1;
             if index[d] < size[d] {

@@ -84,21 +84,7 @@ fn add_input(d: &mut Draft, rng: &mut Rng) {
         input.shape.push(n);
         input.dims.push(sym);
     }
-    let k = d.plan.inputs.len();
-    d.vals.push(Val {
-        name: format!("x{k}"),
-        shape: input
-            .shape
-            .iter()
-            .zip(&input.dims)
-            .map(|(&n, s)| Size {
-                example: Some(n),
-                dynamic: s.is_some(),
-            })
-            .collect(),
-        dtype,
-        writable: false,
-    });
+    d.vals.push(input_val(d.plan.inputs.len(), &input));
     d.plan.inputs.push(input);
 }
 
@@ -408,6 +394,24 @@ fn outputs(plan: &mut Plan, vals: &[Val], rng: &mut Rng) {
     }
 }
 
+/// Input `k` as a value: its example sizes, dynamic where it has a symbol.
+fn input_val(k: usize, x: &Input) -> Val {
+    Val {
+        name: format!("x{k}"),
+        shape: x
+            .shape
+            .iter()
+            .zip(&x.dims)
+            .map(|(&n, s)| Size {
+                example: Some(n),
+                dynamic: s.is_some(),
+            })
+            .collect(),
+        dtype: x.dtype,
+        writable: false,
+    }
+}
+
 /// The values `plan` defines, every op checked on its arguments: `Err`
 /// names the first op that is not valid (or reads an unknown value).
 pub fn replay(plan: &Plan) -> Result<Vec<Val>, String> {
@@ -418,22 +422,7 @@ pub fn replay(plan: &Plan) -> Result<Vec<Val>, String> {
         env.insert(v.name.clone(), v);
     };
     for (k, x) in plan.inputs.iter().enumerate() {
-        let shape = x
-            .shape
-            .iter()
-            .zip(&x.dims)
-            .map(|(&n, s)| Size {
-                example: Some(n),
-                dynamic: s.is_some(),
-            })
-            .collect();
-        let v = Val {
-            name: format!("x{k}"),
-            shape,
-            dtype: x.dtype,
-            writable: false,
-        };
-        put(&mut env, v);
+        put(&mut env, input_val(k, x));
     }
     for (kind, list) in [
         ('p', &plan.params),
