@@ -1181,6 +1181,7 @@ REQUESTS = {
     "mutant_load": "serve_mutants",
     "plan": "serve_plans",
     "plan_probes": "serve_plans",
+    "plan_goldens": "serve_plans",
 }
 
 

@@ -1120,10 +1120,10 @@ def zoo_programs() -> list[str]:
     return sorted(f for f in os.listdir(PROGRAMS) if f.endswith(".pt2"))
 
 
-def read_docs(programs) -> dict:
+def read_docs(programs, directory=PROGRAMS) -> dict:
     docs = {}
     for p in programs:
-        with zipfile.ZipFile(os.path.join(PROGRAMS, p)) as z:
+        with zipfile.ZipFile(os.path.join(directory, p)) as z:
             docs[p] = json.loads(z.read(model_entry(z)))
     return docs
 

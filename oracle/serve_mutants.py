@@ -14,6 +14,10 @@ the requests behind `torchspec fuzz --live --mutate`.
         models/model.json replaced by TEXT, loaded by both readers.
         Reply: {"python": OUTCOME, "cpp": OUTCOME}
 
+    With "programs_dir": DIR and "program": PROGRAM, both requests read
+    DIR/PROGRAM.pt2 instead of the zoo's, and "mutant" mutates only it (the
+    generated programs of `torchspec fuzz --live --mutate --programs`).
+
 The Python reader is `torch.export.load` on the archive (built in memory:
 every other entry keeps its bytes and ZipInfo). Its OUTCOME is
     {"outcome": "ok"} (with "report": capture.py's program report when asked)
@@ -119,10 +123,10 @@ def _capture():
     return capture
 
 
-def python_outcome(program: str, text: str, report: bool) -> dict:
+def python_outcome(program: str, text: str, report: bool, directory: str) -> dict:
     capture = _capture()
     buf = io.BytesIO()
-    mutate.write_mutant(os.path.join(mutate.PROGRAMS, program + ".pt2"), buf,
+    mutate.write_mutant(os.path.join(directory, program + ".pt2"), buf,
                         text.encode("utf-8"))
     buf.seek(0)
     res = zoo().keep.load(buf)
@@ -137,10 +141,10 @@ def python_outcome(program: str, text: str, report: bool) -> dict:
     return out
 
 
-def outcomes(program: str, text: str, report: bool) -> dict:
+def outcomes(program: str, text: str, report: bool, directory: str = mutate.PROGRAMS) -> dict:
     """Both readers' outcomes, and "golden": the line `capture.py
     --mutant-goldens` writes for them (the Rust side keeps it byte for byte)."""
-    out = {"python": _address_free(python_outcome(program, text, report)),
+    out = {"python": _address_free(python_outcome(program, text, report, directory)),
            "cpp": _address_free(cpp_outcome(text))}
     out["golden"] = _capture().dumps(out)
     return out
@@ -168,19 +172,41 @@ def golden_of(mutant: dict) -> str:
     return outcomes(program, text, report=True)["golden"]
 
 
+_GENERATED: dict = {}
+
+
+def _generated(directory: str, program: str) -> tuple[list, dict, dict]:
+    """One generated program as make_mutant takes programs (the last one kept)."""
+    key = (directory, program)
+    if key not in _GENERATED:
+        _GENERATED.clear()
+        programs = [program + ".pt2"]
+        docs = mutate.read_docs(programs, directory)
+        _GENERATED[key] = (programs, docs, {p: mutate.dumps(d) for p, d in docs.items()})
+    return _GENERATED[key]
+
+
 def serve(req: dict) -> dict:
     z = zoo()
     report = bool(req.get("report"))
+    directory = req.get("programs_dir")
     if req["request"] == "mutant":
-        made = mutate.make_mutant(int(req["seed"]), int(req["index"]), z.programs, z.docs,
-                                  z.ops, z.op_keys, z.classes, z.texts)
+        programs, docs, texts = z.programs, z.docs, z.texts
+        if directory is not None:
+            programs, docs, texts = _generated(directory, req["program"])
+        made = mutate.make_mutant(int(req["seed"]), int(req["index"]), programs, docs,
+                                  z.ops, z.op_keys, z.classes, texts)
         if made is None:
             return {"no_site": z.classes[int(req["index"]) % len(z.classes)]}
         prog, cls, desc, _expect, text = made
         program = prog[:-len(".pt2")]
         return {"program": program, "class": cls, "mutation": desc, "model_json": text,
-                **outcomes(program, text, report)}
+                **outcomes(program, text, report, directory or mutate.PROGRAMS)}
     program = req["program"]
+    if directory is not None:
+        if not os.path.exists(os.path.join(directory, program + ".pt2")):
+            return {"invalid": f"no program {program!r} in {directory}"}
+        return outcomes(program, req["model_json"], report, directory)
     if program + ".pt2" not in z.programs:
         return {"invalid": f"no zoo program {program!r}"}
     return outcomes(program, req["model_json"], report)

@@ -14,6 +14,16 @@ the requests behind `torchspec fuzz --live --programs`.
         "message"}: the stage that raised (`eager`: the plan run on its example
         inputs, `export`, `save`, `load`) and what it raised.
 
+        With "goldens": false only NAME.pt2 is written (the mutants of
+        `torchspec fuzz --live --mutate --programs` need no more until one is
+        kept).
+
+    {"request": "plan_goldens", "id", "plan": PLAN, "root": DIR, "name": NAME}
+        PLAN exported again as "plan" does, with the probes and goldens; the
+        reply is {"invalid": ...} when the program JSON exported now is not
+        the one already in DIR (export is expected to be deterministic).
+        Reply: {"exported": true}
+
     {"request": "plan_probes", "id", "root": DIR, "name": NAME}
         the goldens of DIR/corpus/programs/NAME.derived-probes.jsonl (written
         by the Rust side with `torchspec probes`) on NAME.pt2.
@@ -85,9 +95,31 @@ def serve_plan(req: dict) -> dict:
         loaded = torch.export.load(pt2)
     except Exception as e:
         return _failed("load", e)
-    zoo.write_probes(name, zoo.probes_for(spec, loaded), stem + ".probes.jsonl")
-    write_goldens(pt2, goldens)
+    if req.get("goldens", True):
+        zoo.write_probes(name, zoo.probes_for(spec, loaded), stem + ".probes.jsonl")
+        write_goldens(pt2, goldens)
     return {"exported": True}
+
+
+def _program_json(pt2: str) -> bytes:
+    import zipfile
+    import mutate
+    with zipfile.ZipFile(pt2) as z:
+        return z.read(mutate.model_entry(z))
+
+
+def serve_goldens(req: dict) -> dict:
+    stem, _goldens, _name = _paths(req)
+    pt2 = stem + ".pt2"
+    before = _program_json(pt2)
+    os.replace(pt2, stem + ".before.pt2")
+    reply = serve_plan({**req, "goldens": True})
+    if reply.get("exported") is not True:
+        return {"invalid": f"the plan no longer exports: {reply}"}
+    if _program_json(pt2) != before:
+        return {"invalid": "exported again, the program JSON differs"}
+    os.replace(stem + ".before.pt2", pt2)
+    return reply
 
 
 def write_goldens(pt2: str, goldens: str) -> None:
@@ -116,4 +148,6 @@ def serve_probes(req: dict) -> dict:
 def serve(req: dict) -> dict:
     if req.get("request") == "plan_probes":
         return serve_probes(req)
+    if req.get("request") == "plan_goldens":
+        return serve_goldens(req)
     return serve_plan(req)

@@ -200,9 +200,13 @@ struct FuzzArgs {
     mutate: bool,
     /// Generated programs instead of spec cases: model plans
     /// (`src/live/plan.rs`) exported by PyTorch (`oracle/plans.py`), every
-    /// row of `check` compared; kept in `corpus/programs/`.
-    #[arg(long, conflicts_with = "mutate")]
+    /// row of `check` compared; kept in `corpus/programs/`. With --mutate:
+    /// mutants of generated programs instead of the zoo's.
+    #[arg(long)]
     programs: bool,
+    /// With --mutate --programs: mutants made from each generated program.
+    #[arg(long, requires = "programs", default_value_t = 32)]
+    mutants_per_program: u64,
     /// With --mutate: do not compare program reports when both load (faster).
     #[arg(long, requires = "mutate")]
     no_reports: bool,
@@ -537,6 +541,9 @@ fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
         shard: args.shard.unwrap_or(Shard::ALL),
         // Mutant runs keep their own state beside the case runs'.
         state: match args.state {
+            s if args.mutate && args.programs && s == Path::new(DEFAULT_STATE) => {
+                s.with_file_name("program-mutants-state.json")
+            }
             s if args.mutate && s == Path::new(DEFAULT_STATE) => {
                 s.with_file_name("mutants-state.json")
             }
@@ -552,8 +559,13 @@ fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
     let summary = if args.mutate {
         let registrations = torchspec::conformance::programs::zoo_registrations(&cfg.root)?;
         let (root, reports) = (cfg.root.clone(), !args.no_reports);
+        let generated = args.programs.then_some(args.mutants_per_program);
         torchspec::live::run_target(&cfg, move || {
-            torchspec::live::mutants::Mutants::new(&root, registrations.clone(), reports)
+            let m = torchspec::live::mutants::Mutants::new(&root, registrations.clone(), reports);
+            match generated {
+                Some(k) => m.of_generated(k),
+                None => m,
+            }
         })?
     } else if args.programs {
         let registrations = torchspec::conformance::programs::zoo_registrations(&cfg.root)?;

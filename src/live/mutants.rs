@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,7 @@ use serde_json::{json, Value as Json};
 use crate::conformance::mutants::{
     apply_edits, judge, program_json, with_program_json, MutantFile, Reading, MUTANTS,
 };
+use crate::conformance::programs::PROGRAMS;
 use crate::conformance::{Verdict, GOLDENS};
 use crate::error::{Error, Result};
 use crate::export::registrations::Registrations;
@@ -30,6 +32,8 @@ use crate::export::schema::Mode;
 use crate::export::ExportedProgram;
 
 use super::oracle::{OracleFailure, ProcessOracle, Requests};
+use super::plan::Plan;
+use super::programs::{absolute, export_plan, rows_signature, Outcome, Programs, SCRATCH};
 use super::regress::{allow_line, allow_list, fence, write_file};
 use super::shard::fnv1a64;
 use super::{Config, KeptLine, Step, Target};
@@ -89,6 +93,42 @@ pub struct Mutants {
     reports: bool,
     /// The last mutant judged (what `keep` shrinks).
     last: Option<(u64, Mutant)>,
+    /// Mutants of generated programs instead of the zoo's (`--programs`).
+    generated: Option<Generated>,
+}
+
+/// Mutants of generated programs: mutants `k*per_program ..
+/// (k+1)*per_program` of a seed are made from plan `k` of that seed
+/// ([`Plan::generate`]), exported by the oracle into a scratch root of this
+/// worker's; a kept mutant's program joins the zoo.
+struct Generated {
+    per_program: u64,
+    /// This worker's scratch directory.
+    scratch: PathBuf,
+    /// The plan mutated now: its index and, when PyTorch exported it, the
+    /// program's name, plan and scratch root (laid out as the corpus).
+    current: Option<(u64, std::result::Result<GeneratedProgram, String>)>,
+}
+
+struct GeneratedProgram {
+    name: String,
+    plan: Plan,
+    root: PathBuf,
+}
+
+impl GeneratedProgram {
+    fn programs_dir(&self) -> PathBuf {
+        self.root.join(PROGRAMS)
+    }
+}
+
+/// What making one mutant came to.
+enum Made {
+    Mutant(Box<Mutant>),
+    /// No program has a site for the mutant's class.
+    NoSite,
+    /// The generated program to mutate could not be exported (stage, type).
+    NotExported(String),
 }
 
 impl Mutants {
@@ -99,6 +139,110 @@ impl Mutants {
             zoo: HashMap::new(),
             reports,
             last: None,
+            generated: None,
+        }
+    }
+
+    /// Mutate generated programs, `per_program` mutants each, instead of
+    /// the zoo's.
+    pub fn of_generated(mut self, per_program: u64) -> Mutants {
+        static WORKER: AtomicU64 = AtomicU64::new(0);
+        let worker = WORKER.fetch_add(1, Ordering::Relaxed);
+        let scratch = self
+            .root
+            .join(SCRATCH)
+            .join(format!("mutants-{}-{worker}", std::process::id()));
+        self.generated = Some(Generated {
+            per_program: per_program.max(1),
+            scratch,
+            current: None,
+        });
+        self
+    }
+
+    /// The generated program `name`, when it is the one mutated now.
+    fn generated_program(&self, name: &str) -> Option<&GeneratedProgram> {
+        match self.generated.as_ref()?.current.as_ref()? {
+            (_, Ok(g)) if g.name == name => Some(g),
+            _ => None,
+        }
+    }
+
+    /// The directory holding program `name`'s archive.
+    fn programs_dir(&self, name: &str) -> PathBuf {
+        self.generated_program(name)
+            .map(GeneratedProgram::programs_dir)
+            .unwrap_or_else(|| self.root.join(PROGRAMS))
+    }
+
+    /// Make sure the plan mutant `index` is made from is exported: its
+    /// program, or why PyTorch could not export it.
+    fn ensure_generated(
+        &mut self,
+        oracle: &mut dyn Requests,
+        seed: u64,
+        index: u64,
+        oracle_time: &mut Duration,
+    ) -> std::result::Result<std::result::Result<String, String>, OracleFailure> {
+        let Some(g) = self.generated.as_mut() else {
+            return Ok(Err("no generated programs".into()));
+        };
+        let k = index / g.per_program;
+        if g.current.as_ref().is_none_or(|(at, _)| *at != k) {
+            if let Some((_, Ok(old))) = g.current.take() {
+                self.zoo.remove(&old.name);
+                let _ = std::fs::remove_dir_all(&old.root);
+            }
+            let plan = Plan::generate(seed, k);
+            let name = format!("live-plan-s{seed}-{k}");
+            let root = g.scratch.join(&name);
+            let made = match export_plan(oracle, &plan, &root, &name, false, oracle_time)? {
+                None => Ok(GeneratedProgram { name, plan, root }),
+                Some(Outcome::NotExported { stage, exception }) => {
+                    Err(format!("{stage} {exception}"))
+                }
+                Some(Outcome::Rows(_)) => Err("rows".into()),
+            };
+            g.current = Some((k, made));
+        }
+        Ok(match g.current.as_ref().map(|(_, m)| m) {
+            Some(Ok(p)) => Ok(p.name.clone()),
+            Some(Err(why)) => Err(why.clone()),
+            None => Err("no plan".into()),
+        })
+    }
+
+    /// Move the generated program `name` into the zoo (once): its files and
+    /// goldens (asked of the oracle now), and an untriaged allow-list entry
+    /// with a packet for each of its rows that does not agree.
+    fn adopt_generated(
+        &mut self,
+        oracle: &mut dyn Requests,
+        name: &str,
+        oracle_time: &mut Duration,
+    ) -> Result<()> {
+        if self
+            .root
+            .join(PROGRAMS)
+            .join(format!("{name}.pt2"))
+            .exists()
+        {
+            return Ok(());
+        }
+        let Some(g) = self.generated_program(name) else {
+            return Ok(());
+        };
+        let (dir, plan) = (g.root.clone(), g.plan.clone());
+        let t = Instant::now();
+        let body = json!({"plan": plan.to_json(), "root": absolute(&dir), "name": name});
+        let reply = oracle.request("plan_goldens", name, &body);
+        *oracle_time += t.elapsed();
+        reply.map_err(|f| Error::new(format!("plan_goldens of {name}: {f}")))?;
+        let programs = Programs::new(&self.root, self.registrations.clone());
+        let rows = programs.rows(oracle, &dir, name, oracle_time)?;
+        match rows_signature(&rows) {
+            Some(sig) => programs.keep_files(&dir, name, &plan, &sig, &rows),
+            None => programs.copy_program(&dir, name, &plan),
         }
     }
 
@@ -106,7 +250,7 @@ impl Mutants {
         if let Some(z) = self.zoo.get(name) {
             return Ok(z.clone());
         }
-        let path = self.root.join(format!("corpus/programs/{name}.pt2"));
+        let path = self.programs_dir(name).join(format!("{name}.pt2"));
         let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         let text = program_json(&bytes).map_err(|e| e.in_file(&path))?;
         let z = (Arc::new(bytes), Arc::new(text));
@@ -162,7 +306,10 @@ impl Mutants {
         text: &str,
         oracle_time: &mut Duration,
     ) -> Option<OracleReading> {
-        let body = json!({"program": program, "model_json": text, "report": self.reports});
+        let mut body = json!({"program": program, "model_json": text, "report": self.reports});
+        if let Some(g) = self.generated_program(program) {
+            body["programs_dir"] = absolute(&g.programs_dir()).into();
+        }
         let reply = Self::request(oracle, "mutant_load", "shrink", body, oracle_time).ok()?;
         OracleReading::parse(&reply)
     }
@@ -416,13 +563,22 @@ impl Mutants {
         seed: u64,
         index: u64,
         oracle_time: &mut Duration,
-    ) -> std::result::Result<Option<Mutant>, (String, OracleFailure)> {
+    ) -> std::result::Result<Made, (String, OracleFailure)> {
         let id = format!("mutant-s{seed}-{index}");
-        let body = json!({"seed": seed, "index": index, "report": self.reports});
+        let mut body = json!({"seed": seed, "index": index, "report": self.reports});
+        if self.generated.is_some() {
+            let program = match self.ensure_generated(oracle, seed, index, oracle_time) {
+                Err(f) => return Err((id, f)),
+                Ok(Err(why)) => return Ok(Made::NotExported(why)),
+                Ok(Ok(name)) => name,
+            };
+            body["programs_dir"] = absolute(&self.programs_dir(&program)).into();
+            body["program"] = program.into();
+        }
         let reply =
             Self::request(oracle, "mutant", &id, body, oracle_time).map_err(|f| (id.clone(), f))?;
         if reply.get("no_site").is_some() {
-            return Ok(None);
+            return Ok(Made::NoSite);
         }
         let field = |k: &str| reply.get(k).and_then(Json::as_str).map(str::to_string);
         let garbage = || {
@@ -441,14 +597,14 @@ impl Mutants {
         ) else {
             return Err(garbage());
         };
-        Ok(Some(Mutant {
+        Ok(Made::Mutant(Box::new(Mutant {
             id: id.clone(),
             program,
             class,
             mutation,
             text,
             oracle,
-        }))
+        })))
     }
 
     /// Shrink `m` while `sig` (of the oracle's and our readings) stays the
@@ -516,8 +672,11 @@ impl Mutants {
         oracle_time: &mut Duration,
     ) -> (Step, Vec<String>) {
         let m = match self.make(oracle, seed, index, oracle_time) {
-            Ok(Some(m)) => m,
-            Ok(None) => return (Step::Unsupported, vec!["no site for the class".into()]),
+            Ok(Made::Mutant(m)) => *m,
+            Ok(Made::NoSite) => return (Step::Unsupported, vec!["no site for the class".into()]),
+            Ok(Made::NotExported(why)) => {
+                return (Step::Skipped, vec![format!("program not exported: {why}")]);
+            }
             Err((id, failure)) => {
                 let record = json!({"failure": failure.to_string(), "mutant": [seed, index]});
                 return (
@@ -546,7 +705,10 @@ impl Mutants {
             }
         };
         let sig = divergence_signature(&m.class, &m.oracle, &ours);
-        let t = tallies(&m.class, &m.oracle, &ours, sig.is_some());
+        let mut t = tallies(&m.class, &m.oracle, &ours, sig.is_some());
+        if let Some(sig) = &sig {
+            t.push(format!("divergence {sig}"));
+        }
         if let Some(up) = upstream_signature(&m.class, &m.oracle) {
             // A finding for upstream, not a divergence of ours.
             let budget = 16;
@@ -590,6 +752,7 @@ impl Mutants {
         let (_, original) = self.zoo_program(&m.program)?;
         let text = apply_edits(&original, &edits).unwrap_or_default();
         let ours = self.ours(&m.program, &text, &o)?;
+        self.adopt_generated(oracle, &m.program, oracle_time)?;
         let name = name_of("mutant", &m.class, signature);
         let file = MutantFile {
             name: name.clone(),

@@ -80,24 +80,7 @@ impl Programs {
         oracle_time: &mut Duration,
     ) -> std::result::Result<(Outcome, PathBuf), OracleFailure> {
         let dir = self.root.join(SCRATCH).join(name);
-        let _ = std::fs::remove_dir_all(&dir);
-        let body = json!({"plan": plan.to_json(), "root": absolute(&dir), "name": name});
-        let t = Instant::now();
-        let reply = oracle.request("plan", name, &body);
-        *oracle_time += t.elapsed();
-        let reply = reply?;
-        if reply.get("exported") != Some(&Json::Bool(true)) {
-            let field = |k: &str| {
-                reply
-                    .get(k)
-                    .and_then(Json::as_str)
-                    .unwrap_or("?")
-                    .to_string()
-            };
-            let outcome = Outcome::NotExported {
-                stage: field("stage"),
-                exception: field("type"),
-            };
+        if let Some(outcome) = export_plan(oracle, plan, &dir, name, true, oracle_time)? {
             return Ok((outcome, dir));
         }
         let rows = self
@@ -107,7 +90,7 @@ impl Programs {
     }
 
     /// The derived probes (asked of the oracle), then every row of `check`.
-    fn rows(
+    pub(crate) fn rows(
         &self,
         oracle: &mut dyn Requests,
         dir: &Path,
@@ -248,17 +231,9 @@ impl Programs {
         (plan, steps)
     }
 
-    /// Copy the program, its probes, its goldens and the plan into the
-    /// corpus; allow-list every row that does not agree (untriaged); write
-    /// the packet.
-    fn keep_files(
-        &self,
-        dir: &Path,
-        name: &str,
-        plan: &Plan,
-        signature: &str,
-        rows: &[CaseReport],
-    ) -> Result<()> {
+    /// Copy the program exported into `dir`, its probes, its goldens and
+    /// its plan into the corpus: a zoo program from now on.
+    pub(crate) fn copy_program(&self, dir: &Path, name: &str, plan: &Plan) -> Result<()> {
         for (from, to) in [(PROGRAMS, PROGRAMS), (GOLDENS, GOLDENS)] {
             copy_tree(&dir.join(from), &self.root.join(to))?;
         }
@@ -266,7 +241,20 @@ impl Programs {
         write_file(
             &self.root.join(PROGRAMS).join(format!("{name}.plan.json")),
             &(plan_text + "\n"),
-        )?;
+        )
+    }
+
+    /// [`copy_program`](Self::copy_program), then allow-list every row that does not agree (untriaged); write
+    /// the packet.
+    pub(crate) fn keep_files(
+        &self,
+        dir: &Path,
+        name: &str,
+        plan: &Plan,
+        signature: &str,
+        rows: &[CaseReport],
+    ) -> Result<()> {
+        self.copy_program(dir, name, plan)?;
         let packet = format!("{PACKETS}/{name}.md");
         for row in rows.iter().filter(|r| !agrees(r)) {
             let (verdict, differs) = match &row.verdict {
@@ -316,7 +304,43 @@ impl Target for Programs {
     }
 }
 
-fn absolute(p: &Path) -> String {
+/// Ask the oracle to export `plan` as `name` into the fresh scratch root
+/// `dir` (laid out as the corpus, goldens included): `None` when it did,
+/// else the stage that raised and the exception type.
+/// With `goldens` false only the archive is written (request `plan_goldens`
+/// writes the rest later).
+pub(crate) fn export_plan(
+    oracle: &mut dyn Requests,
+    plan: &Plan,
+    dir: &Path,
+    name: &str,
+    goldens: bool,
+    oracle_time: &mut Duration,
+) -> std::result::Result<Option<Outcome>, OracleFailure> {
+    let _ = std::fs::remove_dir_all(dir);
+    let body = json!({"plan": plan.to_json(), "root": absolute(dir), "name": name,
+                      "goldens": goldens});
+    let t = Instant::now();
+    let reply = oracle.request("plan", name, &body);
+    *oracle_time += t.elapsed();
+    let reply = reply?;
+    if reply.get("exported") == Some(&Json::Bool(true)) {
+        return Ok(None);
+    }
+    let field = |k: &str| {
+        reply
+            .get(k)
+            .and_then(Json::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
+    Ok(Some(Outcome::NotExported {
+        stage: field("stage"),
+        exception: field("type"),
+    }))
+}
+
+pub(crate) fn absolute(p: &Path) -> String {
     std::path::absolute(p)
         .unwrap_or_else(|_| p.to_path_buf())
         .to_string_lossy()

@@ -9,6 +9,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{json, Value as Json};
 use torchspec::conformance::programs::zoo_registrations;
+use torchspec::live::mutants::Mutants;
 use torchspec::live::oracle::OracleFailure;
 use torchspec::live::plan::{all_ops, replay, Plan};
 use torchspec::live::programs::Programs;
@@ -212,4 +213,98 @@ fn a_divergent_program_is_shrunk_and_kept_with_its_goldens() {
     // The rows are the fake's (the zoo program's ids), each one allow-listed.
     assert!(allow.contains("\"identity\""), "{allow}");
     assert!(allow.contains("\"untriaged\": true"), "{allow}");
+}
+
+/// The `plan` / `plan_goldens` / `plan_probes` fake above, plus `mutant` and
+/// `mutant_load` on the program the request names (from its
+/// `programs_dir`): "PyTorch" refuses any text holding `"minor": 21}` with a
+/// planted `KeyError`; the mutant changes the minor version and a range.
+fn generated_mutant_oracle() -> impl FnMut(&str, &str, &Json) -> Result<Json, OracleFailure> {
+    let mut plan = fake_oracle(|t| t);
+    move |kind, id, body| {
+        let text = match kind {
+            "plan" | "plan_goldens" | "plan_probes" => {
+                if kind == "plan" && body["goldens"] == json!(false) {
+                    // Only the archive, as the real request does.
+                    let root = PathBuf::from(body["root"].as_str().unwrap());
+                    let name = body["name"].as_str().unwrap();
+                    let to = root.join(format!("corpus/programs/{name}.pt2"));
+                    copy_renamed(&repo().join("corpus/programs/identity.pt2"), &to, name);
+                    return Ok(json!({"exported": true}));
+                }
+                return plan(kind, id, body);
+            }
+            "mutant" => {
+                let dir = PathBuf::from(body["programs_dir"].as_str().unwrap());
+                let name = body["program"].as_str().unwrap();
+                let bytes = std::fs::read(dir.join(format!("{name}.pt2"))).unwrap();
+                torchspec::conformance::mutants::program_json(&bytes)
+                    .unwrap()
+                    .replacen("\"minor\": 20}", "\"minor\": 21}", 1)
+            }
+            _ => body["model_json"].as_str().unwrap().to_string(),
+        };
+        let python = if text.contains("\"minor\": 21}") {
+            json!({"outcome": "error", "type": "RuntimeError", "message": "We ran into an error",
+                   "original": {"type": "KeyError", "message": "'planted'"}})
+        } else {
+            json!({"outcome": "ok"})
+        };
+        let cpp = json!({"outcome": "ok", "written_back": "same"});
+        let golden = json!({"python": python, "cpp": cpp}).to_string();
+        let mut reply = json!({"python": python, "cpp": cpp, "golden": golden});
+        if kind == "mutant" {
+            reply["program"] = body["program"].clone();
+            reply["class"] = "schema_version".into();
+            reply["mutation"] = "planted".into();
+            reply["model_json"] = text.into();
+        }
+        Ok(reply)
+    }
+}
+
+#[test]
+fn mutants_of_a_generated_program_keep_the_program_in_the_zoo() {
+    let root = scratch_root("plan-mutants");
+    let registrations = zoo_registrations(&repo()).unwrap();
+    let mut m = Mutants::new(&root, registrations, false).of_generated(4);
+    let mut oracle = generated_mutant_oracle();
+    let mut t = Duration::ZERO;
+    // Mutant 5 is made from plan 1 (4 mutants a plan).
+    let (step, tallies) = m.judge_with(&mut oracle, 7, 5, &mut t);
+    let Step::Diverge { signature, .. } = step else {
+        panic!("no divergence: {step:?} {tallies:?}");
+    };
+    assert!(!root.join("corpus/programs/live-plan-s7-1.pt2").exists());
+    let kept = m
+        .keep_with(&mut oracle, &root, 20, 5, &signature, &mut t)
+        .unwrap()
+        .expect("kept");
+    let file = torchspec::conformance::mutants::read_mutant(&root.join(&kept.path)).unwrap();
+    assert_eq!(file.program, "live-plan-s7-1");
+    // The program joined the zoo with its plan and goldens.
+    let programs = root.join("corpus/programs");
+    for suffix in ["pt2", "plan.json", "probes.jsonl", "derived-probes.jsonl"] {
+        assert!(
+            programs.join(format!("live-plan-s7-1.{suffix}")).exists(),
+            "{suffix}"
+        );
+    }
+    assert!(root
+        .join(GOLDENS)
+        .join("programs/live-plan-s7-1.jsonl")
+        .exists());
+    // Its rows agree (the fake's goldens are the zoo program's): no packet.
+    assert!(!programs.join("packets/live-plan-s7-1.md").exists());
+    // A plan PyTorch cannot export gives skipped mutants.
+    let mut refuse = |_: &str, _: &str, _: &Json| {
+        Ok(json!({"exported": false, "stage": "export", "type": "UserError", "message": "x"}))
+    };
+    let (step, tallies) = m.judge_with(&mut refuse, 7, 9, &mut t);
+    assert_eq!(step, Step::Skipped);
+    assert_eq!(
+        tallies,
+        vec!["program not exported: export UserError".to_string()]
+    );
+    let _ = std::fs::remove_dir_all(&root);
 }

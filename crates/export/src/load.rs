@@ -402,6 +402,18 @@ pub fn printed_target(serialized: &str) -> String {
     }
 }
 
+/// What `deserialize_node` makes of a resolved target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TargetKind {
+    /// An `OpOverload` (or one of the loader's `_SYM_OPS`, which the
+    /// caller tells apart by name).
+    OpOverload,
+    HigherOrder,
+    /// Any other callable (`elif callable(target)`): an
+    /// `OpOverloadPacket`, which the verifier refuses.
+    Callable,
+}
+
 /// A value `json.loads` made, as an FX argument (`inp.as_int` kept raw).
 fn raw_arg(v: &PyJson) -> Arg {
     match v {
@@ -1005,9 +1017,9 @@ impl<'w> Deserializer<'w> {
     }
 
     /// `deserialize_operator(n.target)` and `deserialize_node`'s dispatch on
-    /// the result: the canonical target and whether it is a higher-order
-    /// operator, or PyTorch's refusal of a target it cannot resolve.
-    fn node_target(&self, n: &wire::Node) -> R<(String, bool)> {
+    /// the result: the canonical target and its kind, or PyTorch's refusal
+    /// of a target it cannot resolve.
+    fn node_target(&self, n: &wire::Node) -> R<(String, TargetKind)> {
         let unsupported_type = |prefix: String, ty: &str| {
             let mut node = String::new();
             n.py_repr(&mut node);
@@ -1017,14 +1029,15 @@ impl<'w> Deserializer<'w> {
             )
         };
         match ops::resolve(&n.target, self.registrations) {
-            Resolved::OpOverload(t) => Ok((t, false)),
+            Resolved::OpOverload(t) => Ok((t, TargetKind::OpOverload)),
             Resolved::HigherOrder(t) if t == TRITON_FUNCTIONAL => Err(LoadFailure::py(
                 "SerializeError",
                 "deserialize nyi for torch._higher_order_ops.triton_kernel_wrap.triton_kernel_wrapper_functional",
             )),
-            Resolved::HigherOrder(t) => Ok((t, true)),
+            Resolved::HigherOrder(t) => Ok((t, TargetKind::HigherOrder)),
+            Resolved::Packet(t) => Ok((t, TargetKind::Callable)),
             Resolved::Callable(t) | Resolved::TorchAttr(t) if SYM_OPS.contains(&t.as_str()) => {
-                Ok((t, false))
+                Ok((t, TargetKind::OpOverload))
             }
             Resolved::Callable(t) | Resolved::TorchAttr(t) => Err(LoadFailure::unsupported(
                 format!("call target `{t}` (a Python callable, not an operator)"),
@@ -1043,7 +1056,7 @@ impl<'w> Deserializer<'w> {
     }
 
     fn deserialize_node(&mut self, n: &'w wire::Node, origin: u32) -> R<()> {
-        let (target, is_hop) = self.node_target(n)?;
+        let (target, kind) = self.node_target(n)?;
         let printed = printed_target(&target);
         let given_name = n.name.as_deref().filter(|s| !s.is_empty());
         if SYM_OPS.contains(&target.as_str()) {
@@ -1065,7 +1078,12 @@ impl<'w> Deserializer<'w> {
             self.sync(&out, id)?;
             return check_metadata(&n.metadata, self.registrations);
         }
-        let (args, kwargs, name) = if is_hop {
+        let (args, kwargs, name) = if kind == TargetKind::Callable {
+            // "Handle predispatch wrapper functions": the inputs as a
+            // higher-order op's, the name only when given.
+            let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
+            (args, kwargs, given_name.map(str::to_string))
+        } else if kind == TargetKind::HigherOrder {
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
             check_metadata(&n.metadata, self.registrations)?;
             let name = given_name

@@ -157,13 +157,18 @@ fn lint(g: &Graph) -> R<()> {
 /// `is_mutable` is refused unless the dialect is TRAINING; `str(op)` is
 /// `ns.name.overload`.
 fn check_valid_op(target: &str, dialect: Dialect, cx: &Context<'_>) -> R<()> {
-    if dialect == Dialect::Training {
-        return Ok(());
-    }
     let Some(qualified) = target.strip_prefix("torch.ops.") else {
         return Ok(());
     };
     if qualified.starts_with("higher_order.") {
+        return Ok(());
+    }
+    if qualified.split('.').count() == 2 {
+        // An `OpOverloadPacket` (the loader resolves nothing else to two
+        // names): `not isinstance(op, _allowed_op_types())`, in every dialect.
+        return Err(spec_violation(not_allowed_op(qualified)));
+    }
+    if dialect == Dialect::Training {
         return Ok(());
     }
     let text =
@@ -180,6 +185,61 @@ fn check_valid_op(target: &str, dialect: Dialect, cx: &Context<'_>) -> R<()> {
     }
     Ok(())
 }
+
+/// `_check_valid_op`'s refusal of an op that is neither an allowed type nor
+/// an allowed function: `str(op)`, then the base verifier's allow-lists as
+/// PyTorch 2.15.0 prints them (function addresses written `0x<address>`,
+/// as the oracle records them).
+fn not_allowed_op(op: &str) -> String {
+    format!(
+        "Operator '{op}' is not an allowed operator type: (<class 'torch._ops.OpOverload'>, \
+         <class 'torch._ops.HigherOrderOperator'>)\nValid builtin ops: [{}]Valid torch \
+         functions: ({})",
+        ALLOWED_BUILTINS
+            .iter()
+            .map(|f| format!("<built-in function {f}>"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        ALLOWED_TORCH_FUNCTIONS.join(", ")
+    )
+}
+
+/// `Verifier.allowed_builtin_ops()`, by name.
+const ALLOWED_BUILTINS: &[&str] = &[
+    "getitem", "add", "mul", "sub", "truediv", "ge", "le", "gt", "lt", "eq", "ne", "floordiv",
+    "mod", "and_", "or_", "not_", "pow", "neg", "abs", "lshift", "rshift", "ceil", "floor",
+    "trunc", "round",
+];
+
+/// `_allowed_torch_functions` of `_check_valid_op`, as their reprs.
+const ALLOWED_TORCH_FUNCTIONS: &[&str] = &[
+    "<class 'torch.autograd.grad_mode.set_grad_enabled'>",
+    "<function sym_int at 0x<address>>",
+    "<function sym_float at 0x<address>>",
+    "<function sym_ite at 0x<address>>",
+    "<function sym_max at 0x<address>>",
+    "<function sym_min at 0x<address>>",
+    "<function sym_not at 0x<address>>",
+    "<function _sym_sqrt at 0x<address>>",
+    "<function sym_sum at 0x<address>>",
+    "<function _call_custom_autograd_function_in_pre_dispatch at 0x<address>>",
+    "<built-in function _set_grad_enabled>",
+    "<function _enter_autocast at 0x<address>>",
+    "<function _exit_autocast at 0x<address>>",
+    "<function cast_symbool_to_symint_guardless at 0x<address>>",
+    "<function _add_batch_dim at 0x<address>>",
+    "<function _remove_batch_dim at 0x<address>>",
+    "<function _vmap_increment_nesting at 0x<address>>",
+    "<function _vmap_decrement_nesting at 0x<address>>",
+    "<function lazy_load_decompositions at 0x<address>>",
+    "<function _make_dual at 0x<address>>",
+    "<function _unpack_dual at 0x<address>>",
+    "<function _jvp_increment_nesting at 0x<address>>",
+    "<function _jvp_decrement_nesting at 0x<address>>",
+    "<function _unwrap_for_grad at 0x<address>>",
+    "<function _enter_dual_level at 0x<address>>",
+    "<function _exit_dual_level at 0x<address>>",
+];
 
 /// `_verify_exported_program_module_call_graph`.
 fn check_module_call_graph(gm: &LoadedGraphModule) -> R<()> {

@@ -56,6 +56,10 @@ pub enum Resolved {
     OpOverload(String),
     /// A `HigherOrderOperator` (`torch.ops.higher_order.NAME`).
     HigherOrder(String),
+    /// An `OpOverloadPacket` (`torch.ops.NS.OP`): callable, so
+    /// `deserialize_node` builds it as a predispatch wrapper function, and
+    /// the verifier refuses it.
+    Packet(String),
     /// A callable attribute of `operator` or `math`.
     Callable(String),
     /// A walk over `torch`'s other attributes (`torch.sym_max`): whether
@@ -160,11 +164,7 @@ fn namespace_walk(ns: &str, names: &[&str], registrations: &Registrations) -> Op
         return None;
     }
     let Some(overload) = names.get(1) else {
-        // Callable: PyTorch deserializes it as a wrapper function, then its
-        // verifier refuses it (SpecViolationError).
-        return Some(Resolved::Unmodeled(format!(
-            "the OpOverloadPacket `torch.ops.{ns}.{op}`"
-        )));
+        return Some(Resolved::Packet(format!("torch.ops.{ns}.{op}")));
     };
     let target = format!("{packet}{overload}");
     if op_schema(&target).is_none() && registrations.op(&target).is_none() {
