@@ -39,6 +39,10 @@ const LOOSE: &[(&str, &str)] = &[
     ("NamedArgument", "kind"),
     // `deserialize_metadata`: `metadata.get(key)` and its truth value.
     ("Node", "metadata"),
+    // `deserialize_graph_module`: `metadata.get("custom")`,
+    // `treespec_namedtuple_fields.items()`.
+    ("GraphModule", "metadata"),
+    ("GraphModule", "treespec_namedtuple_fields"),
     // Truth values.
     ("Node", "is_hop_single_tensor_return"),
     ("Graph", "is_single_tensor_return"),

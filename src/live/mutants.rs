@@ -335,6 +335,53 @@ fn divergence_signature(class: &str, oracle: &OracleReading, ours: &Ours) -> Opt
     })
 }
 
+/// Where a divergent mutant changed the program (the path of its mutation,
+/// indices and map keys elided) and what each side said: the finer tally
+/// that says which field a family's divergences come from.
+fn site_tally(m: &Mutant, ours: &Ours) -> String {
+    const MAPS: &[&str] = &[
+        "tensor_values",
+        "sym_int_values",
+        "sym_bool_values",
+        "sym_float_values",
+        "custom_obj_values",
+        "range_constraints",
+        "metadata",
+        "constants",
+    ];
+    let path = m
+        .mutation
+        .split_whitespace()
+        .find(|w| w.starts_with('$'))
+        .unwrap_or("$")
+        .trim_end_matches(':');
+    let mut out = String::new();
+    let mut prev = "";
+    for part in path.split('.') {
+        let (name, _) = part.split_once('[').unwrap_or((part, ""));
+        let shown = if MAPS.contains(&prev) { "*" } else { name };
+        out += shown;
+        if part.contains('[') {
+            out += "[]";
+        }
+        out.push('.');
+        prev = name;
+    }
+    out.pop();
+    let said = |r: &Reading| {
+        let text = r.render();
+        let mut short: String = text.chars().take(70).collect();
+        short = short.replace(|c: char| c.is_ascii_digit(), "N");
+        short
+    };
+    format!(
+        "site {}: {out} | PyTorch {} | torchspec {}",
+        m.class,
+        said(&m.oracle.python),
+        said(&ours.default)
+    )
+}
+
 /// The signature of a Python-versus-C++ disagreement on accept/refuse.
 fn upstream_signature(class: &str, oracle: &OracleReading) -> Option<String> {
     (oracle.python.loads() != oracle.cpp.loads()).then(|| {
@@ -708,6 +755,7 @@ impl Mutants {
         let mut t = tallies(&m.class, &m.oracle, &ours, sig.is_some());
         if let Some(sig) = &sig {
             t.push(format!("divergence {sig}"));
+            t.push(site_tally(&m, &ours));
         }
         if let Some(up) = upstream_signature(&m.class, &m.oracle) {
             // A finding for upstream, not a divergence of ours.

@@ -587,6 +587,7 @@ pub fn load_graph_module<'w>(
             })
         })
         .collect::<R<Vec<_>>>()?;
+    graph_module_meta(gm)?;
     let range_constraints = RangeConstraints(
         program
             .range_constraints
@@ -614,6 +615,64 @@ pub fn load_graph_module<'w>(
     };
     crate::passes::common_getitem_elimination(&mut loaded);
     Ok(loaded)
+}
+
+/// The end of `deserialize_graph_module`: `metadata.get("custom")` and
+/// `json.loads` of it when truthy, then `treespec_namedtuple_fields.items()`
+/// (each value's `field_names`).
+fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
+    use torchspec_pyval::pyjson::PyJson;
+    let no_attr = |v: &PyJson, attr: &str| {
+        LoadFailure::py(
+            "AttributeError",
+            format!("'{}' object has no attribute '{attr}'", v.type_name()),
+        )
+    };
+    match &gm.metadata {
+        wire::Loose::Typed(m) => {
+            if let Some(text) = meta_get(m, "custom").filter(|t| !t.is_empty()) {
+                json_loads(&PyJson::Str(text.to_string()))?;
+            }
+        }
+        wire::Loose::Raw(PyJson::Object(entries)) => {
+            let custom = entries.iter().rev().find(|(k, _)| k == "custom");
+            if let Some((_, v)) = custom.filter(|(_, v)| truthy(v)) {
+                json_loads(v)?;
+            }
+        }
+        wire::Loose::Raw(v) => return Err(no_attr(v, "get")),
+    }
+    match &gm.treespec_namedtuple_fields {
+        wire::Loose::Typed(_) => Ok(()),
+        wire::Loose::Raw(PyJson::Object(_)) => Err(LoadFailure::unsupported(
+            "a treespec_namedtuple_fields value that is not a NamedTupleDef",
+        )),
+        wire::Loose::Raw(v) => Err(no_attr(v, "items")),
+    }
+}
+
+/// `json.loads(v)` of a value `json.loads` made: a str is parsed, anything
+/// else is CPython's `TypeError`.
+fn json_loads(v: &torchspec_pyval::pyjson::PyJson) -> R<()> {
+    use torchspec_pyval::pyjson::PyJson;
+    let PyJson::Str(text) = v else {
+        return Err(LoadFailure::py(
+            "TypeError",
+            format!(
+                "the JSON object must be str, bytes or bytearray, not {}",
+                v.type_name()
+            ),
+        ));
+    };
+    torchspec_pyval::pyjson::loads(text)
+        .map(|_| ())
+        .map_err(|e| LoadFailure::Python {
+            exception: e
+                .exception
+                .clone()
+                .unwrap_or_else(|| "JSONDecodeError".into()),
+            message: e.message.clone(),
+        })
 }
 
 impl<'w> Deserializer<'w> {

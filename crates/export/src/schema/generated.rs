@@ -1321,8 +1321,8 @@ pub struct GraphModule {
     pub graph: Graph,
     pub signature: GraphSignature,
     pub module_call_graph: Vec<ModuleCallEntry>,
-    pub metadata: Vec<(String, String)>,
-    pub treespec_namedtuple_fields: Vec<(String, NamedTupleDef)>,
+    pub metadata: Loose<Vec<(String, String)>>,
+    pub treespec_namedtuple_fields: Loose<Vec<(String, NamedTupleDef)>>,
 }
 
 impl GraphModule {
@@ -1333,8 +1333,8 @@ impl GraphModule {
         let f_graph = load_field(d, "graph", path, cx, Graph::from_pyjson)?;
         let f_signature = load_field(d, "signature", path, cx, GraphSignature::from_pyjson)?;
         let f_module_call_graph = load_field(d, "module_call_graph", path, cx, |v, p, cx| load_list(v, p, cx, ModuleCallEntry::from_pyjson))?;
-        let f_metadata = load_field(d, "metadata", path, cx, |v, p, cx| load_dict(v, p, cx, load_str))?;
-        let f_treespec_namedtuple_fields = load_field(d, "treespec_namedtuple_fields", path, cx, |v, p, cx| load_dict(v, p, cx, NamedTupleDef::from_pyjson))?;
+        let f_metadata = load_field(d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_str)))?;
+        let f_treespec_namedtuple_fields = load_field(d, "treespec_namedtuple_fields", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, NamedTupleDef::from_pyjson)))?;
         let missing = [(f_graph.is_none(), "graph"), (f_signature.is_none(), "signature"), (f_module_call_graph.is_none(), "module_call_graph")];
         let (Some(f_graph), Some(f_signature), Some(f_module_call_graph)) = (f_graph, f_signature, f_module_call_graph) else {
             return Err(missing_fields("GraphModule", &missing, path));
@@ -1343,8 +1343,8 @@ impl GraphModule {
             graph: f_graph,
             signature: f_signature,
             module_call_graph: f_module_call_graph,
-            metadata: f_metadata.unwrap_or_default(),
-            treespec_namedtuple_fields: f_treespec_namedtuple_fields.unwrap_or_default(),
+            metadata: f_metadata.unwrap_or_else(|| Loose::Typed(Vec::new())),
+            treespec_namedtuple_fields: f_treespec_namedtuple_fields.unwrap_or_else(|| Loose::Typed(Vec::new())),
         })
     }
 
@@ -1356,9 +1356,9 @@ impl GraphModule {
         out.push_str(", \"module_call_graph\": ");
         write_list(&self.module_call_graph, out, ModuleCallEntry::write_json);
         out.push_str(", \"metadata\": ");
-        write_dict(&self.metadata, out, write_str);
+        write_loose(&self.metadata, out, |x, out| write_dict(x, out, write_str));
         out.push_str(", \"treespec_namedtuple_fields\": ");
-        write_dict(&self.treespec_namedtuple_fields, out, NamedTupleDef::write_json);
+        write_loose(&self.treespec_namedtuple_fields, out, |x, out| write_dict(x, out, NamedTupleDef::write_json));
         out.push('}');
     }
 
@@ -1367,8 +1367,8 @@ impl GraphModule {
             ("graph".to_owned(), self.graph.to_pyjson()),
             ("signature".to_owned(), self.signature.to_pyjson()),
             ("module_call_graph".to_owned(), list_py(&self.module_call_graph, ModuleCallEntry::to_pyjson)),
-            ("metadata".to_owned(), dict_py(&self.metadata, str_py)),
-            ("treespec_namedtuple_fields".to_owned(), dict_py(&self.treespec_namedtuple_fields, NamedTupleDef::to_pyjson)),
+            ("metadata".to_owned(), loose_py(&self.metadata, |x| dict_py(x, str_py))),
+            ("treespec_namedtuple_fields".to_owned(), loose_py(&self.treespec_namedtuple_fields, |x| dict_py(x, NamedTupleDef::to_pyjson))),
         ])
     }
 
@@ -1381,9 +1381,9 @@ impl GraphModule {
         out.push_str(", module_call_graph=");
         repr_list(&self.module_call_graph, out, ModuleCallEntry::py_repr);
         out.push_str(", metadata=");
-        repr_dict(&self.metadata, out, repr_str);
+        repr_loose(&self.metadata, out, |x, out| repr_dict(x, out, repr_str));
         out.push_str(", treespec_namedtuple_fields=");
-        repr_dict(&self.treespec_namedtuple_fields, out, NamedTupleDef::py_repr);
+        repr_loose(&self.treespec_namedtuple_fields, out, |x, out| repr_dict(x, out, NamedTupleDef::py_repr));
         out.push(')');
     }
 }
