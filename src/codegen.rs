@@ -35,6 +35,12 @@ const LOOSE: &[(&str, &str)] = &[
     ("TensorMeta", "layout"),
     // `torch.empty_strided(..., requires_grad=tensor_meta.requires_grad)`.
     ("TensorMeta", "requires_grad"),
+    // `tuple(self.deserialize_sym_int(val) for val in tensor_meta.sizes)`.
+    ("TensorMeta", "sizes"),
+    ("TensorMeta", "strides"),
+    // `torch.device(type=d.type, index=d.index)`.
+    ("Device", "type"),
+    ("Device", "index"),
     // `deserialize_inputs` compares it with `ArgumentKind` members.
     ("NamedArgument", "kind"),
     // `deserialize_metadata`: `metadata.get(key)` and its truth value.
@@ -69,6 +75,13 @@ const RAW_PAYLOAD: &[(&str, &str)] = &[
     // `for arg in value` only when the value is a non-empty list, else
     // `Unhandled argument`.
     ("Argument", "as_tensors"),
+    // `deserialize_sym_int`: `if type(val) is not int: raise AssertionError`
+    // (and a storage offset's is never read).
+    ("SymInt", "as_int"),
+    // `create_symintnode(sym, hint=hint)`: the hint's type is checked there.
+    ("SymExprHint", "as_int"),
+    ("SymExprHint", "as_float"),
+    ("SymExprHint", "as_bool"),
 ];
 
 fn is_raw_payload(union: &str, tag: &str) -> bool {

@@ -436,8 +436,11 @@ fn tensor_info_of(
     t: &schema::TensorMeta,
     parameter: bool,
 ) -> std::result::Result<TensorInfo, String> {
-    let mut shape = Vec::with_capacity(t.sizes.len());
-    for s in &t.sizes {
+    let Some(sizes) = t.sizes.typed() else {
+        return Err("weight sizes that are not a list".into());
+    };
+    let mut shape = Vec::with_capacity(sizes.len());
+    for s in sizes {
         match s {
             schema::SymInt::AsInt(PyInt::Small(i)) => shape.push(*i),
             _ => return Err("a symbolic or huge weight size".into()),

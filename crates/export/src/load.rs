@@ -651,6 +651,144 @@ fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
     }
 }
 
+/// `for val in v` over a list field `_dict_to_dataclass` passed through:
+/// the items, or what Python raises iterating the raw value (`""` is empty;
+/// a longer str yields one-character strs, which have no `.value`).
+fn iterated<T>(v: &wire::Loose<Vec<T>>) -> R<&[T]> {
+    use torchspec_pyval::pyjson::PyJson;
+    match v {
+        wire::Loose::Typed(items) => Ok(items),
+        wire::Loose::Raw(PyJson::Str(s)) if s.is_empty() => Ok(&[]),
+        wire::Loose::Raw(PyJson::Str(_)) => Err(LoadFailure::py(
+            "AttributeError",
+            "'str' object has no attribute 'value'",
+        )),
+        wire::Loose::Raw(PyJson::List(_) | PyJson::Object(_)) => Err(LoadFailure::unsupported(
+            "a list field whose items _dict_to_dataclass passed through",
+        )),
+        wire::Loose::Raw(other) => Err(LoadFailure::py(
+            "TypeError",
+            format!("'{}' object is not iterable", other.type_name()),
+        )),
+    }
+}
+
+/// The device types `c10::DeviceType` parses, in the order its message
+/// lists them.
+const DEVICE_TYPES: &[&str] = &[
+    "cpu",
+    "cuda",
+    "ipu",
+    "xpu",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "hip",
+    "ve",
+    "fpga",
+    "maia",
+    "xla",
+    "lazy",
+    "vulkan",
+    "mps",
+    "meta",
+    "hpu",
+    "mtia",
+    "privateuseone",
+];
+
+/// `deserialize_device(d)`: `torch.device(type=d.type)` or, with an index,
+/// `torch.device(type=d.type, index=d.index)`, with the argument parser's
+/// and `c10::Device`'s refusals in their order; the device as FX prints it.
+fn device_text(d: &wire::Device) -> R<String> {
+    use torchspec_pyval::pyjson::PyJson;
+    let index = match &d.index {
+        wire::Loose::Typed(i) => i.as_ref().map(|i| PyJson::Int(i.clone())),
+        wire::Loose::Raw(PyJson::Null) => None,
+        wire::Loose::Raw(v) => Some(v.clone()),
+    };
+    let ty = match (&d.r#type, &index) {
+        (wire::Loose::Typed(t), _) => t.as_str(),
+        (wire::Loose::Raw(PyJson::Str(t)), _) => t.as_str(),
+        (wire::Loose::Raw(v), None) => {
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!(
+                    "device() received an invalid combination of arguments - got (type={}, ), \
+                     but expected one of:\n * (torch.device device)\n      didn't match because \
+                     some of the keywords were incorrect: type\n * (str type, int index = -1)\n",
+                    v.type_name()
+                ),
+            ))
+        }
+        (wire::Loose::Raw(v), Some(_)) => {
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!(
+                    "device(): argument 'type' must be str, not {}",
+                    v.type_name()
+                ),
+            ))
+        }
+    };
+    let index = match index {
+        None => None,
+        Some(PyJson::Int(i)) => Some(i),
+        Some(v) => {
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!(
+                    "device(): argument 'index' must be int, not {}",
+                    v.type_name()
+                ),
+            ))
+        }
+    };
+    let runtime = |m: String| LoadFailure::py("RuntimeError", m);
+    if ty.is_empty() {
+        return Err(runtime("Device string must not be empty".into()));
+    }
+    let (name, in_string) = match ty.split_once(':') {
+        Some((n, i)) => (n, Some(i)),
+        None => (ty, None),
+    };
+    let well_formed = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphabetic() || c == '_')
+        && in_string.is_none_or(|i| {
+            !i.is_empty()
+                && i.chars().all(|c| c.is_ascii_digit())
+                && (i == "0" || !i.starts_with('0'))
+        });
+    if !well_formed {
+        return Err(runtime(format!("Invalid device string: '{ty}'")));
+    }
+    if !DEVICE_TYPES.contains(&name) {
+        return Err(runtime(format!(
+            "Expected one of {} device type at start of device string: {ty}",
+            DEVICE_TYPES.join(", ")
+        )));
+    }
+    if in_string.is_some() {
+        return Err(runtime(format!(
+            "type (string) must not include an index because index was passed explicitly: {ty}"
+        )));
+    }
+    let Some(index) = index else {
+        return Ok(ty.to_string());
+    };
+    match index.to_i64() {
+        None => Err(LoadFailure::py(
+            "ValueError",
+            "Overflow when unpacking long long",
+        )),
+        Some(i) if i < 0 => Err(runtime("Device index must not be negative".into())),
+        // `DeviceIndex` is narrower than the int: larger indices wrap.
+        Some(i) if i > 127 => Err(LoadFailure::unsupported(format!("a device index of {i}"))),
+        Some(i) => Ok(format!("{ty}:{i}")),
+    }
+}
+
 /// `json.loads(v)` of a value `json.loads` made: a str is parsed, anything
 /// else is CPython's `TypeError`.
 fn json_loads(v: &torchspec_pyval::pyjson::PyJson) -> R<()> {
@@ -737,34 +875,75 @@ impl<'w> Deserializer<'w> {
         s: &wire::SymInt,
         size: bool,
     ) -> R<(Option<LoadFailure>, Vec<String>)> {
-        let wire::SymInt::AsExpr(e) = s else {
-            return Ok((None, Vec::new()));
+        let e = match s {
+            wire::SymInt::AsExpr(e) => e,
+            wire::SymInt::AsInt(_) => return Ok((None, Vec::new())),
+            // `if type(val) is not int: raise AssertionError(...)`.
+            wire::SymInt::Raw(r) => {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("expected int, got {}", r.value.type_name()),
+                ))
+            }
         };
+        // A hint of another type than int: `create_symintnode` refuses it
+        // (a bool counts as its int until then).
+        let mut odd_hint = None;
         let hint = match &e.hint {
             None => None,
             Some(wire::SymExprHint::AsInt(i)) => Some(i.to_bigint()),
+            Some(wire::SymExprHint::Raw(r)) if r.tag == "as_int" => match &r.value {
+                PyJson::Null => None,
+                PyJson::Bool(b) => {
+                    let text = if *b { "True" } else { "False" };
+                    odd_hint = Some(("bool", text.to_string(), Some(f64::from(u8::from(*b)))));
+                    Some(BigInt::from(u8::from(*b)))
+                }
+                PyJson::Float(f) => {
+                    let text = torchspec_pyval::repr::float_repr(*f);
+                    odd_hint = Some(("float", text, Some(*f)));
+                    None
+                }
+                PyJson::Str(s) => {
+                    odd_hint = Some(("str", s.clone(), None));
+                    None
+                }
+                other => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "a symbolic hint that is a {}",
+                        other.type_name()
+                    )))
+                }
+            },
             Some(other) => {
-                let tag = match other {
-                    wire::SymExprHint::AsBool(_) => "as_bool",
-                    _ => "as_float",
-                };
                 return Err(LoadFailure::py(
                     "AssertionError",
-                    format!("expected hint type 'as_int', got '{tag}'"),
+                    format!("expected hint type 'as_int', got '{}'", other.tag()),
                 ));
             }
         };
         let parsed = self.parse_sym_expr(&e.expr_str)?;
         // `create_symintnode`: an Integer must equal its hint.
-        if let (crate::sympify::Parsed::Int(n), Some(h)) = (&parsed.value, &hint) {
-            if n != h {
+        if let crate::sympify::Parsed::Int(n) = &parsed.value {
+            let equal = match (&odd_hint, &hint) {
+                (Some((_, _, number)), _) => {
+                    number.is_some_and(|f| n.to_string().parse::<f64>().is_ok_and(|m| m == f))
+                }
+                (None, Some(h)) => n == h,
+                (None, None) => true,
+            };
+            if !equal {
+                let shown = match (&odd_hint, &hint) {
+                    (Some((_, text, _)), _) => text.clone(),
+                    (None, h) => h.as_ref().map(BigInt::to_string).unwrap_or_default(),
+                };
                 return Err(LoadFailure::py(
                     "AssertionError",
-                    format!("int(sym)={n} != hint={h}"),
+                    format!("int(sym)={n} != hint={shown}"),
                 ));
             }
         }
-        if hint.is_none() {
+        if hint.is_none() && odd_hint.is_none() {
             self.compute_hint(&parsed, true)?;
         }
         let pending = match parsed.value {
@@ -818,6 +997,18 @@ impl<'w> Deserializer<'w> {
                         ));
                     }
                 }
+            }
+        }
+        // `SymNode(...)`: `type(hint) is pytype`.
+        if let Some((ty, _, _)) = odd_hint {
+            if !matches!(parsed.value, crate::sympify::Parsed::Int(_)) {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!(
+                        "Cannot create SymNode of type <class 'int'> with incompatible hint of \
+                         type <class '{ty}'>"
+                    ),
+                ));
             }
         }
         Ok((pending, free))
@@ -875,11 +1066,19 @@ impl<'w> Deserializer<'w> {
             // `torch.empty_strided(..., requires_grad=...)`.
             let mut pending = None;
             let mut free = Vec::new();
-            for (i, s) in t.sizes.iter().chain(t.strides.iter()).enumerate() {
-                let (p, f) = self.eval_sym_int(s, i < t.sizes.len())?;
+            let sizes = iterated(&t.sizes)?;
+            for s in sizes {
+                let (p, f) = self.eval_sym_int(s, true)?;
                 pending = pending.or(p);
                 free.extend(f);
             }
+            let strides = iterated(&t.strides)?;
+            for s in strides {
+                let (p, f) = self.eval_sym_int(s, false)?;
+                pending = pending.or(p);
+                free.extend(f);
+            }
+            device_text(&t.device)?;
             // `_maybe_evaluate_static_worker` of a size's check in
             // `torch.empty_strided`: a free symbol with no range.
             free.sort();
@@ -899,6 +1098,16 @@ impl<'w> Deserializer<'w> {
             if let Some(failure) = pending {
                 return Err(failure);
             }
+            if sizes.len() != strides.len() {
+                return Err(LoadFailure::py(
+                    "RuntimeError",
+                    format!(
+                        "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                        sizes.len(),
+                        strides.len()
+                    ),
+                ));
+            }
             if requires_grad(&t.requires_grad)? && !is_floating_or_complex(dtype) {
                 return Err(LoadFailure::py(
                     "RuntimeError",
@@ -917,6 +1126,22 @@ impl<'w> Deserializer<'w> {
                 match &e.hint {
                     Some(wire::SymExprHint::AsFloat(_)) => {
                         self.parse_sym_expr(&e.expr_str)?;
+                    }
+                    Some(wire::SymExprHint::Raw(r)) if r.tag == "as_float" => {
+                        let parsed = self.parse_sym_expr(&e.expr_str)?;
+                        match &r.value {
+                            PyJson::Null => self.compute_hint(&parsed, false)?,
+                            v => {
+                                return Err(LoadFailure::py(
+                                    "AssertionError",
+                                    format!(
+                                        "Cannot create SymNode of type <class 'float'> with \
+                                         incompatible hint of type <class '{}'>",
+                                        v.type_name()
+                                    ),
+                                ))
+                            }
+                        }
                     }
                     Some(_) => return Err(field_not_set("as_float")),
                     None => {
@@ -1389,10 +1614,7 @@ impl<'w> Deserializer<'w> {
                         .create_node(Op::GetAttr, &g.name, vec![], vec![], Some(&g.name));
                 Arg::Node(id)
             }
-            A::AsDevice(d) => Arg::Device(match &d.index {
-                Some(i) => format!("{}:{i}", d.r#type),
-                None => d.r#type.clone(),
-            }),
+            A::AsDevice(d) => Arg::Device(device_text(d)?),
             A::AsInt(i) => int_arg(i),
             A::AsFloat(f) => Arg::Float(*f),
             A::AsBool(b) => Arg::Bool(*b),

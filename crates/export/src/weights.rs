@@ -687,7 +687,10 @@ fn dtype_of(tm: &schema::TensorMeta) -> Result<Dtype> {
 }
 
 /// `deserialize_size` / `deserialize_stride`: plain ints only.
-fn ints(v: &[schema::SymInt]) -> Result<Vec<i64>> {
+fn ints(v: &schema::Loose<Vec<schema::SymInt>>) -> Result<Vec<i64>> {
+    let Some(v) = v.typed() else {
+        return Err(Error::new("tensor sizes or strides that are not a list"));
+    };
     v.iter().map(int).collect()
 }
 
@@ -697,6 +700,7 @@ fn int(s: &schema::SymInt) -> Result<i64> {
         schema::SymInt::AsInt(PyInt::Big(b)) => Err(Error::new(format!(
             "the size {b} does not fit a 64-bit integer"
         ))),
+        schema::SymInt::Raw(_) => Err(Error::new("a size that is not an int")),
         schema::SymInt::AsExpr(_) => {
             let ty = "as_expr";
             Err(Error::python(

@@ -461,6 +461,10 @@ fn build_guards(
                 match graph.sym_int_values.iter().find(|(k, _)| k == n) {
                     Some((_, SymInt::AsExpr(e))) => handle_symint(&e.expr_str, src, &mut code)?,
                     Some((_, SymInt::AsInt(i))) => code.push(format!("{src} == {}", i.to_bigint())),
+                    // The loader refuses a raw int (`expected int, got ...`).
+                    Some((_, SymInt::Raw(_))) => {
+                        return Err("a sym_int_values entry that is no int".into())
+                    }
                     None => return Err(format!("no sym_int_values entry `{n}`").into()),
                 }
             }
@@ -468,11 +472,12 @@ fn build_guards(
                 let Some((_, meta)) = graph.tensor_values.iter().find(|(k, _)| *k == t.name) else {
                     return Err(format!("no tensor_values entry `{}`", t.name).into());
                 };
-                for (i, dim) in meta.sizes.iter().enumerate() {
+                for (i, dim) in meta.sizes.items().iter().enumerate() {
                     let src = format!("{src}.size()[{i}]");
                     match dim {
                         SymInt::AsInt(n) => code.push(format!("{src} == {}", n.to_bigint())),
                         SymInt::AsExpr(e) => handle_symint(&e.expr_str, src, &mut code)?,
+                        SymInt::Raw(_) => return Err("a size that is no int".into()),
                     }
                 }
             }

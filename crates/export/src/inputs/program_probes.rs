@@ -267,6 +267,7 @@ fn hint_of(s: &SymInt) -> Option<i64> {
             Some(SymExprHint::AsInt(i)) => i.to_i64(),
             _ => None,
         },
+        SymInt::Raw(_) => None,
     };
     hint.filter(|n| (0..=1 << 20).contains(n))
 }
@@ -322,7 +323,12 @@ fn leaves(ep: &ExportedProgram, values: &mut BTreeMap<String, i64>) -> Option<Ve
         out.push(match arg {
             Argument::AsTensor(t) => {
                 let (_, meta) = graph.tensor_values.iter().find(|(k, _)| *k == t.name)?;
-                let dims = meta.sizes.iter().map(|s| dim_of(s, values)).collect();
+                let dims = meta
+                    .sizes
+                    .items()
+                    .iter()
+                    .map(|s| dim_of(s, values))
+                    .collect();
                 let dtype = crate::load::enum_key(&meta.dtype, |d| d.value())
                     .ok()
                     .and_then(crate::load::dtype_name)
@@ -348,7 +354,7 @@ fn leaves(ep: &ExportedProgram, values: &mut BTreeMap<String, i64>) -> Option<Ve
                         }
                         _ => Leaf::SymInt(None),
                     },
-                    SymInt::AsInt(_) => Leaf::Fixed(Value::int(hint)),
+                    SymInt::AsInt(_) | SymInt::Raw(_) => Leaf::Fixed(Value::int(hint)),
                 }
             }
             _ => return None,

@@ -56,7 +56,7 @@ fn sym_expr(values: &wire::Graph, name: &str) -> Option<String> {
         .find(|(k, _)| k == name)
         .and_then(|(_, v)| match v {
             wire::SymInt::AsExpr(e) => Some(e.expr_str.clone()),
-            wire::SymInt::AsInt(_) => None,
+            wire::SymInt::AsInt(_) | wire::SymInt::Raw(_) => None,
         })
 }
 
@@ -187,7 +187,7 @@ fn assert_graph(
         if let Some(s) = node_sym.get(&id) {
             wanted.push((None, s.clone()));
         } else if let Some((_, t)) = values.tensor_values.iter().find(|(k, _)| *k == val) {
-            for (i, size) in t.sizes.iter().enumerate() {
+            for (i, size) in t.sizes.items().iter().enumerate() {
                 if let wire::SymInt::AsExpr(e) = size {
                     if let Some(s) = unbacked_symbol(&e.expr_str) {
                         wanted.push((Some(i), s));

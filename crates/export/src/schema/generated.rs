@@ -838,8 +838,8 @@ impl CustomObjArgument {
 /// `@dataclass class Device`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
-    pub r#type: String,
-    pub index: Option<PyInt>,
+    pub r#type: Loose<String>,
+    pub index: Loose<Option<PyInt>>,
 }
 
 impl Device {
@@ -847,39 +847,39 @@ impl Device {
         const FIELDS: &[&str] = &["type", "index"];
         const REQUIRED: &[&str] = &["type"];
         let d = load_object(v, path, cx, "Device", FIELDS, REQUIRED)?;
-        let f_type = load_field(d, "type", path, cx, load_str)?;
-        let f_index = load_field(d, "index", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
+        let f_type = load_field(d, "type", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_index = load_field(d, "index", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_int)))?;
         let missing = [(f_type.is_none(), "type")];
         let Some(f_type) = f_type else {
             return Err(missing_fields("Device", &missing, path));
         };
         Ok(Self {
             r#type: f_type,
-            index: f_index.unwrap_or(None),
+            index: f_index.unwrap_or(Loose::Typed(None)),
         })
     }
 
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"type\": ");
-        write_str(&self.r#type, out);
+        write_loose(&self.r#type, out, write_str);
         out.push_str(", \"index\": ");
-        write_opt(&self.index, out, write_int);
+        write_loose(&self.index, out, |x, out| write_opt(x, out, write_int));
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("type".to_owned(), str_py(&self.r#type)),
-            ("index".to_owned(), opt_py(&self.index, int_py)),
+            ("type".to_owned(), loose_py(&self.r#type, str_py)),
+            ("index".to_owned(), loose_py(&self.index, |x| opt_py(x, int_py))),
         ])
     }
 
     /// The dataclass `repr`: `Device(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("Device(type=");
-        repr_str(&self.r#type, out);
+        repr_loose(&self.r#type, out, repr_str);
         out.push_str(", index=");
-        repr_opt(&self.index, out, repr_int);
+        repr_loose(&self.index, out, |x, out| repr_opt(x, out, repr_int));
         out.push(')');
     }
 }
@@ -3104,12 +3104,15 @@ pub enum SymExprHint {
     AsInt(PyInt),
     AsBool(bool),
     AsFloat(f64),
+    /// A payload `_dict_to_dataclass` kept as it came.
+    Raw(RawPayload),
 }
 
 impl SymExprHint {
     /// The set field's name (`SymExprHint.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
+            Self::Raw(r) => r.tag,
             Self::AsInt(_) => "as_int",
             Self::AsBool(_) => "as_bool",
             Self::AsFloat(_) => "as_float",
@@ -3119,9 +3122,18 @@ impl SymExprHint {
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
-            "as_int" => Self::AsInt(load_int(val, path, cx)?),
-            "as_bool" => Self::AsBool(load_bool(val, path, cx)?),
-            "as_float" => Self::AsFloat(load_float(val, path, cx)?),
+            "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
+                Loose::Typed(x) => Self::AsInt(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+            },
+            "as_bool" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
+                Loose::Typed(x) => Self::AsBool(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_bool", value }),
+            },
+            "as_float" => match load_loose(val, path, cx, &RawTy::Scalar, load_float)? {
+                Loose::Typed(x) => Self::AsFloat(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_float", value }),
+            },
             _ => return Err(unknown_tag(tag, path)),
         };
         path.pop();
@@ -3142,12 +3154,14 @@ impl SymExprHint {
                 out.push_str("{\"as_float\": ");
                 write_float(x, out);
             }
+            Self::Raw(r) => r.write_json(out),
         }
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
+            Self::Raw(r) => r.value.clone(),
             Self::AsInt(x) => int_py(x),
             Self::AsBool(x) => bool_py(x),
             Self::AsFloat(x) => float_py(x),
@@ -3158,6 +3172,7 @@ impl SymExprHint {
     /// `_Union.__repr__`: `SymExprHint(tag=value)`, the value by `str()` (a str unquoted).
     pub fn py_repr(&self, out: &mut String) {
         match self {
+            Self::Raw(r) => r.py_repr("SymExprHint", out),
             Self::AsInt(x) => {
                 out.push_str("SymExprHint(as_int=");
                 repr_int(x, out);
@@ -3310,12 +3325,15 @@ impl SymFloatArgument {
 pub enum SymInt {
     AsExpr(SymExpr),
     AsInt(PyInt),
+    /// A payload `_dict_to_dataclass` kept as it came.
+    Raw(RawPayload),
 }
 
 impl SymInt {
     /// The set field's name (`SymInt.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
+            Self::Raw(r) => r.tag,
             Self::AsExpr(_) => "as_expr",
             Self::AsInt(_) => "as_int",
         }
@@ -3325,7 +3343,10 @@ impl SymInt {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
             "as_expr" => Self::AsExpr(SymExpr::from_pyjson(val, path, cx)?),
-            "as_int" => Self::AsInt(load_int(val, path, cx)?),
+            "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
+                Loose::Typed(x) => Self::AsInt(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+            },
             _ => return Err(unknown_tag(tag, path)),
         };
         path.pop();
@@ -3342,12 +3363,14 @@ impl SymInt {
                 out.push_str("{\"as_int\": ");
                 write_int(x, out);
             }
+            Self::Raw(r) => r.write_json(out),
         }
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
+            Self::Raw(r) => r.value.clone(),
             Self::AsExpr(x) => x.to_pyjson(),
             Self::AsInt(x) => int_py(x),
         };
@@ -3357,6 +3380,7 @@ impl SymInt {
     /// `_Union.__repr__`: `SymInt(tag=value)`, the value by `str()` (a str unquoted).
     pub fn py_repr(&self, out: &mut String) {
         match self {
+            Self::Raw(r) => r.py_repr("SymInt", out),
             Self::AsExpr(x) => {
                 out.push_str("SymInt(as_expr=");
                 x.py_repr(out);
@@ -3480,10 +3504,10 @@ impl TensorArgument {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorMeta {
     pub dtype: Loose<ScalarType>,
-    pub sizes: Vec<SymInt>,
+    pub sizes: Loose<Vec<SymInt>>,
     pub requires_grad: Loose<bool>,
     pub device: Device,
-    pub strides: Vec<SymInt>,
+    pub strides: Loose<Vec<SymInt>>,
     pub storage_offset: SymInt,
     pub layout: Loose<Layout>,
 }
@@ -3494,10 +3518,10 @@ impl TensorMeta {
         const REQUIRED: &[&str] = &["dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"];
         let d = load_object(v, path, cx, "TensorMeta", FIELDS, REQUIRED)?;
         let f_dtype = load_field(d, "dtype", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, ScalarType::from_pyjson))?;
-        let f_sizes = load_field(d, "sizes", path, cx, |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson))?;
+        let f_sizes = load_field(d, "sizes", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson)))?;
         let f_requires_grad = load_field(d, "requires_grad", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
         let f_device = load_field(d, "device", path, cx, Device::from_pyjson)?;
-        let f_strides = load_field(d, "strides", path, cx, |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson))?;
+        let f_strides = load_field(d, "strides", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson)))?;
         let f_storage_offset = load_field(d, "storage_offset", path, cx, SymInt::from_pyjson)?;
         let f_layout = load_field(d, "layout", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, Layout::from_pyjson))?;
         let missing = [(f_dtype.is_none(), "dtype"), (f_sizes.is_none(), "sizes"), (f_requires_grad.is_none(), "requires_grad"), (f_device.is_none(), "device"), (f_strides.is_none(), "strides"), (f_storage_offset.is_none(), "storage_offset"), (f_layout.is_none(), "layout")];
@@ -3519,13 +3543,13 @@ impl TensorMeta {
         out.push_str("{\"dtype\": ");
         write_loose(&self.dtype, out, ScalarType::write_json);
         out.push_str(", \"sizes\": ");
-        write_list(&self.sizes, out, SymInt::write_json);
+        write_loose(&self.sizes, out, |x, out| write_list(x, out, SymInt::write_json));
         out.push_str(", \"requires_grad\": ");
         write_loose(&self.requires_grad, out, write_bool);
         out.push_str(", \"device\": ");
         self.device.write_json(out);
         out.push_str(", \"strides\": ");
-        write_list(&self.strides, out, SymInt::write_json);
+        write_loose(&self.strides, out, |x, out| write_list(x, out, SymInt::write_json));
         out.push_str(", \"storage_offset\": ");
         self.storage_offset.write_json(out);
         out.push_str(", \"layout\": ");
@@ -3536,10 +3560,10 @@ impl TensorMeta {
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("dtype".to_owned(), loose_py(&self.dtype, ScalarType::to_pyjson)),
-            ("sizes".to_owned(), list_py(&self.sizes, SymInt::to_pyjson)),
+            ("sizes".to_owned(), loose_py(&self.sizes, |x| list_py(x, SymInt::to_pyjson))),
             ("requires_grad".to_owned(), loose_py(&self.requires_grad, bool_py)),
             ("device".to_owned(), self.device.to_pyjson()),
-            ("strides".to_owned(), list_py(&self.strides, SymInt::to_pyjson)),
+            ("strides".to_owned(), loose_py(&self.strides, |x| list_py(x, SymInt::to_pyjson))),
             ("storage_offset".to_owned(), self.storage_offset.to_pyjson()),
             ("layout".to_owned(), loose_py(&self.layout, Layout::to_pyjson)),
         ])
@@ -3550,13 +3574,13 @@ impl TensorMeta {
         out.push_str("TensorMeta(dtype=");
         repr_loose(&self.dtype, out, ScalarType::py_repr);
         out.push_str(", sizes=");
-        repr_list(&self.sizes, out, SymInt::py_repr);
+        repr_loose(&self.sizes, out, |x, out| repr_list(x, out, SymInt::py_repr));
         out.push_str(", requires_grad=");
         repr_loose(&self.requires_grad, out, repr_bool);
         out.push_str(", device=");
         self.device.py_repr(out);
         out.push_str(", strides=");
-        repr_list(&self.strides, out, SymInt::py_repr);
+        repr_loose(&self.strides, out, |x, out| repr_list(x, out, SymInt::py_repr));
         out.push_str(", storage_offset=");
         self.storage_offset.py_repr(out);
         out.push_str(", layout=");

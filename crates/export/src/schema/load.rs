@@ -185,6 +185,17 @@ impl<T> Loose<T> {
     }
 }
 
+impl<T> Loose<Vec<T>> {
+    /// The items of a list field as a loaded program has them: the loader
+    /// refuses every raw value but `""`, which Python iterates as empty.
+    pub fn items(&self) -> &[T] {
+        match self {
+            Loose::Typed(t) => t,
+            Loose::Raw(_) => &[],
+        }
+    }
+}
+
 /// A union payload `_dict_to_dataclass` passed through unchecked
 /// (`Argument.create(as_int=0.0)`): the tag and the raw JSON Python keeps.
 #[derive(Clone, Debug, PartialEq)]

@@ -482,8 +482,9 @@ impl<'a, 'w> GraphSer<'a, 'w> {
             ));
         }
         let mut meta = (*meta).clone();
-        meta.sizes = meta.sizes.iter().map(loaded_sym_int).collect();
-        meta.strides = meta.strides.iter().map(loaded_sym_int).collect();
+        meta.sizes = wire::Loose::Typed(meta.sizes.items().iter().map(loaded_sym_int).collect());
+        meta.strides =
+            wire::Loose::Typed(meta.strides.items().iter().map(loaded_sym_int).collect());
         meta.storage_offset = wire::SymInt::AsInt(PyInt::Small(0));
         self.out.tensor_values.push((new.to_string(), meta));
         Ok(())
