@@ -323,7 +323,7 @@ impl ExportedProgram {
         for entry in &graph_module.module_call_graph {
             if let Some(sig) = &entry.signature {
                 for spec in [&sig.in_spec, &sig.out_spec] {
-                    if let Err(e) = crate::pytree::treespec_loads(spec, &registry) {
+                    if let Err(e) = crate::pytree::treespec_loads_cause(spec, &registry) {
                         return Err(match e {
                             torchspec_pyval::Raise::Exception(e) => {
                                 Error::python(&e.type_name, e.message)

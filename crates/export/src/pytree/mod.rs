@@ -15,7 +15,7 @@ use std::rc::Rc;
 use torchspec_pyval::{PyResult, Value};
 
 pub use flatten::{tree_flatten, tree_unflatten, treespec_pprint, Container};
-pub use serde::{treespec_dumps, treespec_dumps_protocol, treespec_loads};
+pub use serde::{treespec_dumps, treespec_dumps_protocol, treespec_loads, treespec_loads_cause};
 pub use types::{import_attr, NodeKind, PyType, Registry};
 
 /// `torch.utils._pytree.TreeSpec`: the structure of a pytree. A leaf has no

@@ -130,6 +130,24 @@ fn defaultdict_serialize(context: &Value) -> PyResult<Value> {
 
 /// `treespec_loads(serialized)` in a process whose pytree registries are `registry`.
 pub fn treespec_loads(serialized: &str, registry: &Registry) -> PyResult<TreeSpec> {
+    loads(serialized, registry, Chain::Outer)
+}
+
+/// [`treespec_loads`], raising the end of a re-raised exception's
+/// `__cause__` chain: what `torch.export.load` reports (it logs the
+/// deserializer's real error, as the oracle records it).
+pub fn treespec_loads_cause(serialized: &str, registry: &Registry) -> PyResult<TreeSpec> {
+    loads(serialized, registry, Chain::Cause)
+}
+
+/// Which exception of a `raise ... from ex` to raise.
+#[derive(Clone, Copy, PartialEq)]
+enum Chain {
+    Outer,
+    Cause,
+}
+
+fn loads(serialized: &str, registry: &Registry, chain: Chain) -> PyResult<TreeSpec> {
     let loaded = json::loads(serialized)?;
     let (protocol, json_schema) = unpack2(&loaded)?;
     // `protocol in _SUPPORTED_PROTOCOLS`: a dict lookup (`True` and `1.0` are `1`).
@@ -137,10 +155,10 @@ pub fn treespec_loads(serialized: &str, registry: &Registry) -> PyResult<TreeSpe
     if !protocol.key_eq(&Value::int(1)) {
         return Err(unknown_protocol(&protocol));
     }
-    json_to_treespec(&json_schema, registry)
+    json_to_treespec(&json_schema, registry, chain)
 }
 
-fn json_to_treespec(json_schema: &Value, registry: &Registry) -> PyResult<TreeSpec> {
+fn json_to_treespec(json_schema: &Value, registry: &Registry, chain: Chain) -> PyResult<TreeSpec> {
     let type_name = subscript(json_schema, "type")?;
     if matches!(type_name, Value::None)
         && matches!(subscript(json_schema, "context")?, Value::None)
@@ -176,11 +194,19 @@ fn json_to_treespec(json_schema: &Value, registry: &Registry) -> PyResult<TreeSp
         }
         NodeKind::DefaultDict => defaultdict_deserialize(&dumpable)?,
         _ => {
+            // `json.loads(json_schema["context"])`, its `TypeError`
+            // re-raised `from ex`.
             let Value::Str(text) = &dumpable else {
-                return Err(Raise::type_error(
-                    "Unable to deserialize context. Please make the context json load-able, \
-                     or register a custom serializer using _register_pytree_node.",
-                ));
+                return Err(Raise::type_error(match chain {
+                    Chain::Outer => "Unable to deserialize context. Please make the context json \
+                                     load-able, or register a custom serializer using \
+                                     _register_pytree_node."
+                        .to_string(),
+                    Chain::Cause => format!(
+                        "the JSON object must be str, bytes or bytearray, not {}",
+                        dumpable.type_name()
+                    ),
+                }));
             };
             let loaded = json::loads(text)?;
             enum_object_hook(&loaded)?;
@@ -190,7 +216,7 @@ fn json_to_treespec(json_schema: &Value, registry: &Registry) -> PyResult<TreeSp
     let children = subscript(json_schema, "children_spec")?
         .iterate()?
         .iter()
-        .map(|c| json_to_treespec(c, registry))
+        .map(|c| json_to_treespec(c, registry, chain))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(TreeSpec::new(typ.clone(), context, children))
 }
