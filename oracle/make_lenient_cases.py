@@ -158,6 +158,18 @@ CASES = [
      [['"metadata": {}, "treespec', '"metadata": {"custom": 3}, "treespec']], True),
     ("gm_treespec_fields_list", "mlp-dynamic",
      [['"treespec_namedtuple_fields": {}', '"treespec_namedtuple_fields": []']], True),
+    # The ShapeEnv's runtime asserts and size checks on unbacked symbols
+    # whose range constraint is gone, and a `lambda` sympify turns into a
+    # `Lambda`.
+    ("rc_unbacked_item_deleted", "unbacked-item",
+     [['"range_constraints": {"u0": {"min_val"', '"range_constraints": {"u_gone": {"min_val"']], False),
+    ("rc_unbacked_nonzero_empty", "unbacked-nonzero",
+     [['"range_constraints": {', '"range_constraints": {"zz": {"min_val": 0, "max_val": 1}}, "zz_rc": {']], False),
+    ("rc_runtime_asserts_backed_deleted", "runtime-asserts",
+     [['"s77": {"min_val": 2, "max_val": null}, "s86"', '"s77_gone": {"min_val": 2, "max_val": null}, "s86"']], False),
+    ("expr_lambda", "mlp-dynamic", expr("lambda: 1"), False),
+    ("expr_lambda_unhinted", "mlp-dynamic", expr("lambda: 1", None), False),
+    ("expr_lambda_params", "mlp-dynamic", expr("lambda x: x"), False),
 ]
 
 

@@ -789,6 +789,11 @@ fn device_text(d: &wire::Device) -> R<String> {
     }
 }
 
+/// The ShapeEnv's evaluation of a `Lambda` (`sympify("lambda: 1")`).
+fn lambda_key_error() -> LoadFailure {
+    LoadFailure::py("KeyError", crate::sympify::LAMBDA_KEY_ERROR)
+}
+
 /// `json.loads(v)` of a value `json.loads` made: a str is parsed, anything
 /// else is CPython's `TypeError`.
 fn json_loads(v: &torchspec_pyval::pyjson::PyJson) -> R<()> {
@@ -874,7 +879,7 @@ impl<'w> Deserializer<'w> {
         &mut self,
         s: &wire::SymInt,
         size: bool,
-    ) -> R<(Option<LoadFailure>, Vec<String>)> {
+    ) -> R<(Option<LoadFailure>, Vec<(String, bool)>)> {
         let e = match s {
             wire::SymInt::AsExpr(e) => e,
             wire::SymInt::AsInt(_) => return Ok((None, Vec::new())),
@@ -951,6 +956,8 @@ impl<'w> Deserializer<'w> {
                 "TypeError",
                 format!("Cannot convert {name} to int"),
             )),
+            // `torch.empty_strided`'s check of a size evaluates it.
+            crate::sympify::Parsed::Lambda if size => Some(lambda_key_error()),
             _ => None,
         };
         // `torch.empty_strided`'s checks of a size (`_maybe_evaluate_static`
@@ -978,7 +985,18 @@ impl<'w> Deserializer<'w> {
                 }
             }
         }
-        let free: Vec<String> = unranged.cloned().into_iter().collect();
+        // A bare unbacked symbol's `u >= 0` check stops at
+        // `_should_skip_static_eval`'s `var_to_range[u]`: a `KeyError`.
+        let bare_unbacked = |n: &String| {
+            parsed.bare.as_ref() == Some(n)
+                && n.starts_with('u')
+                && n.len() > 1
+                && n[1..].chars().all(|c| c.is_ascii_digit())
+        };
+        let free: Vec<(String, bool)> = unranged
+            .map(|n| (n.clone(), bare_unbacked(n)))
+            .into_iter()
+            .collect();
         let symbol = crate::srepr::bare_symbol(&e.expr_str).or(parsed.bare.clone());
         if let (Some(v), Some(name)) = (hint, symbol) {
             if self.hinted.insert(name.clone()) {
@@ -1030,6 +1048,7 @@ impl<'w> Deserializer<'w> {
                     format!("Cannot convert {name} to int"),
                 ))
             }
+            Parsed::Lambda => return Err(lambda_key_error()),
             Parsed::Other => {}
             _ => return Ok(()),
         }
@@ -1083,12 +1102,13 @@ impl<'w> Deserializer<'w> {
             // `torch.empty_strided`: a free symbol with no range.
             free.sort();
             if pending.is_none() {
-                if let Some(k) = free.first() {
-                    pending = Some(LoadFailure::py(
+                pending = free.first().map(|(k, key_error)| match key_error {
+                    true => LoadFailure::py("KeyError", k.clone()),
+                    false => LoadFailure::py(
                         "AssertionError",
                         format!("vr must not be None for symbol {k}"),
-                    ));
-                }
+                    ),
+                });
             }
             let dtype = enum_key(&t.dtype, |d| d.value()).and_then(|k| {
                 dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string()))
@@ -1432,6 +1452,9 @@ impl<'w> Deserializer<'w> {
         match node.args.first() {
             None => Err(LoadFailure::py("IndexError", "tuple index out of range")),
             Some(Arg::Bool(_)) if bool_skips => Ok(()),
+            Some(Arg::Node(arg)) if bool_skips && !self.cx.valueless.contains(arg) => {
+                self.runtime_assert(*arg)
+            }
             // A subgraph's get_attr node has no `val` either.
             Some(Arg::Node(arg))
                 if self.cx.valueless.contains(arg)
@@ -1453,6 +1476,69 @@ impl<'w> Deserializer<'w> {
             Some(Arg::Torch(_) | Arg::Device(_)) => Err(LoadFailure::unsupported(
                 "`.meta` of a torch object as a ShapeEnv assert's argument",
             )),
+        }
+    }
+
+    /// `shape_env.guard_or_defer_runtime_assert(expr)` of an `_assert_scalar`
+    /// on a SymBool, as far as its fast paths go: `_maybe_fast_eval_comparison`
+    /// (a sum of terms with non-negative ranges `>= 0` is true), then
+    /// `_should_skip_static_eval`'s `var_to_range[u]` of an unbacked symbol
+    /// `u` compared with zero (`KeyError` when no range constraint gave it
+    /// one). What `_maybe_evaluate_static` decides after is not modelled.
+    fn runtime_assert(&self, arg: NodeId) -> R<()> {
+        use crate::srepr::SumTerm;
+        let node = self.cx.graph.node(arg);
+        if node.op == Op::GetAttr {
+            return Err(key_error("val"));
+        }
+        let Some(name) = node.meta.val.as_deref() else {
+            return Ok(());
+        };
+        let Some(wire::SymBool::AsExpr(e)) = self.sym_bool_values.get(name).copied() else {
+            return Ok(());
+        };
+        let (terms, bare) =
+            crate::srepr::comparison_with_zero(&e.expr_str).unwrap_or((Vec::new(), false));
+        let nonneg = |t: &SumTerm| match t {
+            SumTerm::Symbol(s) => self
+                .ranges
+                .get(s.as_str())
+                .is_some_and(|vr| matches!(&vr.lower, Bound::Int(lo) if *lo >= BigInt::from(0))),
+            SumTerm::Number(n) => *n,
+            SumTerm::Other => false,
+        };
+        if !terms.is_empty() && terms.iter().all(nonneg) {
+            return Ok(());
+        }
+        if let (true, [SumTerm::Symbol(s)]) = (bare, terms.as_slice()) {
+            let unbacked = s.starts_with('u') && s[1..].chars().all(|c| c.is_ascii_digit());
+            if unbacked && !s[1..].is_empty() {
+                return match self.ranges.get(s.as_str()) {
+                    None => Err(LoadFailure::py("KeyError", s.clone())),
+                    // `vr.lower == -int_oo and vr.upper == int_oo`: skipped.
+                    Some(vr) if vr.lower == Bound::NegIntOo && vr.upper == Bound::IntOo => Ok(()),
+                    Some(_) => Ok(()),
+                };
+            }
+        }
+        // `_maybe_evaluate_static`: each free symbol (`sorted(key=str)`)
+        // needs a range (`_maybe_evaluate_static_worker`); a backed hint
+        // gives none (unlike `compute_hint`, this substitutes no hints).
+        let symbols = &self.symbols;
+        let Ok(parsed) = crate::sympify::sympify_in(&e.expr_str, &|n| symbols.contains(n)) else {
+            return Ok(());
+        };
+        if parsed.value == crate::sympify::Parsed::Lambda {
+            return Err(lambda_key_error());
+        }
+        let mut free = parsed.free_symbols.unwrap_or_default();
+        free.sort();
+        match free.iter().find(|n| !self.ranges.contains_key(n.as_str())) {
+            Some(k) => Err(LoadFailure::py(
+                "AssertionError",
+                format!("vr must not be None for symbol {k}"),
+            )),
+            None => Ok(()),
         }
     }
 

@@ -334,3 +334,54 @@ mod tests {
         assert_eq!(l("Integer(3)"), None);
     }
 }
+
+/// A term of the sum in a comparison with zero.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SumTerm {
+    Symbol(String),
+    /// A number, and whether it is `>= 0`.
+    Number(bool),
+    Other,
+}
+
+/// `sum >= 0` (`GreaterThan(sum, 0)`) or `0 <= sum` (`LessThan(0, sum)`):
+/// the terms of `sum` (an `Add`'s arguments, or `sum` itself), and whether
+/// `sum` is a bare symbol. `None` for any other expression.
+pub fn comparison_with_zero(srepr: &str) -> Option<(Vec<SumTerm>, bool)> {
+    let mut p = Parser {
+        s: srepr.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let zero = |n: &Node| {
+        matches!(n, Node::Call(f, a) if f == "Integer"
+            && matches!(positional(a).first(), Some(Node::Int(i)) if i == "0"))
+    };
+    let Node::Call(f, args) = p.node()? else {
+        return None;
+    };
+    let args = positional(&args);
+    let sum = match (f.as_str(), args.as_slice()) {
+        ("GreaterThan", [lhs, rhs]) if zero(rhs) => *lhs,
+        ("LessThan", [lhs, rhs]) if zero(lhs) => *rhs,
+        _ => return None,
+    };
+    let term = |n: &Node| match n {
+        Node::Call(f, a) if f == "Symbol" => match positional(a).first() {
+            Some(Node::Str(s)) => SumTerm::Symbol(s.clone()),
+            _ => SumTerm::Other,
+        },
+        Node::Call(f, a) if f == "Integer" => match positional(a).first() {
+            Some(Node::Int(i)) => SumTerm::Number(!i.starts_with('-')),
+            _ => SumTerm::Other,
+        },
+        _ => SumTerm::Other,
+    };
+    let terms = match sum {
+        Node::Call(f, a) if f == "Add" => positional(a).into_iter().map(term).collect(),
+        n => vec![term(n)],
+    };
+    let bare = matches!(terms.as_slice(), [SumTerm::Symbol(_)])
+        && !matches!(sum, Node::Call(f, _) if f == "Add");
+    Some((terms, bare))
+}

@@ -25,9 +25,16 @@ pub enum Parsed {
     /// `oo`, `nan` or `zoo` (`1/0`): `int()` of it is
     /// `TypeError: Cannot convert {name} to int` (`zoo` says `complex`).
     NotInt(&'static str),
+    /// `lambda: expr`, a `Lambda((), expr)`: `_process_sym_expr` walks it,
+    /// and the ShapeEnv's first evaluation of it looks its `Tuple` argument
+    /// up in a handler table (`KeyError: <class 'sympy.core.containers.Tuple'>`).
+    Lambda,
     /// Anything else, or a text this module does not decide on.
     Other,
 }
+
+/// What evaluating a [`Parsed::Lambda`] raises.
+pub const LAMBDA_KEY_ERROR: &str = "<class 'sympy.core.containers.Tuple'>";
 
 /// A Python exception: type and message.
 pub type PyErr = (&'static str, String);
@@ -376,6 +383,15 @@ pub fn sympify_in(expr_str: &str, known: &dyn Fn(&str) -> bool) -> Result<Sympif
             return Err(e);
         }
     }
+    if value == Parsed::Lambda {
+        return Ok(Sympified {
+            value,
+            free_symbols: None,
+            bare: None,
+            positive: Vec::new(),
+            plus_positive_int: false,
+        });
+    }
     let free_symbols = free_symbols(&tokens);
     let one_symbol = match tokens.as_slice() {
         [Tok::Name(_)] => true,
@@ -602,6 +618,16 @@ pub fn sympify(expr_str: &str) -> Result<Parsed, PyErr> {
     };
     if tokens.is_empty() {
         return Err(syntax_error(&text, 0));
+    }
+    if tokens[0] == Tok::Name("lambda".into()) {
+        // With parameters, `_process_sym_expr` of the `Lambda` fails.
+        return match tokens.get(1) {
+            Some(Tok::Op(":")) if tokens.len() > 2 => Ok(Parsed::Lambda),
+            _ if tokens.contains(&Tok::Op(":")) => {
+                Err(("IndexError", "tuple index out of range".to_string()))
+            }
+            _ => Ok(Parsed::Other),
+        };
     }
     let mut p = P {
         t: &tokens,
