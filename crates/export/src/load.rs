@@ -402,6 +402,10 @@ pub fn printed_target(serialized: &str) -> String {
     }
 }
 
+/// A free symbol of a tensor size with no range: its name, and whether the
+/// size is that bare unbacked symbol (its `u >= 0` check is a `KeyError`).
+type Unranged = (String, bool);
+
 /// What `deserialize_node` makes of a resolved target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TargetKind {
@@ -879,7 +883,7 @@ impl<'w> Deserializer<'w> {
         &mut self,
         s: &wire::SymInt,
         size: bool,
-    ) -> R<(Option<LoadFailure>, Vec<(String, bool)>)> {
+    ) -> R<(Option<LoadFailure>, Vec<Unranged>)> {
         let e = match s {
             wire::SymInt::AsExpr(e) => e,
             wire::SymInt::AsInt(_) => return Ok((None, Vec::new())),
@@ -993,7 +997,7 @@ impl<'w> Deserializer<'w> {
                 && n.len() > 1
                 && n[1..].chars().all(|c| c.is_ascii_digit())
         };
-        let free: Vec<(String, bool)> = unranged
+        let free: Vec<Unranged> = unranged
             .map(|n| (n.clone(), bare_unbacked(n)))
             .into_iter()
             .collect();
