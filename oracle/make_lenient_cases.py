@@ -170,6 +170,18 @@ CASES = [
     ("expr_lambda", "mlp-dynamic", expr("lambda: 1"), False),
     ("expr_lambda_unhinted", "mlp-dynamic", expr("lambda: 1", None), False),
     ("expr_lambda_params", "mlp-dynamic", expr("lambda x: x"), False),
+    # List and dict fields of a graph and a node, kept as they came
+    # (a later duplicate key wins in json.loads).
+    ("graph_nodes_null", "mlp-dynamic", [['"tensor_values": {', '"nodes": null, "tensor_values": {']], True),
+    ("graph_nodes_string", "mlp-dynamic", [['"tensor_values": {', '"nodes": "ab", "tensor_values": {']], True),
+    ("graph_outputs_int", "mlp-dynamic", [['"tensor_values": {', '"outputs": 3, "tensor_values": {']], True),
+    ("graph_sym_bool_values_list", "mlp-dynamic", [['"sym_bool_values": {}', '"sym_bool_values": []']], True),
+    ("node_inputs_null", "mlp-dynamic",
+     [['"target": "torch.ops.aten.linear.default", "inputs": [', '"target": "torch.ops.aten.linear.default", "inputs": null, "x": [']], True),
+    ("node_inputs_empty_string", "mlp-dynamic",
+     [['"target": "torch.ops.aten.linear.default", "inputs": [', '"target": "torch.ops.aten.linear.default", "inputs": "", "x": [']], True),
+    ("node_outputs_int", "mlp-dynamic",
+     [['"outputs": [{"as_sym_int": {"as_name": "sym_size_int_1"}}]', '"outputs": 7']], True),
 ]
 
 

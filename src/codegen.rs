@@ -58,6 +58,36 @@ fn is_loose(class: &str, field: &str) -> bool {
     LOOSE.contains(&(class, field))
 }
 
+/// List and dict fields `_dict_to_dataclass` passes through when the JSON
+/// is neither (`return data`), and whose first use the loader mirrors
+/// (`for x in v`, `len(v)`, `v.items()`). The field keeps its typed `Vec`
+/// (empty then) and the struct's `raw` holds the value as it came, so code
+/// that reads a loaded program never sees it.
+const SHADOWED: &[(&str, &str)] = &[
+    // `deserialize_graph`: `.items()` of each value table, then `for` over
+    // the inputs, nodes and outputs.
+    ("Graph", "inputs"),
+    ("Graph", "nodes"),
+    ("Graph", "outputs"),
+    ("Graph", "tensor_values"),
+    ("Graph", "sym_int_values"),
+    ("Graph", "sym_float_values"),
+    ("Graph", "sym_bool_values"),
+    ("Graph", "custom_obj_values"),
+    // `deserialize_node`: `for input in serialized_node.inputs`,
+    // `len(serialized_node.outputs)`.
+    ("Node", "inputs"),
+    ("Node", "outputs"),
+];
+
+fn is_shadowed(class: &str, field: &str) -> bool {
+    SHADOWED.contains(&(class, field))
+}
+
+fn has_shadowed(class: &str) -> bool {
+    SHADOWED.iter().any(|(c, _)| *c == class)
+}
+
 /// Union payloads `_dict_to_dataclass` passes through unchecked
 /// (`cls.create(as_int=0.0)`) and whose fate the loader mirrors: such a
 /// union gets a `Raw(RawPayload)` variant (the tag and the raw JSON).
@@ -272,7 +302,7 @@ fn read_schema(yaml: &str) -> Result<Schema, Error> {
         };
         defs.push((name.to_string(), def));
     }
-    for (class, field) in LOOSE {
+    for (class, field) in LOOSE.iter().chain(SHADOWED) {
         // A class the schema does not have is not an error (a reduced
         // schema); a field it lacks is.
         let Some((_, def)) = defs.iter().find(|(n, _)| n == class) else {
@@ -625,8 +655,14 @@ fn gen_struct(
         };
         let _ = writeln!(o, "    pub {}: {ty},", ident(&f.name));
     }
+    if has_shadowed(name) {
+        o.push_str("    /// List and dict fields `_dict_to_dataclass` passed through as they came\n    /// (neither a list nor a dict): the field's name and JSON. The typed\n    /// field is empty then.\n    pub raw: Vec<(&'static str, PyJson)>,\n");
+    }
     o.push_str("}\n\n");
     let _ = writeln!(o, "impl {name} {{");
+    if has_shadowed(name) {
+        o.push_str("    /// The JSON of `field` as it came, when it was neither a list nor a dict.\n    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {\n        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)\n    }\n\n");
+    }
     // Read: `_dict_to_dataclass`, fields in dataclass order, then `cls(**fields)`.
     let _ = writeln!(o, "    {LOAD_SIG} {{");
     o.push_str("        const FIELDS: &[&str] = &[");
@@ -643,8 +679,11 @@ fn gen_struct(
         o,
         "        let d = load_object(v, path, cx, \"{name}\", FIELDS, REQUIRED)?;"
     );
+    if has_shadowed(name) {
+        o.push_str("        let mut raw = Vec::new();\n");
+    }
     for f in fields {
-        let load = if is_loose(name, &f.name) {
+        let load = if is_loose(name, &f.name) || is_shadowed(name, &f.name) {
             format!(
                 "|v, p, cx| load_loose(v, p, cx, &{}, {})",
                 raw_ty(&f.ty, enums),
@@ -658,6 +697,13 @@ fn gen_struct(
             "        let f_{} = load_field(d, \"{}\", path, cx, {load})?;",
             f.name, f.name
         );
+        if is_shadowed(name, &f.name) {
+            let _ = writeln!(
+                o,
+                "        let f_{0} = f_{0}.map(|l| match l {{ Loose::Typed(t) => t, Loose::Raw(r) => {{ raw.push((\"{0}\", r)); Vec::new() }} }});",
+                f.name
+            );
+        }
     }
     if !required.is_empty() {
         o.push_str("        let missing = [");
@@ -717,6 +763,9 @@ fn gen_struct(
             let _ = writeln!(o, "            {}: {init},", ident(&f.name));
         }
     }
+    if has_shadowed(name) {
+        o.push_str("            raw,\n");
+    }
     o.push_str("        })\n    }\n\n");
     // Write: `_dataclass_to_dict` then `json.dumps`.
     o.push_str("    pub fn write_json(&self, out: &mut String) {\n");
@@ -729,6 +778,15 @@ fn gen_struct(
                 o,
                 "        write_loose(&{place}, out, {});",
                 write_fn(&f.ty)
+            );
+            continue;
+        }
+        if is_shadowed(name, &f.name) {
+            let _ = writeln!(
+                o,
+                "        if let Some(r) = self.raw_field(\"{}\") {{ write_raw(r, out); }} else {{ {} }}",
+                f.name,
+                write_call(&f.ty, &format!("&{place}"))
             );
             continue;
         }
@@ -745,6 +803,12 @@ fn gen_struct(
         let place = format!("self.{}", ident(&f.name));
         let value = if is_loose(name, &f.name) {
             format!("loose_py(&{place}, {})", py_fn(&f.ty))
+        } else if is_shadowed(name, &f.name) {
+            format!(
+                "self.raw_field(\"{}\").cloned().unwrap_or_else(|| {})",
+                f.name,
+                py_call(&f.ty, &format!("&{place}"))
+            )
         } else {
             let x = if matches!(f.ty, Ty::Named(_)) {
                 place
@@ -771,6 +835,15 @@ fn gen_struct(
         let place = format!("self.{}", ident(&f.name));
         if is_loose(name, &f.name) {
             let _ = writeln!(o, "        repr_loose(&{place}, out, {});", repr_fn(&f.ty));
+            continue;
+        }
+        if is_shadowed(name, &f.name) {
+            let _ = writeln!(
+                o,
+                "        if let Some(r) = self.raw_field(\"{}\") {{ repr_raw(r, out); }} else {{ {} }}",
+                f.name,
+                repr_call(&f.ty, &format!("&{place}"))
+            );
             continue;
         }
         let x = if matches!(f.ty, Ty::Named(_)) {

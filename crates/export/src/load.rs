@@ -793,6 +793,57 @@ fn device_text(d: &wire::Device) -> R<String> {
     }
 }
 
+/// How the deserializer first uses a list field.
+#[derive(Clone, Copy)]
+enum Use {
+    /// `for x in v`, then `x.ATTR`.
+    Iter(&'static str),
+    /// `len(v)`.
+    Len,
+    /// `v[0].ATTR`.
+    Index(&'static str),
+}
+
+/// The first use of a list field `_dict_to_dataclass` passed through as
+/// it came (`raw`; `None`: it was a list): Python's `TypeError` on a value
+/// it cannot iterate or measure, or on a non-empty str the
+/// `AttributeError` of its first character (`""` is an empty list).
+fn raw_list_use(raw: Option<&torchspec_pyval::pyjson::PyJson>, how: Use) -> R<()> {
+    use torchspec_pyval::pyjson::PyJson;
+    let Some(v) = raw else {
+        return Ok(());
+    };
+    match (v, how) {
+        (PyJson::Str(s), Use::Index(_)) if s.is_empty() => {
+            Err(LoadFailure::py("IndexError", "string index out of range"))
+        }
+        (PyJson::Str(_), Use::Index(attr)) => Err(LoadFailure::py(
+            "AttributeError",
+            format!("'str' object has no attribute '{attr}'"),
+        )),
+        (PyJson::Str(s), _) if s.is_empty() => Ok(()),
+        (PyJson::Str(_), Use::Iter(attr)) => Err(LoadFailure::py(
+            "AttributeError",
+            format!("'str' object has no attribute '{attr}'"),
+        )),
+        (PyJson::Str(_) | PyJson::List(_) | PyJson::Object(_), _) => Err(LoadFailure::unsupported(
+            format!("a {} where the schema has a list", v.type_name()),
+        )),
+        (_, Use::Iter(_)) => Err(LoadFailure::py(
+            "TypeError",
+            format!("'{}' object is not iterable", v.type_name()),
+        )),
+        (_, Use::Len) => Err(LoadFailure::py(
+            "TypeError",
+            format!("object of type '{}' has no len()", v.type_name()),
+        )),
+        (_, Use::Index(_)) => Err(LoadFailure::py(
+            "TypeError",
+            format!("'{}' object is not subscriptable", v.type_name()),
+        )),
+    }
+}
+
 /// The ShapeEnv's evaluation of a `Lambda` (`sympify("lambda: 1")`).
 fn lambda_key_error() -> LoadFailure {
     LoadFailure::py("KeyError", crate::sympify::LAMBDA_KEY_ERROR)
@@ -1213,7 +1264,22 @@ impl<'w> Deserializer<'w> {
     }
 
     fn deserialize_graph(&mut self, g: &'w wire::Graph) -> R<()> {
+        for table in [
+            "tensor_values",
+            "sym_int_values",
+            "sym_float_values",
+            "sym_bool_values",
+            "custom_obj_values",
+        ] {
+            if let Some(v) = g.raw_field(table) {
+                return Err(LoadFailure::py(
+                    "AttributeError",
+                    format!("'{}' object has no attribute 'items'", v.type_name()),
+                ));
+            }
+        }
         self.index_values(g);
+        raw_list_use(g.raw_field("inputs"), Use::Iter("type"))?;
         for (i, input) in g.inputs.iter().enumerate() {
             match input {
                 wire::Argument::AsTensor(wire::TensorArgument { name })
@@ -1266,9 +1332,11 @@ impl<'w> Deserializer<'w> {
                 }
             }
         }
+        raw_list_use(g.raw_field("nodes"), Use::Iter("target"))?;
         for (i, node) in g.nodes.iter().enumerate() {
             self.deserialize_node(node, i as u32)?;
         }
+        raw_list_use(g.raw_field("outputs"), Use::Iter("type"))?;
         let mut outputs = Vec::with_capacity(g.outputs.len());
         for out in &g.outputs {
             outputs.push(match out {
@@ -1372,6 +1440,7 @@ impl<'w> Deserializer<'w> {
                 Some(s) => s.to_string(),
                 None => sym_output_name(n)?,
             };
+            raw_list_use(n.raw_field("inputs"), Use::Iter("arg"))?;
             let args = n
                 .inputs
                 .iter()
@@ -1382,6 +1451,7 @@ impl<'w> Deserializer<'w> {
                     .graph
                     .create_node(Op::CallFunction, &printed, args, vec![], Some(&name));
             self.cx.graph.node_mut(id).meta.origin = Some(origin);
+            raw_list_use(n.raw_field("outputs"), Use::Index("value"))?;
             let out = sym_output_name(n)?;
             self.sync(&out, id)?;
             return check_metadata(&n.metadata, self.registrations);
@@ -1389,9 +1459,11 @@ impl<'w> Deserializer<'w> {
         let (args, kwargs, name) = if kind == TargetKind::Callable {
             // "Handle predispatch wrapper functions": the inputs as a
             // higher-order op's, the name only when given.
+            raw_list_use(n.raw_field("inputs"), Use::Iter("kind"))?;
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
             (args, kwargs, given_name.map(str::to_string))
         } else if kind == TargetKind::HigherOrder {
+            raw_list_use(n.raw_field("inputs"), Use::Iter("kind"))?;
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
             check_metadata(&n.metadata, self.registrations)?;
             let name = given_name
@@ -1422,6 +1494,7 @@ impl<'w> Deserializer<'w> {
                 },
                 None => None,
             };
+            raw_list_use(n.raw_field("inputs"), Use::Iter("name"))?;
             let (args, kwargs) = self.op_inputs(&schema, &n.inputs)?;
             (args, kwargs, name)
         };
@@ -1827,6 +1900,7 @@ impl<'w> Deserializer<'w> {
     /// `deserialize_outputs`.
     fn deserialize_outputs(&mut self, n: &'w wire::Node, id: NodeId, printed: &str) -> R<()> {
         use wire::Argument as A;
+        raw_list_use(n.raw_field("outputs"), Use::Len)?;
         let outputs = &n.outputs;
         if outputs.is_empty() {
             self.cx.valueless.push(id);

@@ -1173,22 +1173,40 @@ pub struct Graph {
     pub is_single_tensor_return: Loose<bool>,
     pub custom_obj_values: Vec<(String, CustomObjArgument)>,
     pub sym_float_values: Vec<(String, SymFloat)>,
+    /// List and dict fields `_dict_to_dataclass` passed through as they came
+    /// (neither a list nor a dict): the field's name and JSON. The typed
+    /// field is empty then.
+    pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl Graph {
+    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
+        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values", "is_single_tensor_return", "custom_obj_values", "sym_float_values"];
         const REQUIRED: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values"];
         let d = load_object(v, path, cx, "Graph", FIELDS, REQUIRED)?;
-        let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
-        let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
-        let f_nodes = load_field(d, "nodes", path, cx, |v, p, cx| load_list(v, p, cx, Node::from_pyjson))?;
-        let f_tensor_values = load_field(d, "tensor_values", path, cx, |v, p, cx| load_dict(v, p, cx, TensorMeta::from_pyjson))?;
-        let f_sym_int_values = load_field(d, "sym_int_values", path, cx, |v, p, cx| load_dict(v, p, cx, SymInt::from_pyjson))?;
-        let f_sym_bool_values = load_field(d, "sym_bool_values", path, cx, |v, p, cx| load_dict(v, p, cx, SymBool::from_pyjson))?;
+        let mut raw = Vec::new();
+        let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
+        let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
+        let f_nodes = load_field(d, "nodes", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Node::from_pyjson)))?;
+        let f_nodes = f_nodes.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("nodes", r)); Vec::new() } });
+        let f_tensor_values = load_field(d, "tensor_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, TensorMeta::from_pyjson)))?;
+        let f_tensor_values = f_tensor_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("tensor_values", r)); Vec::new() } });
+        let f_sym_int_values = load_field(d, "sym_int_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymInt::from_pyjson)))?;
+        let f_sym_int_values = f_sym_int_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_int_values", r)); Vec::new() } });
+        let f_sym_bool_values = load_field(d, "sym_bool_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymBool::from_pyjson)))?;
+        let f_sym_bool_values = f_sym_bool_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_bool_values", r)); Vec::new() } });
         let f_is_single_tensor_return = load_field(d, "is_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
-        let f_custom_obj_values = load_field(d, "custom_obj_values", path, cx, |v, p, cx| load_dict(v, p, cx, CustomObjArgument::from_pyjson))?;
-        let f_sym_float_values = load_field(d, "sym_float_values", path, cx, |v, p, cx| load_dict(v, p, cx, SymFloat::from_pyjson))?;
+        let f_custom_obj_values = load_field(d, "custom_obj_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, CustomObjArgument::from_pyjson)))?;
+        let f_custom_obj_values = f_custom_obj_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("custom_obj_values", r)); Vec::new() } });
+        let f_sym_float_values = load_field(d, "sym_float_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymFloat::from_pyjson)))?;
+        let f_sym_float_values = f_sym_float_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_float_values", r)); Vec::new() } });
         let missing = [(f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_nodes.is_none(), "nodes"), (f_tensor_values.is_none(), "tensor_values"), (f_sym_int_values.is_none(), "sym_int_values"), (f_sym_bool_values.is_none(), "sym_bool_values")];
         let (Some(f_inputs), Some(f_outputs), Some(f_nodes), Some(f_tensor_values), Some(f_sym_int_values), Some(f_sym_bool_values)) = (f_inputs, f_outputs, f_nodes, f_tensor_values, f_sym_int_values, f_sym_bool_values) else {
             return Err(missing_fields("Graph", &missing, path));
@@ -1203,65 +1221,66 @@ impl Graph {
             is_single_tensor_return: f_is_single_tensor_return.unwrap_or(Loose::Typed(false)),
             custom_obj_values: f_custom_obj_values.unwrap_or_default(),
             sym_float_values: f_sym_float_values.unwrap_or_default(),
+            raw,
         })
     }
 
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"inputs\": ");
-        write_list(&self.inputs, out, Argument::write_json);
+        if let Some(r) = self.raw_field("inputs") { write_raw(r, out); } else { write_list(&self.inputs, out, Argument::write_json); }
         out.push_str(", \"outputs\": ");
-        write_list(&self.outputs, out, Argument::write_json);
+        if let Some(r) = self.raw_field("outputs") { write_raw(r, out); } else { write_list(&self.outputs, out, Argument::write_json); }
         out.push_str(", \"nodes\": ");
-        write_list(&self.nodes, out, Node::write_json);
+        if let Some(r) = self.raw_field("nodes") { write_raw(r, out); } else { write_list(&self.nodes, out, Node::write_json); }
         out.push_str(", \"tensor_values\": ");
-        write_dict(&self.tensor_values, out, TensorMeta::write_json);
+        if let Some(r) = self.raw_field("tensor_values") { write_raw(r, out); } else { write_dict(&self.tensor_values, out, TensorMeta::write_json); }
         out.push_str(", \"sym_int_values\": ");
-        write_dict(&self.sym_int_values, out, SymInt::write_json);
+        if let Some(r) = self.raw_field("sym_int_values") { write_raw(r, out); } else { write_dict(&self.sym_int_values, out, SymInt::write_json); }
         out.push_str(", \"sym_bool_values\": ");
-        write_dict(&self.sym_bool_values, out, SymBool::write_json);
+        if let Some(r) = self.raw_field("sym_bool_values") { write_raw(r, out); } else { write_dict(&self.sym_bool_values, out, SymBool::write_json); }
         out.push_str(", \"is_single_tensor_return\": ");
         write_loose(&self.is_single_tensor_return, out, write_bool);
         out.push_str(", \"custom_obj_values\": ");
-        write_dict(&self.custom_obj_values, out, CustomObjArgument::write_json);
+        if let Some(r) = self.raw_field("custom_obj_values") { write_raw(r, out); } else { write_dict(&self.custom_obj_values, out, CustomObjArgument::write_json); }
         out.push_str(", \"sym_float_values\": ");
-        write_dict(&self.sym_float_values, out, SymFloat::write_json);
+        if let Some(r) = self.raw_field("sym_float_values") { write_raw(r, out); } else { write_dict(&self.sym_float_values, out, SymFloat::write_json); }
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("inputs".to_owned(), list_py(&self.inputs, Argument::to_pyjson)),
-            ("outputs".to_owned(), list_py(&self.outputs, Argument::to_pyjson)),
-            ("nodes".to_owned(), list_py(&self.nodes, Node::to_pyjson)),
-            ("tensor_values".to_owned(), dict_py(&self.tensor_values, TensorMeta::to_pyjson)),
-            ("sym_int_values".to_owned(), dict_py(&self.sym_int_values, SymInt::to_pyjson)),
-            ("sym_bool_values".to_owned(), dict_py(&self.sym_bool_values, SymBool::to_pyjson)),
+            ("inputs".to_owned(), self.raw_field("inputs").cloned().unwrap_or_else(|| list_py(&self.inputs, Argument::to_pyjson))),
+            ("outputs".to_owned(), self.raw_field("outputs").cloned().unwrap_or_else(|| list_py(&self.outputs, Argument::to_pyjson))),
+            ("nodes".to_owned(), self.raw_field("nodes").cloned().unwrap_or_else(|| list_py(&self.nodes, Node::to_pyjson))),
+            ("tensor_values".to_owned(), self.raw_field("tensor_values").cloned().unwrap_or_else(|| dict_py(&self.tensor_values, TensorMeta::to_pyjson))),
+            ("sym_int_values".to_owned(), self.raw_field("sym_int_values").cloned().unwrap_or_else(|| dict_py(&self.sym_int_values, SymInt::to_pyjson))),
+            ("sym_bool_values".to_owned(), self.raw_field("sym_bool_values").cloned().unwrap_or_else(|| dict_py(&self.sym_bool_values, SymBool::to_pyjson))),
             ("is_single_tensor_return".to_owned(), loose_py(&self.is_single_tensor_return, bool_py)),
-            ("custom_obj_values".to_owned(), dict_py(&self.custom_obj_values, CustomObjArgument::to_pyjson)),
-            ("sym_float_values".to_owned(), dict_py(&self.sym_float_values, SymFloat::to_pyjson)),
+            ("custom_obj_values".to_owned(), self.raw_field("custom_obj_values").cloned().unwrap_or_else(|| dict_py(&self.custom_obj_values, CustomObjArgument::to_pyjson))),
+            ("sym_float_values".to_owned(), self.raw_field("sym_float_values").cloned().unwrap_or_else(|| dict_py(&self.sym_float_values, SymFloat::to_pyjson))),
         ])
     }
 
     /// The dataclass `repr`: `Graph(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("Graph(inputs=");
-        repr_list(&self.inputs, out, Argument::py_repr);
+        if let Some(r) = self.raw_field("inputs") { repr_raw(r, out); } else { repr_list(&self.inputs, out, Argument::py_repr); }
         out.push_str(", outputs=");
-        repr_list(&self.outputs, out, Argument::py_repr);
+        if let Some(r) = self.raw_field("outputs") { repr_raw(r, out); } else { repr_list(&self.outputs, out, Argument::py_repr); }
         out.push_str(", nodes=");
-        repr_list(&self.nodes, out, Node::py_repr);
+        if let Some(r) = self.raw_field("nodes") { repr_raw(r, out); } else { repr_list(&self.nodes, out, Node::py_repr); }
         out.push_str(", tensor_values=");
-        repr_dict(&self.tensor_values, out, TensorMeta::py_repr);
+        if let Some(r) = self.raw_field("tensor_values") { repr_raw(r, out); } else { repr_dict(&self.tensor_values, out, TensorMeta::py_repr); }
         out.push_str(", sym_int_values=");
-        repr_dict(&self.sym_int_values, out, SymInt::py_repr);
+        if let Some(r) = self.raw_field("sym_int_values") { repr_raw(r, out); } else { repr_dict(&self.sym_int_values, out, SymInt::py_repr); }
         out.push_str(", sym_bool_values=");
-        repr_dict(&self.sym_bool_values, out, SymBool::py_repr);
+        if let Some(r) = self.raw_field("sym_bool_values") { repr_raw(r, out); } else { repr_dict(&self.sym_bool_values, out, SymBool::py_repr); }
         out.push_str(", is_single_tensor_return=");
         repr_loose(&self.is_single_tensor_return, out, repr_bool);
         out.push_str(", custom_obj_values=");
-        repr_dict(&self.custom_obj_values, out, CustomObjArgument::py_repr);
+        if let Some(r) = self.raw_field("custom_obj_values") { repr_raw(r, out); } else { repr_dict(&self.custom_obj_values, out, CustomObjArgument::py_repr); }
         out.push_str(", sym_float_values=");
-        repr_dict(&self.sym_float_values, out, SymFloat::py_repr);
+        if let Some(r) = self.raw_field("sym_float_values") { repr_raw(r, out); } else { repr_dict(&self.sym_float_values, out, SymFloat::py_repr); }
         out.push(')');
     }
 }
@@ -2245,16 +2264,28 @@ pub struct Node {
     pub metadata: Loose<Vec<(String, String)>>,
     pub is_hop_single_tensor_return: Loose<Option<bool>>,
     pub name: Option<String>,
+    /// List and dict fields `_dict_to_dataclass` passed through as they came
+    /// (neither a list nor a dict): the field's name and JSON. The typed
+    /// field is empty then.
+    pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl Node {
+    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
+        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["target", "inputs", "outputs", "metadata", "is_hop_single_tensor_return", "name"];
         const REQUIRED: &[&str] = &["target", "inputs", "outputs", "metadata"];
         let d = load_object(v, path, cx, "Node", FIELDS, REQUIRED)?;
+        let mut raw = Vec::new();
         let f_target = load_field(d, "target", path, cx, load_str)?;
-        let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_list(v, p, cx, NamedArgument::from_pyjson))?;
-        let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
+        let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, NamedArgument::from_pyjson)))?;
+        let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
+        let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
         let f_metadata = load_field(d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_str)))?;
         let f_is_hop_single_tensor_return = load_field(d, "is_hop_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_bool)))?;
         let f_name = load_field(d, "name", path, cx, |v, p, cx| load_opt(v, p, cx, load_str))?;
@@ -2269,6 +2300,7 @@ impl Node {
             metadata: f_metadata,
             is_hop_single_tensor_return: f_is_hop_single_tensor_return.unwrap_or(Loose::Typed(None)),
             name: f_name.unwrap_or(None),
+            raw,
         })
     }
 
@@ -2276,9 +2308,9 @@ impl Node {
         out.push_str("{\"target\": ");
         write_str(&self.target, out);
         out.push_str(", \"inputs\": ");
-        write_list(&self.inputs, out, NamedArgument::write_json);
+        if let Some(r) = self.raw_field("inputs") { write_raw(r, out); } else { write_list(&self.inputs, out, NamedArgument::write_json); }
         out.push_str(", \"outputs\": ");
-        write_list(&self.outputs, out, Argument::write_json);
+        if let Some(r) = self.raw_field("outputs") { write_raw(r, out); } else { write_list(&self.outputs, out, Argument::write_json); }
         out.push_str(", \"metadata\": ");
         write_loose(&self.metadata, out, |x, out| write_dict(x, out, write_str));
         out.push_str(", \"is_hop_single_tensor_return\": ");
@@ -2291,8 +2323,8 @@ impl Node {
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("target".to_owned(), str_py(&self.target)),
-            ("inputs".to_owned(), list_py(&self.inputs, NamedArgument::to_pyjson)),
-            ("outputs".to_owned(), list_py(&self.outputs, Argument::to_pyjson)),
+            ("inputs".to_owned(), self.raw_field("inputs").cloned().unwrap_or_else(|| list_py(&self.inputs, NamedArgument::to_pyjson))),
+            ("outputs".to_owned(), self.raw_field("outputs").cloned().unwrap_or_else(|| list_py(&self.outputs, Argument::to_pyjson))),
             ("metadata".to_owned(), loose_py(&self.metadata, |x| dict_py(x, str_py))),
             ("is_hop_single_tensor_return".to_owned(), loose_py(&self.is_hop_single_tensor_return, |x| opt_py(x, bool_py))),
             ("name".to_owned(), opt_py(&self.name, str_py)),
@@ -2304,9 +2336,9 @@ impl Node {
         out.push_str("Node(target=");
         repr_str(&self.target, out);
         out.push_str(", inputs=");
-        repr_list(&self.inputs, out, NamedArgument::py_repr);
+        if let Some(r) = self.raw_field("inputs") { repr_raw(r, out); } else { repr_list(&self.inputs, out, NamedArgument::py_repr); }
         out.push_str(", outputs=");
-        repr_list(&self.outputs, out, Argument::py_repr);
+        if let Some(r) = self.raw_field("outputs") { repr_raw(r, out); } else { repr_list(&self.outputs, out, Argument::py_repr); }
         out.push_str(", metadata=");
         repr_loose(&self.metadata, out, |x, out| repr_dict(x, out, repr_str));
         out.push_str(", is_hop_single_tensor_return=");

@@ -311,6 +311,13 @@ pub fn write_loose<T>(x: &Loose<T>, out: &mut String, f: impl Fn(&T, &mut String
     }
 }
 
+/// `json.dumps` of a value kept as it came.
+pub fn write_raw(v: &PyJson, out: &mut String) {
+    if torchspec_pyval::pyjson::dump::dumps_into(out, v).is_err() {
+        out.push_str("NaN");
+    }
+}
+
 pub fn loose_py<T>(x: &Loose<T>, f: impl Fn(&T) -> PyJson) -> PyJson {
     match x {
         Loose::Typed(t) => f(t),

@@ -238,6 +238,7 @@ fn serialize_graph(
             is_single_tensor_return: wire::Loose::Typed(false),
             custom_obj_values: Vec::new(),
             sym_float_values: Vec::new(),
+            raw: Vec::new(),
         },
     };
     s.run()?;
@@ -619,6 +620,7 @@ impl<'a, 'w> GraphSer<'a, 'w> {
             metadata: w.metadata.clone(),
             is_hop_single_tensor_return: w.is_hop_single_tensor_return.clone(),
             name: Some(name),
+            raw: Vec::new(),
         });
         Ok(())
     }
