@@ -182,6 +182,13 @@ CASES = [
      [['"target": "torch.ops.aten.linear.default", "inputs": [', '"target": "torch.ops.aten.linear.default", "inputs": "", "x": [']], True),
     ("node_outputs_int", "mlp-dynamic",
      [['"outputs": [{"as_sym_int": {"as_name": "sym_size_int_1"}}]', '"outputs": 7']], True),
+    # An unbacked symbol no node binds (deserialize_graph's last check).
+    ("stride_unbound_unbacked", "mlp-dynamic",
+     [['"strides": [{"as_int": 4}, {"as_int": 1}]',
+       '"strides": [{"as_expr": {"expr_str": "s77 + u99", "hint": {"as_int": 4}}}, {"as_int": 1}]']], False),
+    ("stride_bound_unbacked", "mlp-dynamic",
+     [['"strides": [{"as_int": 4}, {"as_int": 1}]',
+       '"strides": [{"as_expr": {"expr_str": "2*u5", "hint": {"as_int": 4}}}, {"as_int": 1}]']], False),
 ]
 
 

@@ -495,6 +495,9 @@ struct GraphCx {
     /// The call_function nodes `deserialize_outputs` gave no `val` (a node
     /// serialized with no outputs).
     valueless: Vec<NodeId>,
+    /// `self.unbacked_symbols`: the unbacked symbols first parsed in this
+    /// graph, in order.
+    unbacked: Vec<String>,
 }
 
 impl GraphCx {
@@ -504,6 +507,7 @@ impl GraphCx {
             name_to_node: HashMap::new(),
             submodules: Vec::new(),
             valueless: Vec::new(),
+            unbacked: Vec::new(),
         }
     }
 
@@ -793,6 +797,25 @@ fn device_text(d: &wire::Device) -> R<String> {
     }
 }
 
+/// A symbol an infix text binds as `_free_unbacked_symbols_with_path`
+/// does: `u`, `c*u` or `u*c` with an integer `c`.
+fn infix_bound(e: &str) -> Option<String> {
+    let text: String = e.chars().filter(|c| !c.is_whitespace()).collect();
+    let name = |s: &str| {
+        let mut cs = s.chars();
+        cs.next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let int = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    match text.split_once('*') {
+        None if name(&text) => Some(text),
+        Some((a, b)) if int(a) && name(b) => Some(b.to_string()),
+        Some((a, b)) if name(a) && int(b) => Some(a.to_string()),
+        _ => None,
+    }
+}
+
 /// How the deserializer first uses a list field.
 #[derive(Clone, Copy)]
 enum Use {
@@ -915,6 +938,14 @@ impl<'w> Deserializer<'w> {
                 "AttributeError",
                 format!("'{ty}' object has no attribute 'is_Integer'"),
             ));
+        }
+        // `symbol_is_type(sym, (SymT.UNBACKED_INT, SymT.UNBACKED_FLOAT))`
+        // of a symbol parsed for the first time.
+        for n in parsed.free_symbols.iter().flatten() {
+            let unbacked = n.starts_with('u') || n.starts_with("zuf");
+            if unbacked && !self.symbols.contains(n) && !self.cx.unbacked.contains(n) {
+                self.cx.unbacked.push(n.clone());
+            }
         }
         self.symbols.extend(crate::srepr::subexpression_strs(expr));
         Ok(parsed)
@@ -1380,7 +1411,55 @@ impl<'w> Deserializer<'w> {
         self.cx
             .graph
             .create_node(Op::Output, "output", vec![result], vec![], None);
-        Ok(())
+        self.unbound_unbacked()
+    }
+
+    /// "recompute unbacked bindings": each node's `val` binds the unbacked
+    /// symbols it holds as a bare size, stride or SymInt, or as `c*u`
+    /// (`_free_unbacked_symbols_with_path`); one left is an
+    /// `AssertionError` (a set of several prints in hash order: not
+    /// modelled).
+    fn unbound_unbacked(&mut self) -> R<()> {
+        if self.cx.unbacked.is_empty() {
+            return Ok(());
+        }
+        let bound_by = |e: &str| match crate::srepr::linear_form(e) {
+            Some((_, s, b)) if b == BigInt::from(0) => Some(s),
+            _ => crate::srepr::bare_symbol(e).or_else(|| infix_bound(e)),
+        };
+        let mut bound = HashSet::new();
+        for (_, n) in self.cx.graph.nodes() {
+            let Some(name) = n.meta.val.as_deref() else {
+                continue;
+            };
+            let mut exprs: Vec<&str> = Vec::new();
+            if let Some(t) = self.tensor_values.get(name) {
+                for s in t.sizes.items().iter().chain(t.strides.items()) {
+                    if let wire::SymInt::AsExpr(e) = s {
+                        exprs.push(&e.expr_str);
+                    }
+                }
+            } else if let Some(wire::SymInt::AsExpr(e)) = self.sym_int_values.get(name).copied() {
+                exprs.push(&e.expr_str);
+            }
+            bound.extend(exprs.into_iter().filter_map(bound_by));
+        }
+        let left: Vec<&String> = self
+            .cx
+            .unbacked
+            .iter()
+            .filter(|u| !bound.contains(*u))
+            .collect();
+        match left.as_slice() {
+            [] => Ok(()),
+            [u] => Err(LoadFailure::py(
+                "AssertionError",
+                format!("expected no unbacked symbols, got 1: {{{u}}}"),
+            )),
+            _ => Err(LoadFailure::unsupported(
+                "several unbacked symbols no node binds (a set printed in hash order)",
+            )),
+        }
     }
 
     /// `Graph.placeholder(name)` then `sync_fx_node(name, ...)`.
