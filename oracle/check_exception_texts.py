@@ -89,6 +89,17 @@ ALLOWED = {
     # bool, not int".
     "empty_strided(): argument 'requires_grad' must be bool, not {}":
         "python_arg_parser.cpp's type error, composed at run time",
+    # torch.device(type=..., index=...) in deserialize_device: the same
+    # parser's texts (the signature list is python_arg_parser.cpp's
+    # invalid-arguments message over torch.device's two signatures);
+    # observed by oracle/make_lenient_cases.py (tests/data/lenient/cases.jsonl,
+    # device_type_null, device_type_int_with_index, device_index_bool).
+    "device() received an invalid combination of arguments - got (type={}, ), but expected one of:\n * (torch.device device)\n      didn't match because some of the keywords were incorrect: type\n * (str type, int index = -1)\n":
+        "python_arg_parser.cpp's invalid-arguments message, composed at run time",
+    "device(): argument 'type' must be str, not {}":
+        "python_arg_parser.cpp's type error, composed at run time",
+    "device(): argument 'index' must be int, not {}":
+        "python_arg_parser.cpp's type error, composed at run time",
 }
 
 EXC_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*(Error|Exception|Failed|Warning|Exit|Interrupt)$")

@@ -10,6 +10,7 @@ PyTorch keeps (strict mode must refuse it), "pytorch": {"outcome": "ok"} or
 oracle/mutant_outcomes.py records it ("original": load() logs the real
 error and raises a generic RuntimeError; the end of its __cause__ chain).
 
+The torch and Python versions go to tests/data/lenient/METADATA.json.
 Run from the repository root:
 
     .oracle/bin/python oracle/make_lenient_cases.py
@@ -243,6 +244,12 @@ def main():
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     with open(dest, "w", encoding="utf-8") as f:
         f.write(out.getvalue())
+    # The capture metadata beside the outcomes it recorded.
+    import platform
+    meta = {"torch": torch.__version__, "python": platform.python_version(),
+            "command": ".oracle/bin/python oracle/make_lenient_cases.py", "cases": len(CASES)}
+    with open(os.path.join(os.path.dirname(dest), "METADATA.json"), "w", encoding="utf-8") as f:
+        f.write(json.dumps(meta, indent=2) + "\n")
     print(f"{len(CASES)} cases in {os.path.relpath(dest, ROOT)}")
 
 

@@ -244,22 +244,13 @@ fn generated_mutant_oracle() -> impl FnMut(&str, &str, &Json) -> Result<Json, Or
             }
             _ => body["model_json"].as_str().unwrap().to_string(),
         };
-        let python = if text.contains("\"minor\": 21}") {
-            json!({"outcome": "error", "type": "RuntimeError", "message": "We ran into an error",
-                   "original": {"type": "KeyError", "message": "'planted'"}})
-        } else {
-            json!({"outcome": "ok"})
-        };
-        let cpp = json!({"outcome": "ok", "written_back": "same"});
-        let golden = json!({"python": python, "cpp": cpp}).to_string();
-        let mut reply = json!({"python": python, "cpp": cpp, "golden": golden});
-        if kind == "mutant" {
-            reply["program"] = body["program"].clone();
-            reply["class"] = "schema_version".into();
-            reply["mutation"] = "planted".into();
-            reply["model_json"] = text.into();
-        }
-        Ok(reply)
+        let program = body["program"].as_str().unwrap_or_default();
+        Ok(crate::mutants::planted_reply(
+            kind,
+            program,
+            text,
+            "\"minor\": 21}",
+        ))
     }
 }
 

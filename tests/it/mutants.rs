@@ -112,23 +112,30 @@ fn planted_oracle(
             "mutant" => mutant.clone(),
             _ => body["model_json"].as_str().unwrap_or_default().to_string(),
         };
-        let python = if text.contains(planted) {
-            json!({"outcome": "error", "type": "RuntimeError", "message": "We ran into an error",
-                   "original": {"type": "KeyError", "message": "'planted'"}})
-        } else {
-            json!({"outcome": "ok"})
-        };
-        let cpp = json!({"outcome": "ok", "written_back": "same"});
-        let golden = json!({"python": python, "cpp": cpp}).to_string();
-        let mut reply = json!({"python": python, "cpp": cpp, "golden": golden});
-        if kind == "mutant" {
-            reply["program"] = "mlp-dynamic".into();
-            reply["class"] = "schema_version".into();
-            reply["mutation"] = "planted".into();
-            reply["model_json"] = text.into();
-        }
-        Ok(reply)
+        Ok(planted_reply(kind, "mlp-dynamic", text, planted))
     }
+}
+
+/// The fake oracle's reply to `kind` (`mutant` or `mutant_load`) on program
+/// JSON `text` of `program`: "PyTorch" refuses it with a planted `KeyError`
+/// when it holds `planted` and loads it otherwise; the C++ reader loads.
+pub fn planted_reply(kind: &str, program: &str, text: String, planted: &str) -> Json {
+    let python = if text.contains(planted) {
+        json!({"outcome": "error", "type": "RuntimeError", "message": "We ran into an error",
+               "original": {"type": "KeyError", "message": "'planted'"}})
+    } else {
+        json!({"outcome": "ok"})
+    };
+    let cpp = json!({"outcome": "ok", "written_back": "same"});
+    let golden = json!({"python": python, "cpp": cpp}).to_string();
+    let mut reply = json!({"python": python, "cpp": cpp, "golden": golden});
+    if kind == "mutant" {
+        reply["program"] = program.into();
+        reply["class"] = "schema_version".into();
+        reply["mutation"] = "planted".into();
+        reply["model_json"] = text.into();
+    }
+    reply
 }
 
 fn scratch_root(name: &str) -> PathBuf {

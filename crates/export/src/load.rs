@@ -663,21 +663,9 @@ fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
 /// the items, or what Python raises iterating the raw value (`""` is empty;
 /// a longer str yields one-character strs, which have no `.value`).
 fn iterated<T>(v: &wire::Loose<Vec<T>>) -> R<&[T]> {
-    use torchspec_pyval::pyjson::PyJson;
     match v {
         wire::Loose::Typed(items) => Ok(items),
-        wire::Loose::Raw(PyJson::Str(s)) if s.is_empty() => Ok(&[]),
-        wire::Loose::Raw(PyJson::Str(_)) => Err(LoadFailure::py(
-            "AttributeError",
-            "'str' object has no attribute 'value'",
-        )),
-        wire::Loose::Raw(PyJson::List(_) | PyJson::Object(_)) => Err(LoadFailure::unsupported(
-            "a list field whose items _dict_to_dataclass passed through",
-        )),
-        wire::Loose::Raw(other) => Err(LoadFailure::py(
-            "TypeError",
-            format!("'{}' object is not iterable", other.type_name()),
-        )),
+        wire::Loose::Raw(raw) => raw_list_use(Some(raw), Use::Iter("value")).map(|()| &[][..]),
     }
 }
 
@@ -816,6 +804,11 @@ fn infix_bound(e: &str) -> Option<String> {
     }
 }
 
+/// `symbol_is_type(s, SymT.UNBACKED_INT)`: the name's prefix alone.
+fn unbacked_int(name: &str) -> bool {
+    name.starts_with('u')
+}
+
 /// How the deserializer first uses a list field.
 #[derive(Clone, Copy)]
 enum Use {
@@ -874,7 +867,7 @@ fn lambda_key_error() -> LoadFailure {
 
 /// `json.loads(v)` of a value `json.loads` made: a str is parsed, anything
 /// else is CPython's `TypeError`.
-fn json_loads(v: &torchspec_pyval::pyjson::PyJson) -> R<()> {
+fn json_loads(v: &torchspec_pyval::pyjson::PyJson) -> R<torchspec_pyval::pyjson::PyJson> {
     use torchspec_pyval::pyjson::PyJson;
     let PyJson::Str(text) = v else {
         return Err(LoadFailure::py(
@@ -885,15 +878,13 @@ fn json_loads(v: &torchspec_pyval::pyjson::PyJson) -> R<()> {
             ),
         ));
     };
-    torchspec_pyval::pyjson::loads(text)
-        .map(|_| ())
-        .map_err(|e| LoadFailure::Python {
-            exception: e
-                .exception
-                .clone()
-                .unwrap_or_else(|| "JSONDecodeError".into()),
-            message: e.message.clone(),
-        })
+    torchspec_pyval::pyjson::loads(text).map_err(|e| LoadFailure::Python {
+        exception: e
+            .exception
+            .clone()
+            .unwrap_or_else(|| "JSONDecodeError".into()),
+        message: e.message.clone(),
+    })
 }
 
 impl<'w> Deserializer<'w> {
@@ -942,7 +933,7 @@ impl<'w> Deserializer<'w> {
         // `symbol_is_type(sym, (SymT.UNBACKED_INT, SymT.UNBACKED_FLOAT))`
         // of a symbol parsed for the first time.
         for n in parsed.free_symbols.iter().flatten() {
-            let unbacked = n.starts_with('u') || n.starts_with("zuf");
+            let unbacked = unbacked_int(n) || n.starts_with("zuf");
             if unbacked && !self.symbols.contains(n) && !self.cx.unbacked.contains(n) {
                 self.cx.unbacked.push(n.clone());
             }
@@ -1073,12 +1064,7 @@ impl<'w> Deserializer<'w> {
         }
         // A bare unbacked symbol's `u >= 0` check stops at
         // `_should_skip_static_eval`'s `var_to_range[u]`: a `KeyError`.
-        let bare_unbacked = |n: &String| {
-            parsed.bare.as_ref() == Some(n)
-                && n.starts_with('u')
-                && n.len() > 1
-                && n[1..].chars().all(|c| c.is_ascii_digit())
-        };
+        let bare_unbacked = |n: &String| parsed.bare.as_ref() == Some(n) && unbacked_int(n);
         let free: Vec<Unranged> = unranged
             .map(|n| (n.clone(), bare_unbacked(n)))
             .into_iter()
@@ -1667,13 +1653,12 @@ impl<'w> Deserializer<'w> {
             return Ok(());
         }
         if let (true, [SumTerm::Symbol(s)]) = (bare, terms.as_slice()) {
-            let unbacked = s.starts_with('u') && s[1..].chars().all(|c| c.is_ascii_digit());
-            if unbacked && !s[1..].is_empty() {
-                return match self.ranges.get(s.as_str()) {
-                    None => Err(LoadFailure::py("KeyError", s.clone())),
-                    // `vr.lower == -int_oo and vr.upper == int_oo`: skipped.
-                    Some(vr) if vr.lower == Bound::NegIntOo && vr.upper == Bound::IntOo => Ok(()),
-                    Some(_) => Ok(()),
+            if unbacked_int(s) {
+                // With a range (unbounded or not), what `_maybe_evaluate_static`
+                // then decides is not modelled.
+                return match self.ranges.contains_key(s.as_str()) {
+                    false => Err(LoadFailure::py("KeyError", s.clone())),
+                    true => Ok(()),
                 };
             }
         }
@@ -2467,13 +2452,7 @@ fn check_str_metadata(metadata: &[(String, String)], registrations: &Registratio
     }
     for key in ["custom", "from_node"] {
         if let Some(text) = meta_get(metadata, key) {
-            let value = torchspec_pyval::pyjson::loads(text).map_err(|e| LoadFailure::Python {
-                exception: e
-                    .exception
-                    .clone()
-                    .unwrap_or_else(|| "JSONDecodeError".into()),
-                message: e.message.clone(),
-            })?;
+            let value = json_loads(&torchspec_pyval::pyjson::PyJson::Str(text.to_string()))?;
             if key == "from_node"
                 && !matches!(
                     value,

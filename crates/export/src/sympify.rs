@@ -353,6 +353,19 @@ pub struct Sympified {
     pub plus_positive_int: bool,
 }
 
+impl Sympified {
+    /// A value whose symbols this module does not read off the text.
+    fn opaque(value: Parsed) -> Sympified {
+        Sympified {
+            value,
+            free_symbols: None,
+            bare: None,
+            positive: Vec::new(),
+            plus_positive_int: false,
+        }
+    }
+}
+
 /// Names `from sympy import *` or the builtins give a meaning (not a
 /// `Symbol` for `auto_symbol`), among those a hand-edited text may hold.
 const SYMPY_NAMES: &[&str] = &[
@@ -370,13 +383,7 @@ pub fn sympify_in(expr_str: &str, known: &dyn Fn(&str) -> bool) -> Result<Sympif
     let value = sympify(expr_str)?;
     let text = expr_str.replace('\n', "");
     let Lexed::Tokens(tokens) = lex(&text) else {
-        return Ok(Sympified {
-            value,
-            free_symbols: None,
-            bare: None,
-            positive: Vec::new(),
-            plus_positive_int: false,
-        });
+        return Ok(Sympified::opaque(value));
     };
     if value == Parsed::Other {
         if let Some(e) = failing_call(&tokens, known) {
@@ -384,13 +391,7 @@ pub fn sympify_in(expr_str: &str, known: &dyn Fn(&str) -> bool) -> Result<Sympif
         }
     }
     if value == Parsed::Lambda {
-        return Ok(Sympified {
-            value,
-            free_symbols: None,
-            bare: None,
-            positive: Vec::new(),
-            plus_positive_int: false,
-        });
+        return Ok(Sympified::opaque(value));
     }
     let free_symbols = free_symbols(&tokens);
     let one_symbol = match tokens.as_slice() {
