@@ -190,6 +190,31 @@ CASES = [
     ("stride_bound_unbacked", "mlp-dynamic",
      [['"strides": [{"as_int": 4}, {"as_int": 1}]',
        '"strides": [{"as_expr": {"expr_str": "2*u5", "hint": {"as_int": 4}}}, {"as_int": 1}]']], False),
+    # List and dict fields of the signature, the module call graph and the
+    # program, kept as they came.
+    ("input_specs_int", "mlp-dynamic", [['"input_specs": [', '"input_specs": 3, "x": [']], True),
+    ("input_specs_string", "mlp-dynamic", [['"input_specs": [', '"input_specs": "ab", "x": [']], True),
+    ("output_specs_null", "mlp-dynamic", [['"output_specs": [', '"output_specs": null, "x": [']], True),
+    ("output_specs_empty_string", "mlp-dynamic", [['"output_specs": [', '"output_specs": "", "x": [']], True),
+    ("module_call_graph_null", "mlp-dynamic", [['"module_call_graph": [', '"module_call_graph": null, "x": [']], True),
+    ("module_call_graph_string", "mlp-dynamic", [['"module_call_graph": [', '"module_call_graph": "ab", "x": [']], True),
+    ("module_call_graph_empty_string", "mlp-dynamic", [['"module_call_graph": [', '"module_call_graph": "", "x": [']], True),
+    ("mcs_inputs_int", "mlp-dynamic", [['"signature": {"inputs": [],', '"signature": {"inputs": 5,']], True),
+    ("mcs_outputs_string", "mlp-dynamic", [['"inputs": [], "outputs": [],', '"inputs": [], "outputs": "xy",']], True),
+    ("range_constraints_list", "mlp-dynamic",
+     [['"range_constraints": {"s77": {"min_val": 2, "max_val": 64}}', '"range_constraints": ["s77"]']], True),
+    ("range_constraints_null", "mlp-dynamic",
+     [['"range_constraints": {"s77": {"min_val": 2, "max_val": 64}}', '"range_constraints": null']], True),
+    ("range_constraints_empty_list", "mlp-dynamic",
+     [['"range_constraints": {"s77": {"min_val": 2, "max_val": 64}}', '"range_constraints": []']], True),
+    # A module call entry's fqn and forward_arg_names, kept as they are.
+    ("fqn_root_int", "mlp-dynamic", [['"fqn": ""', '"fqn": 3']], True),
+    ("fqn_child_null", "mlp-dynamic", [['"fqn": "fc"', '"fqn": null']], True),
+    ("fqn_child_list", "mlp-dynamic", [['"fqn": "fc"', '"fqn": [1, "a"]']], False),
+    ("forward_arg_names_string", "mlp-dynamic", [['"forward_arg_names": ["x"]', '"forward_arg_names": "ab"']], True),
+    ("forward_arg_names_zero", "mlp-dynamic", [['"forward_arg_names": ["x"]', '"forward_arg_names": 0']], True),
+    ("forward_arg_names_ints", "mlp-dynamic", [['"forward_arg_names": ["x"]', '"forward_arg_names": [1]']], True),
+    ("forward_arg_names_dict", "mlp-dynamic", [['"forward_arg_names": ["x"]', '"forward_arg_names": {"x": 1}']], False),
 ]
 
 

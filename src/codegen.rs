@@ -49,6 +49,10 @@ const LOOSE: &[(&str, &str)] = &[
     // `treespec_namedtuple_fields.items()`.
     ("GraphModule", "metadata"),
     ("GraphModule", "treespec_namedtuple_fields"),
+    // `deserialize_module_call_graph` keeps `entry.fqn` and a truthy
+    // `forward_arg_names` as they are; `ep.module()` trips on them.
+    ("ModuleCallEntry", "fqn"),
+    ("ModuleCallSignature", "forward_arg_names"),
     // Truth values.
     ("Node", "is_hop_single_tensor_return"),
     ("Graph", "is_single_tensor_return"),
@@ -78,6 +82,17 @@ const SHADOWED: &[(&str, &str)] = &[
     // `len(serialized_node.outputs)`.
     ("Node", "inputs"),
     ("Node", "outputs"),
+    // `deserialize_signature`: `for i in sig.input_specs` (then `i.type`),
+    // likewise the output specs.
+    ("GraphSignature", "input_specs"),
+    ("GraphSignature", "output_specs"),
+    // `deserialize_module_call_graph`: `for entry in module_call_graph`
+    // (then `entry.fqn`), each signature's `for x in inputs` (`x.type`).
+    ("GraphModule", "module_call_graph"),
+    ("ModuleCallSignature", "inputs"),
+    ("ModuleCallSignature", "outputs"),
+    // `ExportedProgramDeserializer.deserialize`: `range_constraints.items()`.
+    ("ExportedProgram", "range_constraints"),
 ];
 
 fn is_shadowed(class: &str, field: &str) -> bool {

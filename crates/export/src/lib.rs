@@ -318,30 +318,6 @@ impl ExportedProgram {
         let loaded = schema::load_program(bytes, mode)?;
         let graph_module = load::load_graph_module(&loaded.program, registrations)
             .map_err(load::LoadFailure::into_error)?;
-        // The loader reads every module call signature's specs.
-        let registry = registrations.pytree_registry();
-        for entry in &graph_module.module_call_graph {
-            if let Some(sig) = &entry.signature {
-                for spec in [&sig.in_spec, &sig.out_spec] {
-                    if let Err(e) = crate::pytree::treespec_loads_cause(spec, &registry) {
-                        return Err(match e {
-                            torchspec_pyval::Raise::Exception(e) => {
-                                Error::python(&e.type_name, e.message)
-                            }
-                            torchspec_pyval::Raise::Unsupported(w) => {
-                                Error::new(format!("unsupported by the reference loader: {w}"))
-                            }
-                        }
-                        .with_path(format!(
-                            "$.graph_module.module_call_graph[fqn={:?}].signature",
-                            entry.fqn
-                        )));
-                    }
-                }
-            }
-        }
-        // `ep._create_graph_module_for_export(self.module, self.graph)`.
-        load::check_codegen(&graph_module.graph).map_err(load::LoadFailure::into_error)?;
         Ok(ExportedProgram {
             guards_code: loaded.program.guards_code.clone(),
             serialized: std::sync::Arc::new(loaded.program),

@@ -74,13 +74,23 @@ pub struct ModuleCallSignature {
     pub outputs: Vec<ArgumentSpec>,
     pub in_spec: String,
     pub out_spec: String,
-    pub forward_arg_names: Option<Vec<String>>,
+    /// `names if names else None`: a non-empty list of names, or the truthy
+    /// value `_dict_to_dataclass` kept as it came (`ep.module()` trips on it).
+    pub forward_arg_names: Option<wire::Loose<Vec<String>>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleCallEntry {
-    pub fqn: String,
+    /// `entry.fqn`: a str, or whatever JSON value `_dict_to_dataclass` kept.
+    pub fqn: wire::Loose<String>,
     pub signature: Option<ModuleCallSignature>,
+}
+
+impl ModuleCallEntry {
+    /// Whether `fqn == ""` (the root module's call).
+    pub fn is_root(&self) -> bool {
+        self.fqn.typed().is_some_and(|f| f.is_empty())
+    }
 }
 
 impl LoadedGraphModule {
@@ -89,7 +99,7 @@ impl LoadedGraphModule {
     pub fn root_signature(&self) -> Option<&ModuleCallSignature> {
         self.module_call_graph
             .iter()
-            .find(|e| e.fqn.is_empty())
+            .find(|e| e.is_root())
             .and_then(|e| e.signature.as_ref())
     }
 }
@@ -206,6 +216,9 @@ fn is_floating_or_complex(dtype: &str) -> bool {
 /// built before the graph: each `ValueRanges(_int_to_sympy_int(min,
 /// -int_oo), _int_to_sympy_int(max, int_oo))` refuses `min > max`.
 fn symbol_name_to_range(program: &wire::ExportedProgram) -> R<HashMap<&str, ValueRanges>> {
+    if let Some(v) = program.raw_field("range_constraints") {
+        return Err(no_attribute(v, "items"));
+    }
     let mut out = HashMap::new();
     for (k, v) in &program.range_constraints {
         let lower = int_to_sympy_int(&v.min_val, Bound::NegIntOo)?;
@@ -565,36 +578,10 @@ pub fn load_graph_module<'w>(
         cx: GraphCx::new(),
     };
     d.deserialize_graph(&gm.graph)?;
-    let module_call_graph = gm
-        .module_call_graph
-        .iter()
-        .map(|e| {
-            Ok(ModuleCallEntry {
-                fqn: e.fqn.clone(),
-                signature: match &e.signature {
-                    Some(s) => Some(ModuleCallSignature {
-                        inputs: s
-                            .inputs
-                            .iter()
-                            .map(deserialize_argument_spec)
-                            .collect::<R<_>>()?,
-                        outputs: s
-                            .outputs
-                            .iter()
-                            .map(deserialize_argument_spec)
-                            .collect::<R<_>>()?,
-                        in_spec: s.in_spec.clone(),
-                        out_spec: s.out_spec.clone(),
-                        forward_arg_names: s
-                            .forward_arg_names
-                            .clone()
-                            .filter(|names| !names.is_empty()),
-                    }),
-                    None => None,
-                },
-            })
-        })
-        .collect::<R<Vec<_>>>()?;
+    let module_call_graph = deserialize_module_call_graph(gm, &registrations.pytree_registry())?;
+    let (graph, submodules) = d.cx.finish();
+    // `ep._create_graph_module_for_export(self.module, self.graph)`.
+    check_codegen(&graph)?;
     graph_module_meta(gm)?;
     let range_constraints = RangeConstraints(
         program
@@ -613,7 +600,6 @@ pub fn load_graph_module<'w>(
             })
             .collect(),
     );
-    let (graph, submodules) = d.cx.finish();
     let mut loaded = LoadedGraphModule {
         graph,
         submodules,
@@ -625,17 +611,66 @@ pub fn load_graph_module<'w>(
     Ok(loaded)
 }
 
+/// `deserialize_module_call_graph`: `for entry in module_call_graph`, each
+/// entry's `fqn`, then its signature's inputs and outputs.
+fn deserialize_module_call_graph(
+    gm: &wire::GraphModule,
+    registry: &crate::pytree::Registry,
+) -> R<Vec<ModuleCallEntry>> {
+    raw_list_use(gm.raw_field("module_call_graph"), Use::Iter("fqn"))?;
+    let mut entries = Vec::with_capacity(gm.module_call_graph.len());
+    for e in &gm.module_call_graph {
+        let signature = match &e.signature {
+            Some(s) => Some(deserialize_module_call_signature(s, registry)?),
+            None => None,
+        };
+        entries.push(ModuleCallEntry {
+            fqn: e.fqn.clone(),
+            signature,
+        });
+    }
+    Ok(entries)
+}
+
+/// `deserialize_module_call_signature`: the argument specs of `inputs`,
+/// then of `outputs` (`x.type` of each), then `treespec_loads` of the in
+/// and out specs.
+fn deserialize_module_call_signature(
+    s: &wire::ModuleCallSignature,
+    registry: &crate::pytree::Registry,
+) -> R<ModuleCallSignature> {
+    let specs = |field: &str, args: &[wire::Argument]| {
+        raw_list_use(s.raw_field(field), Use::Iter("type"))?;
+        args.iter().map(deserialize_argument_spec).collect::<R<_>>()
+    };
+    let inputs = specs("inputs", &s.inputs)?;
+    let outputs = specs("outputs", &s.outputs)?;
+    for spec in [&s.in_spec, &s.out_spec] {
+        crate::pytree::treespec_loads_cause(spec, registry).map_err(|e| match e {
+            torchspec_pyval::Raise::Exception(e) => LoadFailure::py(&e.type_name, e.message),
+            torchspec_pyval::Raise::Unsupported(w) => LoadFailure::unsupported(w),
+        })?;
+    }
+    Ok(ModuleCallSignature {
+        inputs,
+        outputs,
+        in_spec: s.in_spec.clone(),
+        out_spec: s.out_spec.clone(),
+        forward_arg_names: match &s.forward_arg_names {
+            wire::Loose::Typed(names) => names
+                .clone()
+                .filter(|n| !n.is_empty())
+                .map(wire::Loose::Typed),
+            wire::Loose::Raw(v) => truthy(v).then(|| wire::Loose::Raw(v.clone())),
+        },
+    })
+}
+
 /// The end of `deserialize_graph_module`: `metadata.get("custom")` and
 /// `json.loads` of it when truthy, then `treespec_namedtuple_fields.items()`
 /// (each value's `field_names`).
 fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
     use torchspec_pyval::pyjson::PyJson;
-    let no_attr = |v: &PyJson, attr: &str| {
-        LoadFailure::py(
-            "AttributeError",
-            format!("'{}' object has no attribute '{attr}'", v.type_name()),
-        )
-    };
     match &gm.metadata {
         wire::Loose::Typed(m) => {
             if let Some(text) = meta_get(m, "custom").filter(|t| !t.is_empty()) {
@@ -648,14 +683,14 @@ fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
                 json_loads(v)?;
             }
         }
-        wire::Loose::Raw(v) => return Err(no_attr(v, "get")),
+        wire::Loose::Raw(v) => return Err(no_attribute(v, "get")),
     }
     match &gm.treespec_namedtuple_fields {
         wire::Loose::Typed(_) => Ok(()),
         wire::Loose::Raw(PyJson::Object(_)) => Err(LoadFailure::unsupported(
             "a treespec_namedtuple_fields value that is not a NamedTupleDef",
         )),
-        wire::Loose::Raw(v) => Err(no_attr(v, "items")),
+        wire::Loose::Raw(v) => Err(no_attribute(v, "items")),
     }
 }
 
@@ -858,6 +893,14 @@ fn raw_list_use(raw: Option<&torchspec_pyval::pyjson::PyJson>, how: Use) -> R<()
             format!("'{}' object is not subscriptable", v.type_name()),
         )),
     }
+}
+
+/// `v.ATTR` of a value that has no such attribute.
+fn no_attribute(v: &torchspec_pyval::pyjson::PyJson, attr: &str) -> LoadFailure {
+    LoadFailure::py(
+        "AttributeError",
+        format!("'{}' object has no attribute '{attr}'", v.type_name()),
+    )
 }
 
 /// The ShapeEnv's evaluation of a `Lambda` (`sympify("lambda: 1")`).
@@ -1289,10 +1332,7 @@ impl<'w> Deserializer<'w> {
             "custom_obj_values",
         ] {
             if let Some(v) = g.raw_field(table) {
-                return Err(LoadFailure::py(
-                    "AttributeError",
-                    format!("'{}' object has no attribute 'items'", v.type_name()),
-                ));
+                return Err(no_attribute(v, "items"));
             }
         }
         self.index_values(g);
@@ -2568,6 +2608,7 @@ fn const_spec(value: Constant) -> ArgumentSpec {
 }
 
 fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> {
+    raw_list_use(sig.raw_field("input_specs"), Use::Iter("type"))?;
     let mut input_specs = Vec::with_capacity(sig.input_specs.len());
     for i in &sig.input_specs {
         use wire::InputSpec as I;
@@ -2630,6 +2671,7 @@ fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> 
             },
         });
     }
+    raw_list_use(sig.raw_field("output_specs"), Use::Iter("type"))?;
     let mut output_specs = Vec::with_capacity(sig.output_specs.len());
     for o in &sig.output_specs {
         use wire::OutputSpec as O;

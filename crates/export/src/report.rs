@@ -200,13 +200,12 @@ fn call_spec(ep: &ExportedProgram) -> (Spec, Spec) {
     let Some(first) = mcg.first() else {
         return (Ok(None), Ok(None));
     };
-    if !first.fqn.is_empty() {
+    if !first.is_root() {
+        let mut fqn = String::new();
+        crate::schema::load::repr_loose(&first.fqn, &mut fqn, crate::schema::load::repr_str);
         let e = Raise::new(
             "AssertionError",
-            format!(
-                "expected first module_call_graph fqn to be empty string, got {}",
-                torchspec_pyval::repr::str_repr(&first.fqn)
-            ),
+            format!("expected first module_call_graph fqn to be empty string, got {fqn}"),
         );
         return (Err(e.clone()), Err(e));
     }

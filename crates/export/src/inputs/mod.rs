@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::pytree::{tree_flatten, treespec_loads, value_eq, NodeKind, PyType, Registry, TreeSpec};
 use crate::ranges::Bound;
-use crate::schema::{Argument, InputSpec, SymInt, SymIntArgument};
+use crate::schema::{Argument, InputSpec, Loose, SymInt, SymIntArgument};
 use crate::srepr::{linear_form, subexpression_strs};
 use crate::ExportedProgram;
 use probe::{Probe, ProbeLine, Tensor};
@@ -151,7 +151,17 @@ impl InputChecker {
             .ok_or("no root module call signature")?;
         let registry = ep.registrations.pytree_registry();
         let in_spec = treespec_loads(&entry.in_spec, &registry).map_err(raise_str)?;
-        let guards = build_guards(ep, &in_spec, entry.forward_arg_names.as_deref());
+        let names = match &entry.forward_arg_names {
+            None => None,
+            Some(Loose::Typed(names)) => Some(&names[..]),
+            Some(Loose::Raw(v)) => {
+                return Err(format!(
+                    "forward_arg_names that is a {} (ep.module() uses it as the list of names)",
+                    v.type_name()
+                ))
+            }
+        };
+        let guards = build_guards(ep, &in_spec, names);
         Ok(InputChecker {
             in_spec,
             guards,

@@ -894,16 +894,27 @@ pub struct ExportedProgram {
     pub verifiers: Vec<String>,
     pub torch_version: Loose<String>,
     pub guards_code: Loose<Vec<String>>,
+    /// List and dict fields `_dict_to_dataclass` passed through as they came
+    /// (neither a list nor a dict): the field's name and JSON. The typed
+    /// field is empty then.
+    pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl ExportedProgram {
+    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
+        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version", "verifiers", "torch_version", "guards_code"];
         const REQUIRED: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version"];
         let d = load_object(v, path, cx, "ExportedProgram", FIELDS, REQUIRED)?;
+        let mut raw = Vec::new();
         let f_graph_module = load_field(d, "graph_module", path, cx, GraphModule::from_pyjson)?;
         let f_opset_version = load_field(d, "opset_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_int)))?;
-        let f_range_constraints = load_field(d, "range_constraints", path, cx, |v, p, cx| load_dict(v, p, cx, RangeConstraint::from_pyjson))?;
+        let f_range_constraints = load_field(d, "range_constraints", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, RangeConstraint::from_pyjson)))?;
+        let f_range_constraints = f_range_constraints.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("range_constraints", r)); Vec::new() } });
         let f_schema_version = load_field(d, "schema_version", path, cx, SchemaVersion::from_pyjson)?;
         let f_verifiers = load_field(d, "verifiers", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
         let f_torch_version = load_field(d, "torch_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
@@ -920,6 +931,7 @@ impl ExportedProgram {
             verifiers: f_verifiers.unwrap_or_default(),
             torch_version: f_torch_version.unwrap_or_else(|| Loose::Typed("<=2.4".to_owned())),
             guards_code: f_guards_code.unwrap_or_else(|| Loose::Typed(Vec::new())),
+            raw,
         })
     }
 
@@ -929,7 +941,7 @@ impl ExportedProgram {
         out.push_str(", \"opset_version\": ");
         write_loose(&self.opset_version, out, |x, out| write_dict(x, out, write_int));
         out.push_str(", \"range_constraints\": ");
-        write_dict(&self.range_constraints, out, RangeConstraint::write_json);
+        if let Some(r) = self.raw_field("range_constraints") { write_raw(r, out); } else { write_dict(&self.range_constraints, out, RangeConstraint::write_json); }
         out.push_str(", \"schema_version\": ");
         self.schema_version.write_json(out);
         out.push_str(", \"verifiers\": ");
@@ -945,7 +957,7 @@ impl ExportedProgram {
         PyJson::Object(vec![
             ("graph_module".to_owned(), self.graph_module.to_pyjson()),
             ("opset_version".to_owned(), loose_py(&self.opset_version, |x| dict_py(x, int_py))),
-            ("range_constraints".to_owned(), dict_py(&self.range_constraints, RangeConstraint::to_pyjson)),
+            ("range_constraints".to_owned(), self.raw_field("range_constraints").cloned().unwrap_or_else(|| dict_py(&self.range_constraints, RangeConstraint::to_pyjson))),
             ("schema_version".to_owned(), self.schema_version.to_pyjson()),
             ("verifiers".to_owned(), list_py(&self.verifiers, str_py)),
             ("torch_version".to_owned(), loose_py(&self.torch_version, str_py)),
@@ -960,7 +972,7 @@ impl ExportedProgram {
         out.push_str(", opset_version=");
         repr_loose(&self.opset_version, out, |x, out| repr_dict(x, out, repr_int));
         out.push_str(", range_constraints=");
-        repr_dict(&self.range_constraints, out, RangeConstraint::py_repr);
+        if let Some(r) = self.raw_field("range_constraints") { repr_raw(r, out); } else { repr_dict(&self.range_constraints, out, RangeConstraint::py_repr); }
         out.push_str(", schema_version=");
         self.schema_version.py_repr(out);
         out.push_str(", verifiers=");
@@ -1342,16 +1354,27 @@ pub struct GraphModule {
     pub module_call_graph: Vec<ModuleCallEntry>,
     pub metadata: Loose<Vec<(String, String)>>,
     pub treespec_namedtuple_fields: Loose<Vec<(String, NamedTupleDef)>>,
+    /// List and dict fields `_dict_to_dataclass` passed through as they came
+    /// (neither a list nor a dict): the field's name and JSON. The typed
+    /// field is empty then.
+    pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl GraphModule {
+    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
+        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["graph", "signature", "module_call_graph", "metadata", "treespec_namedtuple_fields"];
         const REQUIRED: &[&str] = &["graph", "signature", "module_call_graph"];
         let d = load_object(v, path, cx, "GraphModule", FIELDS, REQUIRED)?;
+        let mut raw = Vec::new();
         let f_graph = load_field(d, "graph", path, cx, Graph::from_pyjson)?;
         let f_signature = load_field(d, "signature", path, cx, GraphSignature::from_pyjson)?;
-        let f_module_call_graph = load_field(d, "module_call_graph", path, cx, |v, p, cx| load_list(v, p, cx, ModuleCallEntry::from_pyjson))?;
+        let f_module_call_graph = load_field(d, "module_call_graph", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, ModuleCallEntry::from_pyjson)))?;
+        let f_module_call_graph = f_module_call_graph.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("module_call_graph", r)); Vec::new() } });
         let f_metadata = load_field(d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_str)))?;
         let f_treespec_namedtuple_fields = load_field(d, "treespec_namedtuple_fields", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, NamedTupleDef::from_pyjson)))?;
         let missing = [(f_graph.is_none(), "graph"), (f_signature.is_none(), "signature"), (f_module_call_graph.is_none(), "module_call_graph")];
@@ -1364,6 +1387,7 @@ impl GraphModule {
             module_call_graph: f_module_call_graph,
             metadata: f_metadata.unwrap_or_else(|| Loose::Typed(Vec::new())),
             treespec_namedtuple_fields: f_treespec_namedtuple_fields.unwrap_or_else(|| Loose::Typed(Vec::new())),
+            raw,
         })
     }
 
@@ -1373,7 +1397,7 @@ impl GraphModule {
         out.push_str(", \"signature\": ");
         self.signature.write_json(out);
         out.push_str(", \"module_call_graph\": ");
-        write_list(&self.module_call_graph, out, ModuleCallEntry::write_json);
+        if let Some(r) = self.raw_field("module_call_graph") { write_raw(r, out); } else { write_list(&self.module_call_graph, out, ModuleCallEntry::write_json); }
         out.push_str(", \"metadata\": ");
         write_loose(&self.metadata, out, |x, out| write_dict(x, out, write_str));
         out.push_str(", \"treespec_namedtuple_fields\": ");
@@ -1385,7 +1409,7 @@ impl GraphModule {
         PyJson::Object(vec![
             ("graph".to_owned(), self.graph.to_pyjson()),
             ("signature".to_owned(), self.signature.to_pyjson()),
-            ("module_call_graph".to_owned(), list_py(&self.module_call_graph, ModuleCallEntry::to_pyjson)),
+            ("module_call_graph".to_owned(), self.raw_field("module_call_graph").cloned().unwrap_or_else(|| list_py(&self.module_call_graph, ModuleCallEntry::to_pyjson))),
             ("metadata".to_owned(), loose_py(&self.metadata, |x| dict_py(x, str_py))),
             ("treespec_namedtuple_fields".to_owned(), loose_py(&self.treespec_namedtuple_fields, |x| dict_py(x, NamedTupleDef::to_pyjson))),
         ])
@@ -1398,7 +1422,7 @@ impl GraphModule {
         out.push_str(", signature=");
         self.signature.py_repr(out);
         out.push_str(", module_call_graph=");
-        repr_list(&self.module_call_graph, out, ModuleCallEntry::py_repr);
+        if let Some(r) = self.raw_field("module_call_graph") { repr_raw(r, out); } else { repr_list(&self.module_call_graph, out, ModuleCallEntry::py_repr); }
         out.push_str(", metadata=");
         repr_loose(&self.metadata, out, |x, out| repr_dict(x, out, repr_str));
         out.push_str(", treespec_namedtuple_fields=");
@@ -1412,15 +1436,27 @@ impl GraphModule {
 pub struct GraphSignature {
     pub input_specs: Vec<InputSpec>,
     pub output_specs: Vec<OutputSpec>,
+    /// List and dict fields `_dict_to_dataclass` passed through as they came
+    /// (neither a list nor a dict): the field's name and JSON. The typed
+    /// field is empty then.
+    pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl GraphSignature {
+    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
+        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["input_specs", "output_specs"];
         const REQUIRED: &[&str] = &["input_specs", "output_specs"];
         let d = load_object(v, path, cx, "GraphSignature", FIELDS, REQUIRED)?;
-        let f_input_specs = load_field(d, "input_specs", path, cx, |v, p, cx| load_list(v, p, cx, InputSpec::from_pyjson))?;
-        let f_output_specs = load_field(d, "output_specs", path, cx, |v, p, cx| load_list(v, p, cx, OutputSpec::from_pyjson))?;
+        let mut raw = Vec::new();
+        let f_input_specs = load_field(d, "input_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, InputSpec::from_pyjson)))?;
+        let f_input_specs = f_input_specs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("input_specs", r)); Vec::new() } });
+        let f_output_specs = load_field(d, "output_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, OutputSpec::from_pyjson)))?;
+        let f_output_specs = f_output_specs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("output_specs", r)); Vec::new() } });
         let missing = [(f_input_specs.is_none(), "input_specs"), (f_output_specs.is_none(), "output_specs")];
         let (Some(f_input_specs), Some(f_output_specs)) = (f_input_specs, f_output_specs) else {
             return Err(missing_fields("GraphSignature", &missing, path));
@@ -1428,30 +1464,31 @@ impl GraphSignature {
         Ok(Self {
             input_specs: f_input_specs,
             output_specs: f_output_specs,
+            raw,
         })
     }
 
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"input_specs\": ");
-        write_list(&self.input_specs, out, InputSpec::write_json);
+        if let Some(r) = self.raw_field("input_specs") { write_raw(r, out); } else { write_list(&self.input_specs, out, InputSpec::write_json); }
         out.push_str(", \"output_specs\": ");
-        write_list(&self.output_specs, out, OutputSpec::write_json);
+        if let Some(r) = self.raw_field("output_specs") { write_raw(r, out); } else { write_list(&self.output_specs, out, OutputSpec::write_json); }
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("input_specs".to_owned(), list_py(&self.input_specs, InputSpec::to_pyjson)),
-            ("output_specs".to_owned(), list_py(&self.output_specs, OutputSpec::to_pyjson)),
+            ("input_specs".to_owned(), self.raw_field("input_specs").cloned().unwrap_or_else(|| list_py(&self.input_specs, InputSpec::to_pyjson))),
+            ("output_specs".to_owned(), self.raw_field("output_specs").cloned().unwrap_or_else(|| list_py(&self.output_specs, OutputSpec::to_pyjson))),
         ])
     }
 
     /// The dataclass `repr`: `GraphSignature(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("GraphSignature(input_specs=");
-        repr_list(&self.input_specs, out, InputSpec::py_repr);
+        if let Some(r) = self.raw_field("input_specs") { repr_raw(r, out); } else { repr_list(&self.input_specs, out, InputSpec::py_repr); }
         out.push_str(", output_specs=");
-        repr_list(&self.output_specs, out, OutputSpec::py_repr);
+        if let Some(r) = self.raw_field("output_specs") { repr_raw(r, out); } else { repr_list(&self.output_specs, out, OutputSpec::py_repr); }
         out.push(')');
     }
 }
@@ -2038,7 +2075,7 @@ impl MemoryFormat {
 /// `@dataclass class ModuleCallEntry`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleCallEntry {
-    pub fqn: String,
+    pub fqn: Loose<String>,
     pub signature: Option<ModuleCallSignature>,
 }
 
@@ -2047,7 +2084,7 @@ impl ModuleCallEntry {
         const FIELDS: &[&str] = &["fqn", "signature"];
         const REQUIRED: &[&str] = &["fqn"];
         let d = load_object(v, path, cx, "ModuleCallEntry", FIELDS, REQUIRED)?;
-        let f_fqn = load_field(d, "fqn", path, cx, load_str)?;
+        let f_fqn = load_field(d, "fqn", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_signature = load_field(d, "signature", path, cx, |v, p, cx| load_opt(v, p, cx, ModuleCallSignature::from_pyjson))?;
         let missing = [(f_fqn.is_none(), "fqn")];
         let Some(f_fqn) = f_fqn else {
@@ -2061,7 +2098,7 @@ impl ModuleCallEntry {
 
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"fqn\": ");
-        write_str(&self.fqn, out);
+        write_loose(&self.fqn, out, write_str);
         out.push_str(", \"signature\": ");
         write_opt(&self.signature, out, ModuleCallSignature::write_json);
         out.push('}');
@@ -2069,7 +2106,7 @@ impl ModuleCallEntry {
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("fqn".to_owned(), str_py(&self.fqn)),
+            ("fqn".to_owned(), loose_py(&self.fqn, str_py)),
             ("signature".to_owned(), opt_py(&self.signature, ModuleCallSignature::to_pyjson)),
         ])
     }
@@ -2077,7 +2114,7 @@ impl ModuleCallEntry {
     /// The dataclass `repr`: `ModuleCallEntry(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("ModuleCallEntry(fqn=");
-        repr_str(&self.fqn, out);
+        repr_loose(&self.fqn, out, repr_str);
         out.push_str(", signature=");
         repr_opt(&self.signature, out, ModuleCallSignature::py_repr);
         out.push(')');
@@ -2091,19 +2128,31 @@ pub struct ModuleCallSignature {
     pub outputs: Vec<Argument>,
     pub in_spec: String,
     pub out_spec: String,
-    pub forward_arg_names: Option<Vec<String>>,
+    pub forward_arg_names: Loose<Option<Vec<String>>>,
+    /// List and dict fields `_dict_to_dataclass` passed through as they came
+    /// (neither a list nor a dict): the field's name and JSON. The typed
+    /// field is empty then.
+    pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl ModuleCallSignature {
+    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
+        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["inputs", "outputs", "in_spec", "out_spec", "forward_arg_names"];
         const REQUIRED: &[&str] = &["inputs", "outputs", "in_spec", "out_spec"];
         let d = load_object(v, path, cx, "ModuleCallSignature", FIELDS, REQUIRED)?;
-        let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
-        let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_list(v, p, cx, Argument::from_pyjson))?;
+        let mut raw = Vec::new();
+        let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
+        let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
         let f_in_spec = load_field(d, "in_spec", path, cx, load_str)?;
         let f_out_spec = load_field(d, "out_spec", path, cx, load_str)?;
-        let f_forward_arg_names = load_field(d, "forward_arg_names", path, cx, |v, p, cx| load_opt(v, p, cx, |v, p, cx| load_list(v, p, cx, load_str)))?;
+        let f_forward_arg_names = load_field(d, "forward_arg_names", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::List(&RawTy::Scalar)), |v, p, cx| load_opt(v, p, cx, |v, p, cx| load_list(v, p, cx, load_str))))?;
         let missing = [(f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_in_spec.is_none(), "in_spec"), (f_out_spec.is_none(), "out_spec")];
         let (Some(f_inputs), Some(f_outputs), Some(f_in_spec), Some(f_out_spec)) = (f_inputs, f_outputs, f_in_spec, f_out_spec) else {
             return Err(missing_fields("ModuleCallSignature", &missing, path));
@@ -2113,46 +2162,47 @@ impl ModuleCallSignature {
             outputs: f_outputs,
             in_spec: f_in_spec,
             out_spec: f_out_spec,
-            forward_arg_names: f_forward_arg_names.unwrap_or(None),
+            forward_arg_names: f_forward_arg_names.unwrap_or(Loose::Typed(None)),
+            raw,
         })
     }
 
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"inputs\": ");
-        write_list(&self.inputs, out, Argument::write_json);
+        if let Some(r) = self.raw_field("inputs") { write_raw(r, out); } else { write_list(&self.inputs, out, Argument::write_json); }
         out.push_str(", \"outputs\": ");
-        write_list(&self.outputs, out, Argument::write_json);
+        if let Some(r) = self.raw_field("outputs") { write_raw(r, out); } else { write_list(&self.outputs, out, Argument::write_json); }
         out.push_str(", \"in_spec\": ");
         write_str(&self.in_spec, out);
         out.push_str(", \"out_spec\": ");
         write_str(&self.out_spec, out);
         out.push_str(", \"forward_arg_names\": ");
-        write_opt(&self.forward_arg_names, out, |x, out| write_list(x, out, write_str));
+        write_loose(&self.forward_arg_names, out, |x, out| write_opt(x, out, |x, out| write_list(x, out, write_str)));
         out.push('}');
     }
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("inputs".to_owned(), list_py(&self.inputs, Argument::to_pyjson)),
-            ("outputs".to_owned(), list_py(&self.outputs, Argument::to_pyjson)),
+            ("inputs".to_owned(), self.raw_field("inputs").cloned().unwrap_or_else(|| list_py(&self.inputs, Argument::to_pyjson))),
+            ("outputs".to_owned(), self.raw_field("outputs").cloned().unwrap_or_else(|| list_py(&self.outputs, Argument::to_pyjson))),
             ("in_spec".to_owned(), str_py(&self.in_spec)),
             ("out_spec".to_owned(), str_py(&self.out_spec)),
-            ("forward_arg_names".to_owned(), opt_py(&self.forward_arg_names, |x| list_py(x, str_py))),
+            ("forward_arg_names".to_owned(), loose_py(&self.forward_arg_names, |x| opt_py(x, |x| list_py(x, str_py)))),
         ])
     }
 
     /// The dataclass `repr`: `ModuleCallSignature(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("ModuleCallSignature(inputs=");
-        repr_list(&self.inputs, out, Argument::py_repr);
+        if let Some(r) = self.raw_field("inputs") { repr_raw(r, out); } else { repr_list(&self.inputs, out, Argument::py_repr); }
         out.push_str(", outputs=");
-        repr_list(&self.outputs, out, Argument::py_repr);
+        if let Some(r) = self.raw_field("outputs") { repr_raw(r, out); } else { repr_list(&self.outputs, out, Argument::py_repr); }
         out.push_str(", in_spec=");
         repr_str(&self.in_spec, out);
         out.push_str(", out_spec=");
         repr_str(&self.out_spec, out);
         out.push_str(", forward_arg_names=");
-        repr_opt(&self.forward_arg_names, out, |x, out| repr_list(x, out, repr_str));
+        repr_loose(&self.forward_arg_names, out, |x, out| repr_opt(x, out, |x, out| repr_list(x, out, repr_str)));
         out.push(')');
     }
 }

@@ -125,6 +125,7 @@ pub fn serialize_program(ep: &ExportedProgram) -> Result<wire::ExportedProgram> 
         // `graph_module.meta["custom"]` and the namedtuple fields as loaded.
         metadata: source.graph_module.metadata.clone(),
         treespec_namedtuple_fields: source.graph_module.treespec_namedtuple_fields.clone(),
+        raw: Vec::new(),
     };
     Ok(wire::ExportedProgram {
         graph_module,
@@ -140,6 +141,7 @@ pub fn serialize_program(ep: &ExportedProgram) -> Result<wire::ExportedProgram> 
         verifiers: source.verifiers.clone(),
         torch_version: wire::Loose::Typed(TORCH_VERSION.to_string()),
         guards_code: ep.guards_code.clone(),
+        raw: Vec::new(),
     })
 }
 
@@ -875,6 +877,7 @@ fn serialize_signature(sig: &ExportGraphSignature) -> Result<wire::GraphSignatur
             .iter()
             .map(output_spec)
             .collect::<Result<_>>()?,
+        raw: Vec::new(),
     })
 }
 
@@ -905,10 +908,14 @@ fn serialize_module_call_graph(
                         outputs: s.outputs.iter().map(argument_spec).collect::<Result<_>>()?,
                         in_spec: treespec(&s.in_spec, registry)?,
                         out_spec: treespec(&s.out_spec, registry)?,
-                        forward_arg_names: s
-                            .forward_arg_names
-                            .clone()
-                            .filter(|names| !names.is_empty()),
+                        forward_arg_names: match &s.forward_arg_names {
+                            None => wire::Loose::Typed(None),
+                            Some(wire::Loose::Typed(names)) => {
+                                wire::Loose::Typed(Some(names.clone()))
+                            }
+                            Some(wire::Loose::Raw(v)) => wire::Loose::Raw(v.clone()),
+                        },
+                        raw: Vec::new(),
                     }),
                 },
             })
