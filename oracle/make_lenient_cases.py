@@ -215,6 +215,15 @@ CASES = [
     ("forward_arg_names_zero", "mlp-dynamic", [['"forward_arg_names": ["x"]', '"forward_arg_names": 0']], True),
     ("forward_arg_names_ints", "mlp-dynamic", [['"forward_arg_names": ["x"]', '"forward_arg_names": [1]']], True),
     ("forward_arg_names_dict", "mlp-dynamic", [['"forward_arg_names": ["x"]', '"forward_arg_names": {"x": 1}']], False),
+    # An expr_str that is not a str: sympify reads an int, float or None
+    # as its text (a bool becomes sympy's true, a list stays a list).
+    ("sym_bool_expr_int", "runtime-asserts", [['"expr_str": "GreaterThan(Symbol(\'u0\', integer=True), Integer(2))"', '"expr_str": 51']], True),
+    ("sym_bool_expr_null", "runtime-asserts", [['"expr_str": "GreaterThan(Symbol(\'u0\', integer=True), Integer(2))"', '"expr_str": null']], True),
+    ("sym_bool_expr_float", "runtime-asserts", [['"expr_str": "GreaterThan(Symbol(\'u0\', integer=True), Integer(2))"', '"expr_str": 2.5']], True),
+    ("sym_int_expr_int_hint", "mlp-dynamic", [['"expr_str": "Symbol(\'s77\', positive=True, integer=True)", "hint": {"as_int": 5}', '"expr_str": 5, "hint": {"as_int": 5}']], True),
+    ("sym_int_expr_int_other_hint", "mlp-dynamic", [['"expr_str": "Symbol(\'s77\', positive=True, integer=True)", "hint": {"as_int": 5}', '"expr_str": 42, "hint": {"as_int": 5}']], True),
+    ("sym_int_expr_float", "mlp-dynamic", [['"expr_str": "Symbol(\'s77\', positive=True, integer=True)", "hint": {"as_int": 5}', '"expr_str": 5.0, "hint": {"as_int": 5}']], True),
+    ("sym_int_expr_null", "mlp-dynamic", [['"expr_str": "Symbol(\'s77\', positive=True, integer=True)", "hint": {"as_int": 5}', '"expr_str": null, "hint": {"as_int": 5}']], True),
 ]
 
 

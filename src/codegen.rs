@@ -53,6 +53,12 @@ const LOOSE: &[(&str, &str)] = &[
     // `forward_arg_names` as they are; `ep.module()` trips on them.
     ("ModuleCallEntry", "fqn"),
     ("ModuleCallSignature", "forward_arg_names"),
+    // `sympy.sympify(expr_str)` reads an int, float, bool or None as it
+    // reads its str().
+    ("SymExpr", "expr_str"),
+    // `treespec_loads(in_spec)`: `json.loads` of the value as it came.
+    ("ModuleCallSignature", "in_spec"),
+    ("ModuleCallSignature", "out_spec"),
     // Truth values.
     ("Node", "is_hop_single_tensor_return"),
     ("Graph", "is_single_tensor_return"),

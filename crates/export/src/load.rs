@@ -216,9 +216,7 @@ fn is_floating_or_complex(dtype: &str) -> bool {
 /// built before the graph: each `ValueRanges(_int_to_sympy_int(min,
 /// -int_oo), _int_to_sympy_int(max, int_oo))` refuses `min > max`.
 fn symbol_name_to_range(program: &wire::ExportedProgram) -> R<HashMap<&str, ValueRanges>> {
-    if let Some(v) = program.raw_field("range_constraints") {
-        return Err(no_attribute(v, "items"));
-    }
+    raw_dict_use(program.raw_field("range_constraints"))?;
     let mut out = HashMap::new();
     for (k, v) in &program.range_constraints {
         let lower = int_to_sympy_int(&v.min_val, Bound::NegIntOo)?;
@@ -645,7 +643,9 @@ fn deserialize_module_call_signature(
     };
     let inputs = specs("inputs", &s.inputs)?;
     let outputs = specs("outputs", &s.outputs)?;
-    for spec in [&s.in_spec, &s.out_spec] {
+    let in_spec = treespec_text(&s.in_spec)?;
+    let out_spec = treespec_text(&s.out_spec)?;
+    for spec in [in_spec, out_spec] {
         crate::pytree::treespec_loads_cause(spec, registry).map_err(|e| match e {
             torchspec_pyval::Raise::Exception(e) => LoadFailure::py(&e.type_name, e.message),
             torchspec_pyval::Raise::Unsupported(w) => LoadFailure::unsupported(w),
@@ -654,8 +654,8 @@ fn deserialize_module_call_signature(
     Ok(ModuleCallSignature {
         inputs,
         outputs,
-        in_spec: s.in_spec.clone(),
-        out_spec: s.out_spec.clone(),
+        in_spec: in_spec.to_string(),
+        out_spec: out_spec.to_string(),
         forward_arg_names: match &s.forward_arg_names {
             wire::Loose::Typed(names) => names
                 .clone()
@@ -664,6 +664,17 @@ fn deserialize_module_call_signature(
             wire::Loose::Raw(v) => truthy(v).then(|| wire::Loose::Raw(v.clone())),
         },
     })
+}
+
+/// The text `treespec_loads` passes to `json.loads`: a spec kept as it
+/// came is never a str, so `json.loads` raises.
+fn treespec_text(spec: &wire::Loose<String>) -> R<&str> {
+    match spec {
+        wire::Loose::Typed(text) => Ok(text),
+        wire::Loose::Raw(v) => Err(json_loads(v)
+            .err()
+            .unwrap_or_else(|| LoadFailure::unsupported("a treespec kept as it came"))),
+    }
 }
 
 /// The end of `deserialize_graph_module`: `metadata.get("custom")` and
@@ -895,6 +906,20 @@ fn raw_list_use(raw: Option<&torchspec_pyval::pyjson::PyJson>, how: Use) -> R<()
     }
 }
 
+/// `v.items()` of a dict field `_dict_to_dataclass` passed through as it
+/// came (`raw`; `None`: it was a dict of the schema's values): a dict whose
+/// values the reader could not type is not modelled; anything else (a list
+/// comes back a list) has no `items`.
+fn raw_dict_use(raw: Option<&torchspec_pyval::pyjson::PyJson>) -> R<()> {
+    match raw {
+        None => Ok(()),
+        Some(torchspec_pyval::pyjson::PyJson::Object(_)) => Err(LoadFailure::unsupported(
+            "a dict whose values are not all of the schema's type",
+        )),
+        Some(v) => Err(no_attribute(v, "items")),
+    }
+}
+
 /// `v.ATTR` of a value that has no such attribute.
 fn no_attribute(v: &torchspec_pyval::pyjson::PyJson, attr: &str) -> LoadFailure {
     LoadFailure::py(
@@ -957,6 +982,19 @@ impl<'w> Deserializer<'w> {
             .iter()
             .map(|(k, _)| k.as_str())
             .collect();
+    }
+
+    /// `_parse_sym_expr(val.expr_str)`: the value `_dict_to_dataclass`
+    /// kept read as its text, but a bool (`sympify(True)` is sympy's
+    /// `true`) or a list, which are not modelled.
+    fn parse_sym_expr_of(&mut self, e: &wire::SymExpr) -> R<crate::sympify::Sympified> {
+        if let wire::Loose::Raw(v @ (PyJson::Bool(_) | PyJson::List(_))) = &e.expr_str {
+            return Err(LoadFailure::unsupported(format!(
+                "an expr_str that is a {}",
+                v.type_name()
+            )));
+        }
+        self.parse_sym_expr(&e.expr_text())
     }
 
     /// `_parse_sym_expr`: `sympy.sympify` of the text (its `SympifyError`,
@@ -1047,7 +1085,7 @@ impl<'w> Deserializer<'w> {
                 ));
             }
         };
-        let parsed = self.parse_sym_expr(&e.expr_str)?;
+        let parsed = self.parse_sym_expr_of(e)?;
         // `create_symintnode`: an Integer must equal its hint.
         if let crate::sympify::Parsed::Int(n) = &parsed.value {
             let equal = match (&odd_hint, &hint) {
@@ -1112,7 +1150,7 @@ impl<'w> Deserializer<'w> {
             .map(|n| (n.clone(), bare_unbacked(n)))
             .into_iter()
             .collect();
-        let symbol = crate::srepr::bare_symbol(&e.expr_str).or(parsed.bare.clone());
+        let symbol = crate::srepr::bare_symbol(&e.expr_text()).or(parsed.bare.clone());
         if let (Some(v), Some(name)) = (hint, symbol) {
             if self.hinted.insert(name.clone()) {
                 if let Some(vr) = self.ranges.get(name.as_str()) {
@@ -1260,10 +1298,10 @@ impl<'w> Deserializer<'w> {
                 // `hint = val.hint.as_float if val.hint else None`.
                 match &e.hint {
                     Some(wire::SymExprHint::AsFloat(_)) => {
-                        self.parse_sym_expr(&e.expr_str)?;
+                        self.parse_sym_expr_of(e)?;
                     }
                     Some(wire::SymExprHint::Raw(r)) if r.tag == "as_float" => {
-                        let parsed = self.parse_sym_expr(&e.expr_str)?;
+                        let parsed = self.parse_sym_expr_of(e)?;
                         match &r.value {
                             PyJson::Null => self.compute_hint(&parsed, false)?,
                             v => {
@@ -1280,7 +1318,7 @@ impl<'w> Deserializer<'w> {
                     }
                     Some(_) => return Err(field_not_set("as_float")),
                     None => {
-                        let parsed = self.parse_sym_expr(&e.expr_str)?;
+                        let parsed = self.parse_sym_expr_of(e)?;
                         self.compute_hint(&parsed, false)?;
                     }
                 }
@@ -1289,7 +1327,7 @@ impl<'w> Deserializer<'w> {
         }
         if let Some(s) = self.sym_bool_values.get(name).copied() {
             if let wire::SymBool::AsExpr(e) = s {
-                let parsed = self.parse_sym_expr(&e.expr_str)?;
+                let parsed = self.parse_sym_expr_of(e)?;
                 self.compute_hint(&parsed, false)?;
             }
             return Ok(());
@@ -1331,9 +1369,7 @@ impl<'w> Deserializer<'w> {
             "sym_bool_values",
             "custom_obj_values",
         ] {
-            if let Some(v) = g.raw_field(table) {
-                return Err(no_attribute(v, "items"));
-            }
+            raw_dict_use(g.raw_field(table))?;
         }
         self.index_values(g);
         raw_list_use(g.raw_field("inputs"), Use::Iter("type"))?;
@@ -1458,17 +1494,17 @@ impl<'w> Deserializer<'w> {
             let Some(name) = n.meta.val.as_deref() else {
                 continue;
             };
-            let mut exprs: Vec<&str> = Vec::new();
+            let mut exprs: Vec<std::borrow::Cow<str>> = Vec::new();
             if let Some(t) = self.tensor_values.get(name) {
                 for s in t.sizes.items().iter().chain(t.strides.items()) {
                     if let wire::SymInt::AsExpr(e) = s {
-                        exprs.push(&e.expr_str);
+                        exprs.push(e.expr_text());
                     }
                 }
             } else if let Some(wire::SymInt::AsExpr(e)) = self.sym_int_values.get(name).copied() {
-                exprs.push(&e.expr_str);
+                exprs.push(e.expr_text());
             }
-            bound.extend(exprs.into_iter().filter_map(bound_by));
+            bound.extend(exprs.iter().filter_map(|e| bound_by(e)));
         }
         let left: Vec<&String> = self
             .cx
@@ -1680,7 +1716,7 @@ impl<'w> Deserializer<'w> {
             return Ok(());
         };
         let (terms, bare) =
-            crate::srepr::comparison_with_zero(&e.expr_str).unwrap_or((Vec::new(), false));
+            crate::srepr::comparison_with_zero(&e.expr_text()).unwrap_or((Vec::new(), false));
         let nonneg = |t: &SumTerm| match t {
             SumTerm::Symbol(s) => self
                 .ranges
@@ -1706,7 +1742,8 @@ impl<'w> Deserializer<'w> {
         // needs a range (`_maybe_evaluate_static_worker`); a backed hint
         // gives none (unlike `compute_hint`, this substitutes no hints).
         let symbols = &self.symbols;
-        let Ok(parsed) = crate::sympify::sympify_in(&e.expr_str, &|n| symbols.contains(n)) else {
+        let Ok(parsed) = crate::sympify::sympify_in(&e.expr_text(), &|n| symbols.contains(n))
+        else {
             return Ok(());
         };
         if parsed.value == crate::sympify::Parsed::Lambda {

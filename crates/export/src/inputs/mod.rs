@@ -469,7 +469,7 @@ fn build_guards(
             }
             Argument::AsSymInt(SymIntArgument::AsName(n)) => {
                 match graph.sym_int_values.iter().find(|(k, _)| k == n) {
-                    Some((_, SymInt::AsExpr(e))) => handle_symint(&e.expr_str, src, &mut code)?,
+                    Some((_, SymInt::AsExpr(e))) => handle_symint(&e.expr_text(), src, &mut code)?,
                     Some((_, SymInt::AsInt(i))) => code.push(format!("{src} == {}", i.to_bigint())),
                     // The loader refuses a raw int (`expected int, got ...`).
                     Some((_, SymInt::Raw(_))) => {
@@ -486,7 +486,7 @@ fn build_guards(
                     let src = format!("{src}.size()[{i}]");
                     match dim {
                         SymInt::AsInt(n) => code.push(format!("{src} == {}", n.to_bigint())),
-                        SymInt::AsExpr(e) => handle_symint(&e.expr_str, src, &mut code)?,
+                        SymInt::AsExpr(e) => handle_symint(&e.expr_text(), src, &mut code)?,
                         SymInt::Raw(_) => return Err("a size that is no int".into()),
                     }
                 }

@@ -278,7 +278,7 @@ fn dim_of(s: &SymInt, values: &mut BTreeMap<String, i64>) -> Dim {
     let SymInt::AsExpr(e) = s else {
         return Dim::Static(hint);
     };
-    match size_expr(&e.expr_str) {
+    match size_expr(&e.expr_text()) {
         Some(Expr::Name(n)) => {
             values.entry(n.clone()).or_insert(hint);
             Dim::Symbol(n)
@@ -347,7 +347,7 @@ fn leaves(ep: &ExportedProgram, values: &mut BTreeMap<String, i64>) -> Option<Ve
                 let (_, s) = graph.sym_int_values.iter().find(|(k, _)| k == n)?;
                 let hint = hint_of(s).unwrap_or(DEFAULT_SIZE);
                 match s {
-                    SymInt::AsExpr(e) => match size_expr(&e.expr_str) {
+                    SymInt::AsExpr(e) => match size_expr(&e.expr_text()) {
                         Some(Expr::Name(sym)) => {
                             values.entry(sym.clone()).or_insert(hint);
                             Leaf::SymInt(Some(sym))

@@ -55,7 +55,7 @@ fn sym_expr(values: &wire::Graph, name: &str) -> Option<String> {
         .iter()
         .find(|(k, _)| k == name)
         .and_then(|(_, v)| match v {
-            wire::SymInt::AsExpr(e) => Some(e.expr_str.clone()),
+            wire::SymInt::AsExpr(e) => Some(e.expr_text().into_owned()),
             wire::SymInt::AsInt(_) | wire::SymInt::Raw(_) => None,
         })
 }
@@ -189,7 +189,7 @@ fn assert_graph(
         } else if let Some((_, t)) = values.tensor_values.iter().find(|(k, _)| *k == val) {
             for (i, size) in t.sizes.items().iter().enumerate() {
                 if let wire::SymInt::AsExpr(e) = size {
-                    if let Some(s) = unbacked_symbol(&e.expr_str) {
+                    if let Some(s) = unbacked_symbol(&e.expr_text()) {
                         wanted.push((Some(i), s));
                     }
                 }

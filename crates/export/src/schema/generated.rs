@@ -2126,8 +2126,8 @@ impl ModuleCallEntry {
 pub struct ModuleCallSignature {
     pub inputs: Vec<Argument>,
     pub outputs: Vec<Argument>,
-    pub in_spec: String,
-    pub out_spec: String,
+    pub in_spec: Loose<String>,
+    pub out_spec: Loose<String>,
     pub forward_arg_names: Loose<Option<Vec<String>>>,
     /// List and dict fields `_dict_to_dataclass` passed through as they came
     /// (neither a list nor a dict): the field's name and JSON. The typed
@@ -2150,8 +2150,8 @@ impl ModuleCallSignature {
         let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
         let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
         let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
-        let f_in_spec = load_field(d, "in_spec", path, cx, load_str)?;
-        let f_out_spec = load_field(d, "out_spec", path, cx, load_str)?;
+        let f_in_spec = load_field(d, "in_spec", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_out_spec = load_field(d, "out_spec", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_forward_arg_names = load_field(d, "forward_arg_names", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::List(&RawTy::Scalar)), |v, p, cx| load_opt(v, p, cx, |v, p, cx| load_list(v, p, cx, load_str))))?;
         let missing = [(f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_in_spec.is_none(), "in_spec"), (f_out_spec.is_none(), "out_spec")];
         let (Some(f_inputs), Some(f_outputs), Some(f_in_spec), Some(f_out_spec)) = (f_inputs, f_outputs, f_in_spec, f_out_spec) else {
@@ -2173,9 +2173,9 @@ impl ModuleCallSignature {
         out.push_str(", \"outputs\": ");
         if let Some(r) = self.raw_field("outputs") { write_raw(r, out); } else { write_list(&self.outputs, out, Argument::write_json); }
         out.push_str(", \"in_spec\": ");
-        write_str(&self.in_spec, out);
+        write_loose(&self.in_spec, out, write_str);
         out.push_str(", \"out_spec\": ");
-        write_str(&self.out_spec, out);
+        write_loose(&self.out_spec, out, write_str);
         out.push_str(", \"forward_arg_names\": ");
         write_loose(&self.forward_arg_names, out, |x, out| write_opt(x, out, |x, out| write_list(x, out, write_str)));
         out.push('}');
@@ -2185,8 +2185,8 @@ impl ModuleCallSignature {
         PyJson::Object(vec![
             ("inputs".to_owned(), self.raw_field("inputs").cloned().unwrap_or_else(|| list_py(&self.inputs, Argument::to_pyjson))),
             ("outputs".to_owned(), self.raw_field("outputs").cloned().unwrap_or_else(|| list_py(&self.outputs, Argument::to_pyjson))),
-            ("in_spec".to_owned(), str_py(&self.in_spec)),
-            ("out_spec".to_owned(), str_py(&self.out_spec)),
+            ("in_spec".to_owned(), loose_py(&self.in_spec, str_py)),
+            ("out_spec".to_owned(), loose_py(&self.out_spec, str_py)),
             ("forward_arg_names".to_owned(), loose_py(&self.forward_arg_names, |x| opt_py(x, |x| list_py(x, str_py)))),
         ])
     }
@@ -2198,9 +2198,9 @@ impl ModuleCallSignature {
         out.push_str(", outputs=");
         if let Some(r) = self.raw_field("outputs") { repr_raw(r, out); } else { repr_list(&self.outputs, out, Argument::py_repr); }
         out.push_str(", in_spec=");
-        repr_str(&self.in_spec, out);
+        repr_loose(&self.in_spec, out, repr_str);
         out.push_str(", out_spec=");
-        repr_str(&self.out_spec, out);
+        repr_loose(&self.out_spec, out, repr_str);
         out.push_str(", forward_arg_names=");
         repr_loose(&self.forward_arg_names, out, |x, out| repr_opt(x, out, |x, out| repr_list(x, out, repr_str)));
         out.push(')');
@@ -3134,7 +3134,7 @@ impl SymBoolArgument {
 /// `@dataclass class SymExpr`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SymExpr {
-    pub expr_str: String,
+    pub expr_str: Loose<String>,
     pub hint: Option<SymExprHint>,
 }
 
@@ -3143,7 +3143,7 @@ impl SymExpr {
         const FIELDS: &[&str] = &["expr_str", "hint"];
         const REQUIRED: &[&str] = &["expr_str"];
         let d = load_object(v, path, cx, "SymExpr", FIELDS, REQUIRED)?;
-        let f_expr_str = load_field(d, "expr_str", path, cx, load_str)?;
+        let f_expr_str = load_field(d, "expr_str", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_hint = load_field(d, "hint", path, cx, |v, p, cx| load_opt(v, p, cx, SymExprHint::from_pyjson))?;
         let missing = [(f_expr_str.is_none(), "expr_str")];
         let Some(f_expr_str) = f_expr_str else {
@@ -3157,7 +3157,7 @@ impl SymExpr {
 
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"expr_str\": ");
-        write_str(&self.expr_str, out);
+        write_loose(&self.expr_str, out, write_str);
         out.push_str(", \"hint\": ");
         write_opt(&self.hint, out, SymExprHint::write_json);
         out.push('}');
@@ -3165,7 +3165,7 @@ impl SymExpr {
 
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("expr_str".to_owned(), str_py(&self.expr_str)),
+            ("expr_str".to_owned(), loose_py(&self.expr_str, str_py)),
             ("hint".to_owned(), opt_py(&self.hint, SymExprHint::to_pyjson)),
         ])
     }
@@ -3173,7 +3173,7 @@ impl SymExpr {
     /// The dataclass `repr`: `SymExpr(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("SymExpr(expr_str=");
-        repr_str(&self.expr_str, out);
+        repr_loose(&self.expr_str, out, repr_str);
         out.push_str(", hint=");
         repr_opt(&self.hint, out, SymExprHint::py_repr);
         out.push(')');

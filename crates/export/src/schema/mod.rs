@@ -50,6 +50,23 @@ mod generated;
 pub mod load;
 
 pub use generated::*;
+
+impl SymExpr {
+    /// The text `sympy.sympify` reads: `expr_str`, or the `repr()` of the
+    /// JSON value `_dict_to_dataclass` kept in its place (`sympify(51)` is
+    /// `sympify("51")`; a bool or a list is not read so, see
+    /// `load::Deserializer::parse_sym_expr_of`).
+    pub fn expr_text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.expr_str {
+            Loose::Typed(text) => std::borrow::Cow::Borrowed(text),
+            Loose::Raw(v) => {
+                let mut text = String::new();
+                load::repr_raw(v, &mut text);
+                std::borrow::Cow::Owned(text)
+            }
+        }
+    }
+}
 pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Loose, Mode, RawTy};
 
 use torchspec_pyval::pyjson::{self, PyInt};

@@ -711,10 +711,10 @@ fn loaded_sym_int(s: &wire::SymInt) -> wire::SymInt {
     let wire::SymInt::AsExpr(e) = s else {
         return s.clone();
     };
-    match min_max_simplified(&e.expr_str) {
+    match min_max_simplified(&e.expr_text()) {
         Some(Simplified::Int(n)) => wire::SymInt::AsInt(PyInt::from_big(n)),
         Some(Simplified::Text(t)) => wire::SymInt::AsExpr(wire::SymExpr {
-            expr_str: t,
+            expr_str: wire::Loose::Typed(t),
             hint: e.hint.clone(),
         }),
         None => s.clone(),
@@ -906,8 +906,8 @@ fn serialize_module_call_graph(
                     Some(s) => Some(wire::ModuleCallSignature {
                         inputs: s.inputs.iter().map(argument_spec).collect::<Result<_>>()?,
                         outputs: s.outputs.iter().map(argument_spec).collect::<Result<_>>()?,
-                        in_spec: treespec(&s.in_spec, registry)?,
-                        out_spec: treespec(&s.out_spec, registry)?,
+                        in_spec: wire::Loose::Typed(treespec(&s.in_spec, registry)?),
+                        out_spec: wire::Loose::Typed(treespec(&s.out_spec, registry)?),
                         forward_arg_names: match &s.forward_arg_names {
                             None => wire::Loose::Typed(None),
                             Some(wire::Loose::Typed(names)) => {
