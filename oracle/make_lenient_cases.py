@@ -224,6 +224,14 @@ CASES = [
     ("sym_int_expr_int_other_hint", "mlp-dynamic", [['"expr_str": "Symbol(\'s77\', positive=True, integer=True)", "hint": {"as_int": 5}', '"expr_str": 42, "hint": {"as_int": 5}']], True),
     ("sym_int_expr_float", "mlp-dynamic", [['"expr_str": "Symbol(\'s77\', positive=True, integer=True)", "hint": {"as_int": 5}', '"expr_str": 5.0, "hint": {"as_int": 5}']], True),
     ("sym_int_expr_null", "mlp-dynamic", [['"expr_str": "Symbol(\'s77\', positive=True, integer=True)", "hint": {"as_int": 5}', '"expr_str": null, "hint": {"as_int": 5}']], True),
+    # The verifiers list kept as it came: [load_verifier(v) for v in ...].
+    ("verifiers_null", "mlp-dynamic", [['"verifiers": ["TRAINING"]', '"verifiers": null']], True),
+    ("verifiers_int", "mlp-dynamic", [['"verifiers": ["TRAINING"]', '"verifiers": 3']], True),
+    ("verifiers_empty_string", "mlp-dynamic", [['"verifiers": ["TRAINING"]', '"verifiers": ""']], True),
+    ("verifiers_string", "mlp-dynamic", [['"verifiers": ["TRAINING"]', '"verifiers": "TRAINING"']], True),
+    ("verifiers_int_item", "mlp-dynamic", [['"verifiers": ["TRAINING"]', '"verifiers": ["TRAINING", 1]']], True),
+    ("verifiers_null_item", "mlp-dynamic", [['"verifiers": ["TRAINING"]', '"verifiers": ["ATEN", null]']], True),
+    ("verifiers_list_item", "mlp-dynamic", [['"verifiers": ["TRAINING"]', '"verifiers": [[]]']], True),
 ]
 
 

@@ -99,6 +99,8 @@ const SHADOWED: &[(&str, &str)] = &[
     ("ModuleCallSignature", "outputs"),
     // `ExportedProgramDeserializer.deserialize`: `range_constraints.items()`.
     ("ExportedProgram", "range_constraints"),
+    // `[load_verifier(v) for v in exported_program.verifiers]`.
+    ("ExportedProgram", "verifiers"),
 ];
 
 fn is_shadowed(class: &str, field: &str) -> bool {

@@ -299,8 +299,11 @@ impl ExportedProgram {
     /// verifiers the program names (`verify`), with `ep.state_dict` and
     /// the constants' names where known.
     fn verify(&self, constants: Option<&std::collections::HashSet<String>>) -> Result<()> {
-        let dialects = verify::load_verifiers(&self.serialized.verifiers)
-            .map_err(load::LoadFailure::into_error)?;
+        let dialects = verify::load_verifiers(
+            &self.serialized.verifiers,
+            self.serialized.raw_field("verifiers"),
+        )
+        .map_err(load::LoadFailure::into_error)?;
         let cx = verify::Context {
             registrations: &self.registrations,
             state_dict: self.state_dict.as_deref(),

@@ -17,6 +17,7 @@ use crate::ops;
 use crate::registrations::Registrations;
 use crate::signature::{ArgumentSpec, Constant, InputKind, UserValue};
 use crate::StateDictEntry;
+use torchspec_pyval::pyjson::PyJson;
 use torchspec_pyval::repr::str_repr;
 
 type R<T> = Result<T, LoadFailure>;
@@ -43,19 +44,62 @@ pub enum Dialect {
 /// constructor's `verifiers or [Verifier]`). The registry after `import
 /// torch` holds `ATEN` and `TRAINING`; `""` is `Verifier`; any other name
 /// is `_VerifierMeta._registry[dialect]`'s `KeyError`.
-pub fn load_verifiers(names: &[String]) -> R<Vec<Dialect>> {
+pub fn load_verifiers(names: &[String], raw: Option<&PyJson>) -> R<Vec<Dialect>> {
     let mut out = Vec::with_capacity(names.len());
+    if let Some(v) = raw {
+        raw_verifiers(v, &mut out)?;
+    }
     for name in names {
-        out.push(match name.as_str() {
-            "ATEN" | "" => Dialect::Aten,
-            "TRAINING" => Dialect::Training,
-            other => return Err(py("KeyError", str_repr(other))),
-        });
+        out.push(dialect(name)?);
     }
     if out.is_empty() {
         out.push(Dialect::Aten);
     }
     Ok(out)
+}
+
+/// `load_verifier(dialect)`: `_VerifierMeta._registry[dialect]`, with the
+/// base `Verifier` for `"ATEN"` and `""`.
+fn dialect(name: &str) -> R<Dialect> {
+    match name {
+        "ATEN" | "" => Ok(Dialect::Aten),
+        "TRAINING" => Ok(Dialect::Training),
+        other => Err(py("KeyError", str_repr(other))),
+    }
+}
+
+/// `for v in exported_program.verifiers` over the value `_dict_to_dataclass`
+/// kept: a str yields its characters, a list its items as they came (a key
+/// that is no str is a `KeyError` of its repr, a list is unhashable), and
+/// anything else is not iterable.
+fn raw_verifiers(v: &PyJson, out: &mut Vec<Dialect>) -> R<()> {
+    match v {
+        PyJson::Str(s) => {
+            for c in s.chars() {
+                out.push(dialect(&c.to_string())?);
+            }
+            Ok(())
+        }
+        PyJson::List(items) => {
+            for item in items {
+                match item {
+                    PyJson::Str(s) => out.push(dialect(s)?),
+                    PyJson::List(_) => return Err(py("TypeError", "unhashable type: 'list'")),
+                    PyJson::Object(_) => return Err(py("TypeError", "unhashable type: 'dict'")),
+                    other => {
+                        let mut key = String::new();
+                        crate::schema::load::repr_raw(other, &mut key);
+                        return Err(py("KeyError", key));
+                    }
+                }
+            }
+            Ok(())
+        }
+        other => Err(py(
+            "TypeError",
+            format!("'{}' object is not iterable", other.type_name()),
+        )),
+    }
 }
 
 /// What the checks know of the loaded program beyond its graph module.

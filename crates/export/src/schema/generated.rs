@@ -916,7 +916,8 @@ impl ExportedProgram {
         let f_range_constraints = load_field(d, "range_constraints", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, RangeConstraint::from_pyjson)))?;
         let f_range_constraints = f_range_constraints.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("range_constraints", r)); Vec::new() } });
         let f_schema_version = load_field(d, "schema_version", path, cx, SchemaVersion::from_pyjson)?;
-        let f_verifiers = load_field(d, "verifiers", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
+        let f_verifiers = load_field(d, "verifiers", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_str)))?;
+        let f_verifiers = f_verifiers.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("verifiers", r)); Vec::new() } });
         let f_torch_version = load_field(d, "torch_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_guards_code = load_field(d, "guards_code", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_str)))?;
         let missing = [(f_graph_module.is_none(), "graph_module"), (f_opset_version.is_none(), "opset_version"), (f_range_constraints.is_none(), "range_constraints"), (f_schema_version.is_none(), "schema_version")];
@@ -945,7 +946,7 @@ impl ExportedProgram {
         out.push_str(", \"schema_version\": ");
         self.schema_version.write_json(out);
         out.push_str(", \"verifiers\": ");
-        write_list(&self.verifiers, out, write_str);
+        if let Some(r) = self.raw_field("verifiers") { write_raw(r, out); } else { write_list(&self.verifiers, out, write_str); }
         out.push_str(", \"torch_version\": ");
         write_loose(&self.torch_version, out, write_str);
         out.push_str(", \"guards_code\": ");
@@ -959,7 +960,7 @@ impl ExportedProgram {
             ("opset_version".to_owned(), loose_py(&self.opset_version, |x| dict_py(x, int_py))),
             ("range_constraints".to_owned(), self.raw_field("range_constraints").cloned().unwrap_or_else(|| dict_py(&self.range_constraints, RangeConstraint::to_pyjson))),
             ("schema_version".to_owned(), self.schema_version.to_pyjson()),
-            ("verifiers".to_owned(), list_py(&self.verifiers, str_py)),
+            ("verifiers".to_owned(), self.raw_field("verifiers").cloned().unwrap_or_else(|| list_py(&self.verifiers, str_py))),
             ("torch_version".to_owned(), loose_py(&self.torch_version, str_py)),
             ("guards_code".to_owned(), loose_py(&self.guards_code, |x| list_py(x, str_py))),
         ])
@@ -976,7 +977,7 @@ impl ExportedProgram {
         out.push_str(", schema_version=");
         self.schema_version.py_repr(out);
         out.push_str(", verifiers=");
-        repr_list(&self.verifiers, out, repr_str);
+        if let Some(r) = self.raw_field("verifiers") { repr_raw(r, out); } else { repr_list(&self.verifiers, out, repr_str); }
         out.push_str(", torch_version=");
         repr_loose(&self.torch_version, out, repr_str);
         out.push_str(", guards_code=");
