@@ -2149,11 +2149,21 @@ impl<'w> Deserializer<'w> {
                         Some("as_none"),
                     );
                 }
-                other => {
+                // A list of plain values: `generate_getitems` of its items,
+                // which are no `Argument`s.
+                other if other.tag().ends_with('s') => {
                     return Err(LoadFailure::unsupported(format!(
                         "a `{}` among several node outputs",
                         other.tag()
                     )))
+                }
+                other => {
+                    let mut arg = String::new();
+                    other.py_repr(&mut arg);
+                    return Err(LoadFailure::py(
+                        "NotImplementedError",
+                        format!("Unimplemented node output type: {arg}"),
+                    ));
                 }
             }
         }
