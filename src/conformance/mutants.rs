@@ -75,13 +75,14 @@ impl Reading {
         })
     }
 
-    /// torchspec's loader on the same bytes.
+    /// torchspec's loader on the same bytes, its message cut as the oracle
+    /// records PyTorch's.
     pub fn of_torchspec(loaded: &Result<ExportedProgram>) -> Reading {
         match loaded {
             Ok(_) => Reading::Loads,
             Err(e) => Reading::Raises {
                 exception: e.exception.clone(),
-                message: e.message.clone(),
+                message: recorded_message(&e.message),
             },
         }
     }
@@ -105,6 +106,16 @@ impl Reading {
             Reading::Loads => "loads".into(),
             Reading::Raises { message, .. } => format!("{}: {message}", self.class()),
         }
+    }
+}
+
+/// `oracle/mutant_outcomes.py`'s `exc_json`: a message longer than
+/// `MAX_MESSAGE` characters is kept to its first `MAX_MESSAGE` and marked.
+fn recorded_message(message: &str) -> String {
+    const MAX_MESSAGE: usize = 4000;
+    match message.char_indices().nth(MAX_MESSAGE) {
+        None => message.to_string(),
+        Some((cut, _)) => format!("{}...[truncated]", &message[..cut]),
     }
 }
 
