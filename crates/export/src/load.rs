@@ -2149,9 +2149,19 @@ impl<'w> Deserializer<'w> {
                         Some("as_none"),
                     );
                 }
-                // A list of plain values: `generate_getitems` of its items,
-                // which are no `Argument`s.
-                other if other.tag().ends_with('s') => {
+                // The other lists `generate_getitems` walks: their items are
+                // plain values, not `Argument`s.
+                other
+                    if matches!(
+                        other.tag(),
+                        "as_sym_floats"
+                            | "as_ints"
+                            | "as_floats"
+                            | "as_strings"
+                            | "as_bools"
+                            | "as_sym_bools"
+                    ) =>
+                {
                     return Err(LoadFailure::unsupported(format!(
                         "a `{}` among several node outputs",
                         other.tag()
