@@ -15,8 +15,11 @@ and the imports `torch.export.load` does (`torch.export.pt2_archive._package`,
 
 Usage: .oracle/bin/python oracle/gen_op_schemas.py > crates/export/src/ops/table.rs
 """
+import ast
+import inspect
 import math
 import operator
+import re
 import sys
 
 import torch
@@ -111,6 +114,32 @@ def write_module(out, doc: str, name: str, attrs) -> None:
     out.write("];\n")
 
 
+def allowed_torch_functions():
+    """The `_allowed_torch_functions` tuple of `Verifier._check_valid_op`
+    (torch/_export/verifier.py), read from its source and evaluated: each
+    function's serialized target (`serialize_operator`, which
+    `deserialize_operator` walks back to the same object), its repr with
+    the address written `0x<address>`, and whether `Node.is_impure`
+    (`torch._library.utils.is_impure`) calls it impure, in the tuple's order."""
+    import torch._export.verifier as verifier
+    from torch._export.serde.serialize import GraphModuleSerializer
+    from torch._library.utils import is_impure
+
+    tree = ast.parse(inspect.getsource(verifier))
+    found = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+             and any(getattr(t, "id", None) == "_allowed_torch_functions" for t in n.targets)]
+    if len(found) != 1 or not isinstance(found[0], ast.Tuple):
+        raise SystemExit("verifier.py: no single `_allowed_torch_functions` tuple")
+    serializer = GraphModuleSerializer.__new__(GraphModuleSerializer)
+    rows = []
+    for element in found[0].elts:
+        fn = eval(compile(ast.Expression(element), "verifier.py", "eval"), {"torch": torch})
+        rows.append((serializer.serialize_operator(fn),
+                     re.sub(r" at 0x[0-9a-f]+>", " at 0x<address>>", repr(fn)),
+                     is_impure(fn)))
+    return rows
+
+
 for q in unresolved:
     print(f"left out (torch.ops does not resolve it): {q}", file=sys.stderr)
 
@@ -142,3 +171,11 @@ write_module(out, "/// Sorted `dir(operator)`: `None` for a callable, else `str(
 out.write("\n")
 write_module(out, "/// Sorted `dir(math)`: `None` for a callable, else `str(type(value))`.\n",
              "MATH_ATTRS", module_attrs(math))
+
+out.write("\n")
+out.write("/// `Verifier._check_valid_op`'s `_allowed_torch_functions`, in its order:\n")
+out.write("/// `(serialized target, repr, Node.is_impure)`, the address written `0x<address>`.\n")
+out.write("pub(crate) static ALLOWED_TORCH_FUNCTIONS: &[(&str, &str, bool)] = &[\n")
+for t, r, impure in allowed_torch_functions():
+    out.write(f"    ({rust_str(t)}, {rust_str(r)}, {str(impure).lower()}),\n")
+out.write("];\n")

@@ -86,6 +86,42 @@ def original_of(e):
     return e
 
 
+def cache_schema_type_hints() -> None:
+    """Memoize `typing.get_type_hints` for the classes of
+    torch/_export/serde/schema.py, in this process only.
+
+    `_dict_to_dataclass` (torch/_export/serde/serialize.py) calls
+    `typing.get_type_hints(cls, globalns=vars(schema))` for every dict of
+    the program JSON it converts, which re-evaluates the class's annotations
+    each time: a third of a `torch.export.load` of a zoo program. The hints
+    of a schema class are a pure function of the class (the dict is only
+    read), so the cache changes no outcome; it only applies to exactly that
+    call (the schema module's namespace, no localns, no extras), and every
+    other call goes to typing unchanged. Measured on 400 mutants of seed 77:
+    the same outcomes byte for byte, 28 ms -> 18 ms a mutant."""
+    import typing
+
+    from torch._export.serde import schema
+
+    if getattr(typing.get_type_hints, "_schema_cache", None) is not None:
+        return
+    original = typing.get_type_hints
+    namespace = vars(schema)
+    cache: dict = {}
+
+    def get_type_hints(obj, globalns=None, localns=None, include_extras=False):
+        if (globalns is namespace and localns is None and not include_extras
+                and getattr(obj, "__module__", None) == schema.__name__):
+            hints = cache.get(obj)
+            if hints is None:
+                hints = cache[obj] = original(obj, globalns)
+            return hints
+        return original(obj, globalns, localns, include_extras)
+
+    get_type_hints._schema_cache = cache
+    typing.get_type_hints = get_type_hints
+
+
 # ---------------------------------------------------------------------------
 # The worker: one warm process, one path per stdin line, one JSON line out.
 # ---------------------------------------------------------------------------
@@ -144,6 +180,7 @@ def worker() -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import zoo_types  # noqa: F401
 
+    cache_schema_type_hints()
     keep = KeepExceptions()
     out.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:

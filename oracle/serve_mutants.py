@@ -52,11 +52,12 @@ sys.path.insert(0, HERE)
 
 import zoo_types  # noqa: E402,F401  (the zoo's custom ops and pytree types)
 import mutate  # noqa: E402
-from mutant_outcomes import KeepExceptions, exc_json  # noqa: E402
+from mutant_outcomes import KeepExceptions, cache_schema_type_hints, exc_json  # noqa: E402
 
 import torch  # noqa: E402
 
 warnings.simplefilter("ignore")
+cache_schema_type_hints()
 
 
 class _Zoo:

@@ -46,11 +46,13 @@ sys.path.insert(0, HERE)
 import torch  # noqa: E402
 
 import capture  # noqa: E402
+from mutant_outcomes import cache_schema_type_hints  # noqa: E402
 import plans  # noqa: E402
 import weights  # noqa: E402
 import zoo  # noqa: E402
 
 warnings.simplefilter("ignore")
+cache_schema_type_hints()
 
 
 def _paths(req: dict) -> tuple[str, str, str]:

@@ -66,16 +66,32 @@ def contiguous_bytes(t: Any) -> bytes:
     return ctypes.string_at(c.data_ptr(), n) if n else b""
 
 
+def subclass_of(t: Any) -> str | None:
+    """The qualified type of a tensor subclass (a TwoTensor, a DTensor: what
+    torch.export.save pickles), None for a Tensor or Parameter. A wrapper
+    subclass holds its data in inner tensors, not in a storage of its own,
+    so its bytes are not hashed."""
+    torch = sys.modules["torch"]
+    if type(t) in (torch.Tensor, torch.nn.Parameter):
+        return None
+    return f"{type(t).__module__}.{type(t).__qualname__}"
+
+
 def tensor_line(kind: str, name: str, t: Any) -> dict[str, Any]:
-    return {
+    line = {
         "kind": kind,
         "name": name,
         "dtype": str(t.dtype),
         "shape": list(t.shape),
         "stride": list(t.stride()),
         "storage_offset": t.storage_offset(),
-        "sha256": hashlib.sha256(contiguous_bytes(t)).hexdigest(),
     }
+    subclass = subclass_of(t)
+    if subclass is not None:
+        line["subclass"] = subclass
+    else:
+        line["sha256"] = hashlib.sha256(contiguous_bytes(t)).hexdigest()
+    return line
 
 
 class _Logged(logging.Handler):

@@ -944,6 +944,40 @@ def _() -> Export:
     return Export(M(), ())
 
 
+# vmap-jvp: torch.vmap and torch.func.jvp in the training IR, which keeps
+# them as calls of the predispatch wrapper functions
+# (torch._functorch.predispatch._add_batch_dim, _make_dual, ...) that the
+# verifier allows; the loader builds them as plain Python callables, and
+# renames the ones returning None `NAME_unused`.
+@program("vmap-jvp")
+def _() -> Export:
+    class M(nn.Module):
+        def forward(self, x, t):
+            y = torch.vmap(torch.sin)(x)
+            out, tangent = torch.func.jvp(torch.cos, (x,), (t,))
+            return y + out, tangent
+    return Export(M(), (T(3, 4), T(3, 4)), dynamic_shapes=({0: Dim("n")}, {0: Dim("n")}))
+
+
+# tensor-subclass: a parameter and a buffer that are tensor subclasses
+# (TwoTensor, from torch.testing): torch.export.save pickles them
+# (`use_pickle: true` in the weights config, with their tensor_meta), and
+# torch.export.load reads them back with torch.load.
+@program("tensor-subclass")
+def _() -> Export:
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    class M(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(TwoTensor(T(3), T(3) * 2))
+            self.register_buffer("b", TwoTensor(torch.ones(3), torch.zeros(3)))
+
+        def forward(self, x):
+            return x * self.w + self.b
+    return Export(M(), (T(3),))
+
+
 # custom-op: a user op defined with torch.library.custom_op in
 # oracle/zoo_types.py (imported by every process that loads the zoo), with a
 # mutating variant: auto_functionalized in the graph.

@@ -401,14 +401,17 @@ fn read_weights_config(bytes: &[u8]) -> Result<Vec<StateDictEntry>> {
         .collect())
 }
 
+/// A state-dict entry's shape, dtype and `Parameter`-ness from its
+/// `PayloadMeta`. A pickled entry (`use_pickle`: a tensor subclass, which
+/// `torch.export.load` reads back with `torch.load`) is described by the
+/// `tensor_meta` and `is_param` that `_save_pickled_tensors` recorded from
+/// the same tensor; its pickle is not read.
 fn tensor_info(meta: &schema::PayloadMeta) -> std::result::Result<TensorInfo, String> {
-    if meta.use_pickle {
-        return Err("a pickled weight (use_pickle)".into());
+    match &meta.tensor_meta {
+        Some(t) => tensor_info_of(t, meta.is_param),
+        None if meta.use_pickle => Err("a pickled weight (use_pickle) without tensor_meta".into()),
+        None => Err("tensor_meta cannot be None for non-pickled weight".into()),
     }
-    let Some(t) = &meta.tensor_meta else {
-        return Err("tensor_meta cannot be None for non-pickled weight".into());
-    };
-    tensor_info_of(t, meta.is_param)
 }
 
 fn tensor_info_of(

@@ -424,7 +424,8 @@ enum TargetKind {
     /// caller tells apart by name).
     OpOverload,
     HigherOrder,
-    /// Any other callable (`elif callable(target)`): an
+    /// Any other callable (`elif callable(target)`): one of the verifier's
+    /// `_allowed_torch_functions` (vmap's `_add_batch_dim`, ...), or an
     /// `OpOverloadPacket`, which the verifier refuses.
     Callable,
 }
@@ -1553,9 +1554,12 @@ impl<'w> Deserializer<'w> {
             )),
             Resolved::HigherOrder(t) => Ok((t, TargetKind::HigherOrder)),
             Resolved::Packet(t) => Ok((t, TargetKind::Callable)),
-            Resolved::Callable(t) | Resolved::TorchAttr(t) if SYM_OPS.contains(&t.as_str()) => {
+            Resolved::Callable(t) | Resolved::TorchAttr(t) | Resolved::Function(t)
+                if SYM_OPS.contains(&t.as_str()) =>
+            {
                 Ok((t, TargetKind::OpOverload))
             }
+            Resolved::Function(t) => Ok((t, TargetKind::Callable)),
             Resolved::Callable(t) | Resolved::TorchAttr(t) => Err(LoadFailure::unsupported(
                 format!("call target `{t}` (a Python callable, not an operator)"),
             )),

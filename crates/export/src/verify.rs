@@ -244,7 +244,10 @@ fn not_allowed_op(op: &str) -> String {
             .map(|f| format!("<built-in function {f}>"))
             .collect::<Vec<_>>()
             .join(", "),
-        ALLOWED_TORCH_FUNCTIONS.join(", ")
+        ops::allowed_torch_functions()
+            .map(|f| f.repr)
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 
@@ -253,36 +256,6 @@ const ALLOWED_BUILTINS: &[&str] = &[
     "getitem", "add", "mul", "sub", "truediv", "ge", "le", "gt", "lt", "eq", "ne", "floordiv",
     "mod", "and_", "or_", "not_", "pow", "neg", "abs", "lshift", "rshift", "ceil", "floor",
     "trunc", "round",
-];
-
-/// `_allowed_torch_functions` of `_check_valid_op`, as their reprs.
-const ALLOWED_TORCH_FUNCTIONS: &[&str] = &[
-    "<class 'torch.autograd.grad_mode.set_grad_enabled'>",
-    "<function sym_int at 0x<address>>",
-    "<function sym_float at 0x<address>>",
-    "<function sym_ite at 0x<address>>",
-    "<function sym_max at 0x<address>>",
-    "<function sym_min at 0x<address>>",
-    "<function sym_not at 0x<address>>",
-    "<function _sym_sqrt at 0x<address>>",
-    "<function sym_sum at 0x<address>>",
-    "<function _call_custom_autograd_function_in_pre_dispatch at 0x<address>>",
-    "<built-in function _set_grad_enabled>",
-    "<function _enter_autocast at 0x<address>>",
-    "<function _exit_autocast at 0x<address>>",
-    "<function cast_symbool_to_symint_guardless at 0x<address>>",
-    "<function _add_batch_dim at 0x<address>>",
-    "<function _remove_batch_dim at 0x<address>>",
-    "<function _vmap_increment_nesting at 0x<address>>",
-    "<function _vmap_decrement_nesting at 0x<address>>",
-    "<function lazy_load_decompositions at 0x<address>>",
-    "<function _make_dual at 0x<address>>",
-    "<function _unpack_dual at 0x<address>>",
-    "<function _jvp_increment_nesting at 0x<address>>",
-    "<function _jvp_decrement_nesting at 0x<address>>",
-    "<function _unwrap_for_grad at 0x<address>>",
-    "<function _enter_dual_level at 0x<address>>",
-    "<function _exit_dual_level at 0x<address>>",
 ];
 
 /// `_verify_exported_program_module_call_graph`.

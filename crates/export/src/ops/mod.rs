@@ -42,6 +42,36 @@ pub fn op_schema(target: &str) -> Option<&'static str> {
         .map(|i| table::OPS[i].1)
 }
 
+/// One of `Verifier._check_valid_op`'s `_allowed_torch_functions`: the
+/// Python functions a graph may call besides operators (the `torch.sym_*`
+/// helpers and the predispatch wrappers of vmap, jvp, autocast and grad
+/// mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllowedFunction {
+    /// Its serialized target (`torch._functorch.predispatch._add_batch_dim`).
+    pub target: &'static str,
+    /// Its repr, the address written `0x<address>`.
+    pub repr: &'static str,
+    /// Whether `Node.is_impure` calls it impure (dead-code elimination keeps it).
+    pub impure: bool,
+}
+
+/// `_allowed_torch_functions`, in the verifier's order.
+pub fn allowed_torch_functions() -> impl Iterator<Item = AllowedFunction> {
+    table::ALLOWED_TORCH_FUNCTIONS
+        .iter()
+        .map(|&(target, repr, impure)| AllowedFunction {
+            target,
+            repr,
+            impure,
+        })
+}
+
+/// The allowed torch function serialized as `target`.
+pub fn allowed_torch_function(target: &str) -> Option<AllowedFunction> {
+    allowed_torch_functions().find(|f| f.target == target)
+}
+
 /// Whether `torch.ops.higher_order.NAME` is a higher-order operator.
 pub fn is_higher_order(name: &str) -> bool {
     table::HIGHER_ORDER_OPS.binary_search(&name).is_ok()
@@ -62,6 +92,10 @@ pub enum Resolved {
     Packet(String),
     /// A callable attribute of `operator` or `math`.
     Callable(String),
+    /// A function of the verifier's `_allowed_torch_functions` reached from
+    /// `torch` (`torch._functorch.predispatch._add_batch_dim`, the
+    /// predispatch wrappers of vmap, jvp, autocast and grad mode).
+    Function(String),
     /// A walk over `torch`'s other attributes (`torch.sym_max`): whether
     /// it resolves is not modelled, except for the loader's `_SYM_OPS`.
     TorchAttr(String),
@@ -121,7 +155,14 @@ fn torch_walk(names: &[&str], registrations: &Registrations) -> Option<Resolved>
             "the attribute `torch.ops.{ns}`"
         ))),
         ["ops", ns, rest @ ..] => namespace_walk(ns, rest, registrations),
-        _ => Some(Resolved::TorchAttr(format!("torch.{}", names.join(".")))),
+        _ => {
+            let path = format!("torch.{}", names.join("."));
+            Some(if allowed_torch_function(&path).is_some() {
+                Resolved::Function(path)
+            } else {
+                Resolved::TorchAttr(path)
+            })
+        }
     }
 }
 

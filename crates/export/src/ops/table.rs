@@ -4962,3 +4962,114 @@ pub(crate) static MATH_ATTRS: &[(&str, Option<&str>)] = &[
     ("trunc", None),
     ("ulp", None),
 ];
+
+/// `Verifier._check_valid_op`'s `_allowed_torch_functions`, in its order:
+/// `(serialized target, repr, Node.is_impure)`, the address written `0x<address>`.
+pub(crate) static ALLOWED_TORCH_FUNCTIONS: &[(&str, &str, bool)] = &[
+    (
+        "torch.autograd.grad_mode.set_grad_enabled",
+        "<class 'torch.autograd.grad_mode.set_grad_enabled'>",
+        false,
+    ),
+    ("torch.sym_int", "<function sym_int at 0x<address>>", false),
+    (
+        "torch.sym_float",
+        "<function sym_float at 0x<address>>",
+        false,
+    ),
+    ("torch.sym_ite", "<function sym_ite at 0x<address>>", false),
+    ("torch.sym_max", "<function sym_max at 0x<address>>", false),
+    ("torch.sym_min", "<function sym_min at 0x<address>>", false),
+    ("torch.sym_not", "<function sym_not at 0x<address>>", false),
+    (
+        "torch._sym_sqrt",
+        "<function _sym_sqrt at 0x<address>>",
+        false,
+    ),
+    ("torch.sym_sum", "<function sym_sum at 0x<address>>", false),
+    (
+        "torch.export.custom_ops._call_custom_autograd_function_in_pre_dispatch",
+        "<function _call_custom_autograd_function_in_pre_dispatch at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._C._set_grad_enabled",
+        "<built-in function _set_grad_enabled>",
+        true,
+    ),
+    (
+        "torch.amp.autocast_mode._enter_autocast",
+        "<function _enter_autocast at 0x<address>>",
+        true,
+    ),
+    (
+        "torch.amp.autocast_mode._exit_autocast",
+        "<function _exit_autocast at 0x<address>>",
+        true,
+    ),
+    (
+        "torch.fx.experimental.symbolic_shapes.cast_symbool_to_symint_guardless",
+        "<function cast_symbool_to_symint_guardless at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._functorch.predispatch._add_batch_dim",
+        "<function _add_batch_dim at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._functorch.predispatch._remove_batch_dim",
+        "<function _remove_batch_dim at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._functorch.predispatch._vmap_increment_nesting",
+        "<function _vmap_increment_nesting at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._functorch.predispatch._vmap_decrement_nesting",
+        "<function _vmap_decrement_nesting at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._functorch.predispatch.lazy_load_decompositions",
+        "<function lazy_load_decompositions at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._functorch.predispatch._make_dual",
+        "<function _make_dual at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._functorch.predispatch._unpack_dual",
+        "<function _unpack_dual at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._functorch.predispatch._jvp_increment_nesting",
+        "<function _jvp_increment_nesting at 0x<address>>",
+        true,
+    ),
+    (
+        "torch._functorch.predispatch._jvp_decrement_nesting",
+        "<function _jvp_decrement_nesting at 0x<address>>",
+        true,
+    ),
+    (
+        "torch._functorch.predispatch._unwrap_for_grad",
+        "<function _unwrap_for_grad at 0x<address>>",
+        false,
+    ),
+    (
+        "torch._functorch.predispatch._enter_dual_level",
+        "<function _enter_dual_level at 0x<address>>",
+        true,
+    ),
+    (
+        "torch._functorch.predispatch._exit_dual_level",
+        "<function _exit_dual_level at 0x<address>>",
+        true,
+    ),
+];

@@ -138,6 +138,9 @@ fn is_impure(graph: &Graph, id: NodeId, registrations: &Registrations) -> Option
             if t == "operator.setitem" {
                 return Some(true);
             }
+            if let Some(f) = crate::ops::allowed_torch_function(t) {
+                return Some(f.impure);
+            }
             if let Some(op) = registrations.op(t) {
                 return Some(op.impure);
             }
