@@ -2056,7 +2056,7 @@ impl<'w> Deserializer<'w> {
         if outputs.len() == 1
             && n.target.contains("torch.ops.higher_order")
             && !hop_single_tensor_return(n)
-            && !matches!(outputs[0], A::AsNone(_))
+            && !is_as_none(&outputs[0])
         {
             let name = match &outputs[0] {
                 A::AsTensor(t) => t.name.clone(),
@@ -2081,7 +2081,7 @@ impl<'w> Deserializer<'w> {
                 A::AsSymBool(_) | A::AsSymFloat(_) => {
                     return Err(LoadFailure::unsupported("a constant symbolic output"))
                 }
-                A::AsNone(_) => {
+                a if is_as_none(a) => {
                     let candidate =
                         format!("{}_unused", fx::target_to_str(Op::CallFunction, printed));
                     self.cx.graph.rename(id, &candidate);
@@ -2144,7 +2144,7 @@ impl<'w> Deserializer<'w> {
                         self.getitem(list, j, &sym_int_name(s)?)?;
                     }
                 }
-                A::AsNone(_) => {
+                a if is_as_none(a) => {
                     self.cx.graph.create_node(
                         Op::CallFunction,
                         "operator.getitem",
@@ -2194,6 +2194,16 @@ impl<'w> Deserializer<'w> {
             Some(name),
         );
         self.sync(name, id)
+    }
+}
+
+/// `arg.type == "as_none"`: the union's tag, whatever its payload
+/// (`_dict_to_dataclass` keeps `{"as_none": 1}` as it came).
+fn is_as_none(a: &wire::Argument) -> bool {
+    match a {
+        wire::Argument::AsNone(_) => true,
+        wire::Argument::Raw(r) => r.tag == "as_none",
+        _ => false,
     }
 }
 
