@@ -18,6 +18,7 @@ use torchspec_pyval::{PyResult, Raise};
 /// sympy's structural `==` (which is what `expr in args`, `p == q` test).
 pub type Ex = Rc<Node>;
 
+/// The sympy classes an expression node can be, with their args.
 #[derive(Debug, PartialEq)]
 pub enum Node {
     /// `sympy.Integer`.
@@ -29,10 +30,12 @@ pub enum Node {
     BigFloat(Box<Mpf>),
     /// torch's `int_oo` / `-int_oo` (torch/utils/_sympy/numbers.py).
     IntOo {
+        /// Whether it is `-int_oo`.
         neg: bool,
     },
     /// sympy's `oo` / `-oo` (what a Float overflow or `ToFloat(int_oo)` gives).
     Inf {
+        /// Whether it is `-oo`.
         neg: bool,
     },
     /// sympy's `nan` (`int_oo - int_oo`, `0*int_oo`, ...).
@@ -53,18 +56,27 @@ pub enum Node {
     Fn(Func, Vec<Ex>),
     /// `Eq`, `Ne`, `<`, `<=`, `>`, `>=`.
     Rel(Rel, Ex, Ex),
+    /// `sympy.And` of its args, canonical (flattened, sorted, no duplicates).
     And(Vec<Ex>),
+    /// `sympy.Or` of its args, canonical (flattened, sorted, no duplicates).
     Or(Vec<Ex>),
+    /// `sympy.Not` of its arg (a relational negates instead).
     Not(Ex),
+    /// `sympy.true`.
     True,
+    /// `sympy.false`.
     False,
 }
 
+/// A `sympy.Symbol` with the value range the spec ShapeEnv registered for it;
+/// equal by name only.
 #[derive(Debug)]
 pub struct Symbol {
+    /// The symbol's name, `name#uid`.
     pub name: String,
     /// `var_to_range[sym]`: `None` is an infinite bound.
     pub lower: Option<BigInt>,
+    /// The upper end of `var_to_range[sym]` (`None`: infinite).
     pub upper: Option<BigInt>,
 }
 
@@ -77,19 +89,31 @@ impl PartialEq for Symbol {
 /// The torch sympy functions an op can produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Func {
+    /// torch's `FloorDiv(base, divisor)`: integer `//`.
     FloorDiv,
+    /// torch's `Mod(p, q)`: `%` for non-negative operands.
     Mod,
+    /// torch's `PythonMod(p, q)`: Python's `%` (the result takes the divisor's
+    /// sign).
     PythonMod,
+    /// torch's `IntTrueDiv(a, b)`: `/` of two ints, a float.
     IntTrueDiv,
+    /// torch's `FloatTrueDiv(a, b)`: `/` of floats.
     FloatTrueDiv,
+    /// torch's `ToFloat(x)`: `float(x)` of an int.
     ToFloat,
+    /// torch's `BitwiseFn_bitwise_and(a, b)`: `a & b`.
     BitwiseAnd,
+    /// torch's `BitwiseFn_bitwise_or(a, b)`: `a | b`.
     BitwiseOr,
+    /// torch's `PowByNatural(base, exp)`: an int to a non-negative int power.
     PowByNatural,
+    /// torch's `FloatPow(base, exp)`: `**` of floats.
     FloatPow,
 }
 
 impl Func {
+    /// The function's class name, as `str()` prints it.
     pub fn name(self) -> &'static str {
         match self {
             Func::FloorDiv => "FloorDiv",
@@ -123,13 +147,20 @@ impl Func {
     }
 }
 
+/// The relational classes: sympy's `Eq`, `Ne`, `Lt`, `Le`, `Gt`, `Ge`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rel {
+    /// `Eq(a, b)` (`Equality`).
     Eq,
+    /// `Ne(a, b)` (`Unequality`).
     Ne,
+    /// `a < b` (`StrictLessThan`).
     Lt,
+    /// `a <= b` (`LessThan`).
     Le,
+    /// `a > b` (`StrictGreaterThan`).
     Gt,
+    /// `a >= b` (`GreaterThan`).
     Ge,
 }
 
@@ -173,17 +204,21 @@ impl Rel {
 // Numbers
 // ---------------------------------------------------------------------------
 
+/// `sympy.Integer(i)`.
 pub fn int(i: impl Into<BigInt>) -> Ex {
     Rc::new(Node::Int(i.into()))
 }
+/// A 53-bit `sympy.Float` of the double `f`, as is.
 pub fn float(f: f64) -> Ex {
     Rc::new(Node::Float(f))
 }
+/// `sympy.true` or `sympy.false`.
 pub fn boolean(b: bool) -> Ex {
     Rc::new(if b { Node::True } else { Node::False })
 }
 
 impl Node {
+    /// `expr.is_Number`: an Integer, a Float, `int_oo`, `oo` or `nan`.
     pub fn is_number(&self) -> bool {
         matches!(
             self,
@@ -195,12 +230,14 @@ impl Node {
                 | Node::NaN
         )
     }
+    /// The value of a `sympy.Integer`.
     pub fn as_int(&self) -> Option<&BigInt> {
         match self {
             Node::Int(i) => Some(i),
             _ => None,
         }
     }
+    /// Whether the node is the Integer `v`.
     pub fn is_int_value(&self, v: i64) -> bool {
         matches!(self, Node::Int(i) if *i == BigInt::from(v))
     }
@@ -220,13 +257,18 @@ impl Node {
 /// A numeric value: sympy `Integer`, `Float`, `int_oo`, `oo` or `nan`.
 #[derive(Clone, Debug)]
 pub enum Num {
+    /// `sympy.Integer`.
     Int(BigInt),
+    /// A 53-bit `sympy.Float`.
     Float(f64),
     /// A Float above 53 bits of precision (zero only as the lone result of
     /// a `%`: `Float._new` makes a zero sum or product `S.Zero`).
     BigFloat(Mpf),
+    /// torch's `int_oo` (`true`: `-int_oo`).
     IntOo(bool),
+    /// sympy's `oo` (`true`: `-oo`).
     Inf(bool),
+    /// sympy's `nan`.
     NaN,
 }
 
@@ -245,6 +287,7 @@ fn float_result(f: f64) -> Num {
 }
 
 impl Num {
+    /// The node's value, if it is a number.
     pub fn of(e: &Node) -> Option<Num> {
         match e {
             Node::Int(i) => Some(Num::Int(i.clone())),
@@ -256,6 +299,7 @@ impl Num {
             _ => None,
         }
     }
+    /// The number as an expression node.
     pub fn to_ex(&self) -> Ex {
         match self {
             Num::Int(i) => int(i.clone()),
@@ -266,6 +310,8 @@ impl Num {
             Num::NaN => Rc::new(Node::NaN),
         }
     }
+    /// The value as a double: `int_oo`, `oo` and an Integer past the double
+    /// range are infinite, `nan` is NaN.
     pub fn to_f64(&self) -> f64 {
         match self {
             Num::Int(i) => i.to_f64().unwrap_or(f64::INFINITY),
@@ -281,6 +327,7 @@ impl Num {
             Num::NaN => f64::NAN,
         }
     }
+    /// Whether the number is zero (an Integer, or a Float of any precision).
     pub fn is_zero(&self) -> bool {
         match self {
             Num::Int(i) => i.is_zero(),
@@ -289,9 +336,12 @@ impl Num {
             _ => false,
         }
     }
+    /// Whether the number is the Integer 1.
     pub fn is_one(&self) -> bool {
         matches!(self, Num::Int(i) if i.is_one())
     }
+    /// Whether the number is below zero (`-int_oo` and `-oo` are, `nan` is
+    /// not).
     pub fn is_negative(&self) -> bool {
         match self {
             Num::Int(i) => i.is_negative(),
@@ -301,6 +351,7 @@ impl Num {
             Num::NaN => false,
         }
     }
+    /// Whether the number is above zero (`int_oo` and `oo` are, `nan` is not).
     pub fn is_positive(&self) -> bool {
         match self {
             Num::Int(i) => i.is_positive(),
@@ -409,6 +460,7 @@ impl Num {
             },
         })
     }
+    /// `-x` (`Number.__neg__`): `nan` stays `nan`.
     pub fn neg(&self) -> Num {
         match self {
             Num::Int(i) => Num::Int(-i),
@@ -575,10 +627,12 @@ pub fn add(args: &[Ex]) -> PyResult<Ex> {
     })
 }
 
+/// `a - b`, built as `Add(a, -b)`.
 pub fn sub(a: &Ex, b: &Ex) -> PyResult<Ex> {
     add(&[a.clone(), neg(b)?])
 }
 
+/// `-a`: a number negates in place, anything else is `Mul(-1, a)`.
 pub fn neg(a: &Ex) -> PyResult<Ex> {
     // `Number.__neg__` negates in place: `-Float(0.0)` stays a Float.
     if let Some(n) = Num::of(a) {
@@ -2034,7 +2088,11 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
         // forms reach sympy's polynomial gcd.
         let q_real = facts(q).real == Some(true) && !has_infinity(q);
         match &**p {
-            Node::IntOo { neg: false } if !python && !has_infinity(q) => {}
+            // torch's Mod.eval never reaches sympy's gcd: `r = p / q` with an
+            // opaque function `q` (`BitwiseFn_bitwise_and(int_oo, a)`) is not
+            // known integer, and `int_oo < q` is False.
+            Node::IntOo { neg: false }
+                if !python && (!has_infinity(q) || matches!(**q, Node::Fn(..))) => {}
             Node::Inf { .. } if q_real => {}
             _ => {
                 // `p < q` is IntInfinity.__lt__: False for int_oo, so
@@ -2517,10 +2575,14 @@ fn lattice(is_and: bool, args: &[Ex]) -> PyResult<Ex> {
     })
 }
 
+/// `sympy.And(*args)`: flattened, `false` absorbs, `true` drops out, duplicates
+/// and contradictions of relationals folded.
 pub fn logic_and(args: &[Ex]) -> PyResult<Ex> {
     lattice(true, args)
 }
 
+/// `sympy.Or(*args)`: flattened, `true` absorbs, `false` drops out, duplicates
+/// and contradictions of relationals folded.
 pub fn logic_or(args: &[Ex]) -> PyResult<Ex> {
     lattice(false, args)
 }
@@ -2541,6 +2603,7 @@ pub fn as_boolean(e: &Ex) -> PyResult<Ex> {
     }
 }
 
+/// The assumptions sympy derives for `e` (`facts::facts`).
 pub fn facts_of(e: &Ex) -> Facts {
     facts(e)
 }

@@ -13,10 +13,15 @@ use super::expr::{Ex, Func, Node, Num};
 /// Fuzzy facts (`None`: sympy cannot tell).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Facts {
+    /// `is_extended_positive`.
     pub pos: Option<bool>,
+    /// `is_extended_negative`.
     pub neg: Option<bool>,
+    /// `is_zero`.
     pub zero: Option<bool>,
+    /// `is_real` (`oo` is not real, `int_oo` is).
     pub real: Option<bool>,
+    /// `is_integer`.
     pub integer: Option<bool>,
 }
 
@@ -334,6 +339,8 @@ pub fn is_even(e: &Ex) -> Option<bool> {
     }
 }
 
+/// `expr.free_symbols`: appends the name of each symbol in `e` to `out`, unless
+/// it is there already.
 pub fn free_symbols(e: &Ex, out: &mut Vec<String>) {
     match &**e {
         Node::Sym(s) if !out.contains(&s.name) => out.push(s.name.clone()),
@@ -375,8 +382,11 @@ pub fn could_extract_minus_sign(e: &Ex) -> bool {
 /// An extended integer bound.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Ext {
+    /// `-oo`: no lower bound.
     NegInf,
+    /// A finite bound.
     Fin(BigInt),
+    /// `oo`: no upper bound.
     PosInf,
 }
 
@@ -422,12 +432,64 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
     try_bounds(e).unwrap_or((Ext::NegInf, Ext::PosInf))
 }
 
-/// A bound of `bound_sympy` that is NaN: `ValueRanges` raises
-/// `AssertionError("sympy expression is NaN")`.
-pub struct NaNBound;
+/// What `bound_sympy` raises instead of giving a range.
+pub enum NaNBound {
+    /// A bound that is NaN: `ValueRanges` raises
+    /// `AssertionError("sympy expression is NaN")`.
+    NaN,
+    /// Another exception (type, message): sympy refusing a BooleanAtom
+    /// exponent in `pow_by_natural`.
+    Raise(&'static str, String),
+}
 
-/// `bound_sympy(expr)`, or [`NaNBound`] where a sum adds `int_oo` to
-/// `-int_oo` (a power past `sys.maxsize` is `int_oo`, as `safe_pow` clamps).
+impl NaNBound {
+    fn into_raise(self) -> torchspec_pyval::Raise {
+        match self {
+            NaNBound::NaN => {
+                torchspec_pyval::Raise::new("AssertionError", "sympy expression is NaN")
+            }
+            NaNBound::Raise(ty, msg) => torchspec_pyval::Raise::new(ty, msg),
+        }
+    }
+}
+
+/// `pow_by_natural` of a base range and a BooleanAtom exponent
+/// (`PowByNatural(a, False)`): every branch uses the exponent as a number,
+/// which sympy refuses. A singleton base goes to `safe_pow` (`exp % 2` for
+/// a negative base, else `exponent < 0`); a base at least 1 clamps the
+/// exponent with `b & ValueRanges(0, int_oo)`, whose intersection asserts;
+/// any other base takes `b.lower % 2`.
+fn bool_exponent(base: &(Ext, Ext), atom: &str) -> NaNBound {
+    let atom_use = || {
+        NaNBound::Raise(
+            "TypeError",
+            "BooleanAtom not allowed in this context.".into(),
+        )
+    };
+    let one = Ext::Fin(BigInt::from(1));
+    if base.0 == base.1 {
+        return match &base.0 {
+            Ext::NegInf => atom_use(),
+            Ext::Fin(v) if v.is_negative() => atom_use(),
+            _ => NaNBound::Raise(
+                "TypeError",
+                "\nA Boolean argument can only be used in Eq and Ne; all other\nrelationals expect real expressions."
+                    .into(),
+            ),
+        };
+    }
+    if base.0 >= one {
+        return NaNBound::Raise(
+            "AssertionError",
+            format!("(VR[{atom}, {atom}], VR[0, int_oo])"),
+        );
+    }
+    atom_use()
+}
+
+/// `bound_sympy(expr)`, or what it raises: [`NaNBound::NaN`] where a sum
+/// adds `int_oo` to `-int_oo` (a power past `sys.maxsize` is `int_oo`, as
+/// `safe_pow` clamps).
 pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
     let unknown = (Ext::NegInf, Ext::PosInf);
     Ok(match &**e {
@@ -448,7 +510,7 @@ pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
                         lo = l;
                         hi = h;
                     }
-                    _ => return Err(NaNBound),
+                    _ => return Err(NaNBound::NaN),
                 }
             }
             (lo, hi)
@@ -485,6 +547,13 @@ pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
                 (std::cmp::min(pl.clone(), ph.clone()), std::cmp::max(pl, ph))
             }
         }
+        // pow_by_natural with a BooleanAtom exponent raises; its other
+        // ranges are not modelled here (unknown).
+        Node::Fn(Func::PowByNatural, args) => match *args[1] {
+            Node::True => return Err(bool_exponent(&try_bounds(&args[0])?, "True")),
+            Node::False => return Err(bool_exponent(&try_bounds(&args[0])?, "False")),
+            _ => unknown,
+        },
         // ValueRangeAnalysis.mod (C semantics) and SymPyValueRangeAnalysis
         // .python_mod.
         Node::Fn(Func::Mod, args) => vr_mod(try_bounds(&args[0])?, try_bounds(&args[1])?),
@@ -631,14 +700,16 @@ pub fn mod_operand_nonneg(e: &Ex) -> torchspec_pyval::PyResult<bool> {
     };
     if is_float_expr(e) {
         return match float_bounds(e) {
-            Some((lo, _)) => Ok(lo >= 0.0),
-            None => Err(Raise::unsupported(
+            Ok((lo, _)) => Ok(lo >= 0.0),
+            Err(FloatBoundFail::NaN) => {
+                Err(Raise::new("AssertionError", "sympy expression is NaN"))
+            }
+            Err(FloatBoundFail::Unmodelled) => Err(Raise::unsupported(
                 "the value range of this float expression",
             )),
         };
     }
-    let nan = || Raise::new("AssertionError", "sympy expression is NaN");
-    let (lower, _) = try_bounds(e).map_err(|_| nan())?;
+    let (lower, _) = try_bounds(e).map_err(NaNBound::into_raise)?;
     Ok(matches!(lower, Ext::Fin(ref l) if !l.is_negative()) || lower == Ext::PosInf)
 }
 
@@ -867,24 +938,34 @@ fn is_float_expr(e: &Ex) -> bool {
     }
 }
 
+/// Why [`float_bounds`] has no range.
+enum FloatBoundFail {
+    /// A node kind whose float range is not modelled.
+    Unmodelled,
+    /// A sum of ranges holding `oo` and `-oo` (`VR[-oo, oo] + VR[oo, oo]`):
+    /// `ValueRanges` asserts `sympy expression is NaN`.
+    NaN,
+}
+
 /// `bound_sympy` of a float expression (ValueRangeAnalysis with float
-/// arithmetic), for the node kinds modelled; `None` otherwise.
-fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
+/// arithmetic), for the node kinds modelled.
+fn float_bounds(e: &Ex) -> Result<(f64, f64), FloatBoundFail> {
+    use FloatBoundFail::Unmodelled;
     let ext_f = |x: &Ext| match x {
         Ext::NegInf => f64::NEG_INFINITY,
         Ext::PosInf => f64::INFINITY,
         Ext::Fin(i) => num_traits::ToPrimitive::to_f64(i).unwrap_or(f64::NAN),
     };
     match &**e {
-        Node::Float(f) => Some((*f, *f)),
+        Node::Float(f) => Ok((*f, *f)),
         // The range compares exactly; only the sign of this bound is asked.
         Node::BigFloat(m) => {
             let f = m.to_f64();
-            Some((f, f))
+            Ok((f, f))
         }
         Node::Int(_) | Node::Sym(_) => {
             let (l, h) = bounds(e);
-            Some((ext_f(&l), ext_f(&h)))
+            Ok((ext_f(&l), ext_f(&h)))
         }
         Node::Inf { neg } => {
             let v = if *neg {
@@ -892,14 +973,14 @@ fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
             } else {
                 f64::INFINITY
             };
-            Some((v, v))
+            Ok((v, v))
         }
         Node::Fn(Func::ToFloat, a) => {
             if is_float_expr(&a[0]) || a[0].is_boolean() {
-                return None;
+                return Err(Unmodelled);
             }
             let (l, h) = bounds(&a[0]);
-            Some((ext_f(&l), ext_f(&h)))
+            Ok((ext_f(&l), ext_f(&h)))
         }
         Node::Add(args) => {
             let (mut lo, mut hi) = (0.0f64, 0.0f64);
@@ -909,9 +990,9 @@ fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
                 hi += h;
             }
             if lo.is_nan() || hi.is_nan() {
-                return None;
+                return Err(FloatBoundFail::NaN);
             }
-            Some((lo, hi))
+            Ok((lo, hi))
         }
         // ValueRangeAnalysis.truediv / int_truediv: unknown when the
         // divisor's range holds 0 or both hold an infinity, else the corners.
@@ -919,13 +1000,13 @@ fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
             let (a, b) = (float_bounds(&args[0])?, float_bounds(&args[1])?);
             let inf = |r: (f64, f64)| r.0.is_infinite() || r.1.is_infinite();
             if (b.0 <= 0.0 && 0.0 <= b.1) || (inf(a) && inf(b)) {
-                return Some((f64::NEG_INFINITY, f64::INFINITY));
+                return Ok((f64::NEG_INFINITY, f64::INFINITY));
             }
             let c = [a.0 / b.0, a.0 / b.1, a.1 / b.0, a.1 / b.1];
             if c.iter().any(|x| x.is_nan()) {
-                return None;
+                return Err(Unmodelled);
             }
-            Some((
+            Ok((
                 c.iter().cloned().fold(f64::INFINITY, f64::min),
                 c.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
             ))
@@ -947,9 +1028,9 @@ fn float_bounds(e: &Ex) -> Option<(f64, f64)> {
                     c.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
                 );
             }
-            Some(acc)
+            Ok(acc)
         }
-        _ => None,
+        _ => Err(Unmodelled),
     }
 }
 
