@@ -622,6 +622,38 @@ pub fn generate(yaml: &str) -> Result<String, Error> {
     Ok(o)
 }
 
+/// The annotation schema.py gives a field (`List[TensorArgument]`).
+fn py_ty(t: &Ty) -> String {
+    match t {
+        Ty::Str => "str".into(),
+        Ty::Int => "int".into(),
+        Ty::Float => "float".into(),
+        Ty::Bool => "bool".into(),
+        Ty::Opt(t) => format!("Optional[{}]", py_ty(t)),
+        Ty::List(t) => format!("List[{}]", py_ty(t)),
+        Ty::Dict(t) => format!("Dict[str, {}]", py_ty(t)),
+        Ty::Named(n) => n.clone(),
+    }
+}
+
+/// The doc line of a field or variant: `Class.field: annotation`, and
+/// what a loose field keeps.
+fn field_doc(class: &str, f: &Field, loose: bool) -> String {
+    let keeps = if loose {
+        " (the JSON as it came when `_dict_to_dataclass` passed another type through)"
+    } else {
+        ""
+    };
+    format!("    /// `{class}.{}: {}`{keeps}.\n", f.name, py_ty(&f.ty))
+}
+
+/// Doc lines of the methods every generated type has.
+const LOAD_DOC: &str =
+    "    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.\n";
+const WRITE_DOC: &str =
+    "    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.\n";
+const TO_PYJSON_DOC: &str = "    /// `_dataclass_to_dict`: the value as a JSON document.\n";
+
 const LOAD_SIG: &str = "pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError>";
 
 fn gen_enum(o: &mut String, name: &str, values: &[(String, i64)]) {
@@ -630,30 +662,36 @@ fn gen_enum(o: &mut String, name: &str, values: &[(String, i64)]) {
         o,
         "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\npub enum {name} {{"
     );
-    for (v, _) in values {
-        let _ = writeln!(o, "    {v},");
+    for (v, n) in values {
+        let _ = writeln!(o, "    /// `{name}.{v}` ({n}).\n    {v},");
     }
-    o.push_str("    Other(i64),\n}\n\n");
+    o.push_str("    /// A value schema.py does not name.\n    Other(i64),\n}\n\n");
     let _ = writeln!(o, "impl {name} {{");
+    o.push_str("    /// Every member's name and value, in schema.py's order.\n");
     o.push_str("    pub const VALUES: &'static [(&'static str, i64)] = &[");
     for (i, (v, n)) in values.iter().enumerate() {
         let _ = write!(o, "{}(\"{v}\", {n})", if i > 0 { ", " } else { "" });
     }
-    o.push_str("];\n\n    pub fn from_value(value: i64) -> Self {\n        match value {\n");
+    o.push_str("];\n\n    /// The member of `value` (`Other` for one schema.py does not name).\n    pub fn from_value(value: i64) -> Self {\n        match value {\n");
     for (v, n) in values {
         let _ = writeln!(o, "            {n} => Self::{v},");
     }
     o.push_str("            other => Self::Other(other),\n        }\n    }\n\n");
-    o.push_str("    pub fn value(self) -> i64 {\n        match self {\n");
+    o.push_str(
+        "    /// The member's int value.\n    pub fn value(self) -> i64 {\n        match self {\n",
+    );
     for (v, n) in values {
         let _ = writeln!(o, "            Self::{v} => {n},");
     }
     o.push_str("            Self::Other(other) => other,\n        }\n    }\n\n");
+    o.push_str(LOAD_DOC);
     let _ = writeln!(
         o,
         "    {LOAD_SIG} {{\n        let known = |i| !matches!(Self::from_value(i), Self::Other(_));\n        load_enum_value(v, path, cx, \"{name}\", known).map(Self::from_value)\n    }}\n"
     );
+    o.push_str(WRITE_DOC);
     o.push_str("    pub fn write_json(&self, out: &mut String) {\n        out.push_str(itoa::Buffer::new().format(self.value()));\n    }\n\n");
+    o.push_str(TO_PYJSON_DOC);
     o.push_str("    pub fn to_pyjson(&self) -> PyJson {\n        PyJson::Int(PyInt::Small(self.value()))\n    }\n\n");
     o.push_str("    /// `repr` of the raw int `_dict_to_dataclass` keeps.\n");
     o.push_str("    pub fn py_repr(&self, out: &mut String) {\n        out.push_str(itoa::Buffer::new().format(self.value()));\n    }\n}\n");
@@ -671,11 +709,9 @@ fn gen_struct(
     );
     for f in fields {
         let ty = rust_ty(&f.ty);
-        let ty = if is_loose(name, &f.name) {
-            format!("Loose<{ty}>")
-        } else {
-            ty
-        };
+        let loose = is_loose(name, &f.name);
+        let ty = if loose { format!("Loose<{ty}>") } else { ty };
+        o.push_str(&field_doc(name, f, loose));
         let _ = writeln!(o, "    pub {}: {ty},", ident(&f.name));
     }
     if has_shadowed(name) {
@@ -687,6 +723,7 @@ fn gen_struct(
         o.push_str("    /// The JSON of `field` as it came, when it was neither a list nor a dict.\n    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {\n        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)\n    }\n\n");
     }
     // Read: `_dict_to_dataclass`, fields in dataclass order, then `cls(**fields)`.
+    o.push_str(LOAD_DOC);
     let _ = writeln!(o, "    {LOAD_SIG} {{");
     o.push_str("        const FIELDS: &[&str] = &[");
     for (i, f) in fields.iter().enumerate() {
@@ -791,6 +828,7 @@ fn gen_struct(
     }
     o.push_str("        })\n    }\n\n");
     // Write: `_dataclass_to_dict` then `json.dumps`.
+    o.push_str(WRITE_DOC);
     o.push_str("    pub fn write_json(&self, out: &mut String) {\n");
     for (i, f) in fields.iter().enumerate() {
         let sep = if i == 0 { "{" } else { ", " };
@@ -821,6 +859,7 @@ fn gen_struct(
         let _ = writeln!(o, "        {}", write_call(&f.ty, &x));
     }
     o.push_str("        out.push('}');\n    }\n\n");
+    o.push_str(TO_PYJSON_DOC);
     o.push_str("    pub fn to_pyjson(&self) -> PyJson {\n        PyJson::Object(vec![\n");
     for f in fields {
         let place = format!("self.{}", ident(&f.name));
@@ -899,6 +938,7 @@ fn gen_union(
         } else {
             ty
         };
+        o.push_str(&field_doc(name, f, false));
         let _ = writeln!(o, "    {}({ty}),", camel(&f.name));
     }
     let raw = has_raw_payload(name);
@@ -923,6 +963,7 @@ fn gen_union(
         );
     }
     o.push_str("        }\n    }\n\n");
+    o.push_str(LOAD_DOC);
     let _ = writeln!(o, "    {LOAD_SIG} {{");
     o.push_str("        let (tag, val) = load_union(v, path)?;\n        let r = match tag {\n");
     for f in fields {
@@ -951,6 +992,7 @@ fn gen_union(
         );
     }
     o.push_str("            _ => return Err(unknown_tag(tag, path)),\n        };\n        path.pop();\n        Ok(r)\n    }\n\n");
+    o.push_str(WRITE_DOC);
     o.push_str("    pub fn write_json(&self, out: &mut String) {\n        match self {\n");
     for f in fields {
         let _ = writeln!(
@@ -965,6 +1007,7 @@ fn gen_union(
         o.push_str("            Self::Raw(r) => r.write_json(out),\n");
     }
     o.push_str("        }\n        out.push('}');\n    }\n\n");
+    o.push_str(TO_PYJSON_DOC);
     o.push_str("    pub fn to_pyjson(&self) -> PyJson {\n        let value = match self {\n");
     if raw {
         o.push_str("            Self::Raw(r) => r.value.clone(),\n");

@@ -91,6 +91,8 @@ impl<'a> Pt2Archive<std::io::Cursor<&'a [u8]>> {
 }
 
 impl<R: Read + Seek> Pt2Archive<R> {
+    /// Opens an archive from any seekable reader: the root is the first entry's
+    /// top folder, and its `archive_format` must be `pt2`.
     pub fn from_reader(reader: R) -> Result<Self> {
         let zip = zip::ZipArchive::new(reader)
             .map_err(|e| Error::new(format!("not a readable zip archive: {e}")))?;
@@ -114,6 +116,7 @@ impl<R: Read + Seek> Pt2Archive<R> {
         Ok(archive)
     }
 
+    /// The root folder every entry lives under (`archive` as PyTorch writes it).
     pub fn root(&self) -> &str {
         &self.root
     }
@@ -133,6 +136,7 @@ impl<R: Read + Seek> Pt2Archive<R> {
         out.into_iter().map(|(_, n)| n).collect()
     }
 
+    /// Whether the archive has entry `name` (relative to the root).
     pub fn contains(&self, name: &str) -> bool {
         self.zip
             .index_for_name(&format!("{}/{name}", self.root))
@@ -310,6 +314,7 @@ fn read_bounded<R: Read + Seek>(
 /// `version`, `serialized_exported_program.json` and the pickled state
 /// dict, constants and example inputs, all at the zip's root.
 pub const LEGACY_VERSION: &str = "version";
+/// The legacy layout's program JSON entry.
 pub const LEGACY_PROGRAM: &str = "serialized_exported_program.json";
 
 /// Whether `bytes` is a zip in the pre-2.8 layout (it has a root `version`

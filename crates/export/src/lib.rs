@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Mirrors torch.export's read side: an `ExportedProgram` as
 //! `torch.export.load` rebuilds it from a `.pt2` archive or the program
 //! JSON, and what PyTorch says about it (the program report).
@@ -41,15 +42,19 @@ pub use torchspec_pyval::{Error, Result};
 /// One `ep.state_dict` entry as the weights config describes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StateDictEntry {
+    /// The state dict key: the parameter's or buffer's FQN.
     pub name: String,
     /// The tensor's metadata, or why the reference cannot tell it (a
     /// pickled weight).
     pub meta: std::result::Result<TensorInfo, String>,
 }
 
+/// A weight's metadata as the weights config records it (`PayloadMeta`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorInfo {
+    /// `t.shape`, every size concrete.
     pub shape: Vec<i64>,
+    /// `str(t.dtype)` (`torch.float32`).
     pub dtype: String,
     /// `isinstance(t, torch.nn.Parameter)`: the config's `is_param`.
     pub parameter: bool,
@@ -150,6 +155,7 @@ impl ExportedProgram {
         Self::load_path_with(path, Mode::Default)
     }
 
+    /// [`Self::load_path`] in `mode`.
     pub fn load_path_with(path: &Path, mode: Mode) -> Result<ExportedProgram> {
         Self::load_path_in(path, mode, Registrations::plain())
     }

@@ -35,7 +35,14 @@ pub struct Unsupported(pub String);
 /// does not model the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LoadFailure {
-    Python { exception: String, message: String },
+    /// PyTorch raises `exception(message)`.
+    Python {
+        /// The exception type's name (`KeyError`).
+        exception: String,
+        /// The exception's message.
+        message: String,
+    },
+    /// What the reference does not model.
     Unsupported(String),
 }
 
@@ -51,6 +58,7 @@ impl LoadFailure {
         LoadFailure::Unsupported(what.into())
     }
 
+    /// The crate error: Python's exception, or a refusal naming what is unsupported.
     pub fn into_error(self) -> Error {
         match self {
             LoadFailure::Python { exception, message } => Error::python(&exception, message),
@@ -70,19 +78,25 @@ type ArgsKwargs = (Vec<Arg>, Vec<(String, Arg)>);
 /// strings; `crate::pytree` reads them).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleCallSignature {
+    /// `ModuleCallSignature.inputs`.
     pub inputs: Vec<ArgumentSpec>,
+    /// `ModuleCallSignature.outputs`.
     pub outputs: Vec<ArgumentSpec>,
+    /// `ModuleCallSignature.in_spec`: the serialized pytree spec of the inputs.
     pub in_spec: String,
+    /// `ModuleCallSignature.out_spec`: the serialized pytree spec of the outputs.
     pub out_spec: String,
     /// `names if names else None`: a non-empty list of names, or the truthy
     /// value `_dict_to_dataclass` kept as it came (`ep.module()` trips on it).
     pub forward_arg_names: Option<wire::Loose<Vec<String>>>,
 }
 
+/// `ModuleCallEntry`: one entry of `ep.module_call_graph`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleCallEntry {
     /// `entry.fqn`: a str, or whatever JSON value `_dict_to_dataclass` kept.
     pub fqn: wire::Loose<String>,
+    /// `entry.signature`, when the export kept one for this module.
     pub signature: Option<ModuleCallSignature>,
 }
 
@@ -107,8 +121,11 @@ impl LoadedGraphModule {
 /// A submodule graph registered by an `as_graph` argument (`get_attr`).
 #[derive(Clone, Debug)]
 pub struct SubGraph {
+    /// The `get_attr` target the graph is registered under (`true_graph_0`).
     pub name: String,
+    /// The submodule's graph.
     pub graph: Graph,
+    /// The graphs its own `as_graph` arguments register.
     pub submodules: Vec<SubGraph>,
 }
 
@@ -116,10 +133,15 @@ pub struct SubGraph {
 /// constructor produce.
 #[derive(Clone, Debug)]
 pub struct LoadedGraphModule {
+    /// `ep.graph`.
     pub graph: Graph,
+    /// The submodule graphs its `as_graph` arguments register (`cond` branches).
     pub submodules: Vec<SubGraph>,
+    /// `ep.graph_signature`.
     pub signature: ExportGraphSignature,
+    /// `ep.module_call_graph`.
     pub module_call_graph: Vec<ModuleCallEntry>,
+    /// `ep.range_constraints`.
     pub range_constraints: RangeConstraints,
 }
 

@@ -26,14 +26,23 @@ use torchspec_pyval::{Error, Result};
 /// A value a pickle built.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Pickled {
+    /// `None` (`NONE`).
     None,
+    /// `True` / `False` (`NEWTRUE` / `NEWFALSE`).
     Bool(bool),
+    /// An `int` that fits in 64 bits.
     Int(i64),
+    /// An `int` past 64 bits (`LONG1`).
     BigInt(BigInt),
+    /// A `float` (`BINFLOAT`).
     Float(f64),
+    /// A `str` (`BINUNICODE`, `SHORT_BINUNICODE`).
     Str(String),
+    /// `bytes` (`BINBYTES`, `SHORT_BINBYTES`).
     Bytes(Vec<u8>),
+    /// A `tuple`.
     Tuple(Vec<Pickled>),
+    /// A `list`.
     List(Vec<Pickled>),
     /// Items in insertion order (a dict or an `OrderedDict`).
     Dict(Vec<(Pickled, Pickled)>),

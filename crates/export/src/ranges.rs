@@ -9,8 +9,11 @@ use num_bigint::BigInt;
 /// One end of a `ValueRanges`: an integer or torch's `int_oo` / `-int_oo`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Bound {
+    /// A finite integer bound.
     Int(BigInt),
+    /// `int_oo`: no upper bound.
     IntOo,
+    /// `-int_oo`: no lower bound.
     NegIntOo,
 }
 
@@ -27,7 +30,9 @@ impl fmt::Display for Bound {
 /// `ValueRanges(lower, upper)`, printed `VR[lower, upper]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValueRanges {
+    /// `ValueRanges.lower`.
     pub lower: Bound,
+    /// `ValueRanges.upper`.
     pub upper: Bound,
 }
 
@@ -43,6 +48,7 @@ impl fmt::Display for ValueRanges {
 pub struct RangeConstraints(pub Vec<(String, ValueRanges)>);
 
 impl RangeConstraints {
+    /// `range_constraints[symbol]`, if the symbol has a range.
     pub fn get(&self, symbol: &str) -> Option<&ValueRanges> {
         self.0.iter().find(|(s, _)| s == symbol).map(|(_, r)| r)
     }

@@ -10,11 +10,17 @@ use torchspec_pyval::PyException;
 /// A Python constant a signature can carry (`ConstantArgument.value`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Constant {
+    /// Python `None`.
     None,
+    /// A `bool`, shown as `True` / `False`.
     Bool(bool),
+    /// An `int` that fits in 64 bits.
     Int(i64),
+    /// An `int` past 64 bits, as its decimal digits.
     BigInt(String),
+    /// A `float`, shown by `float.__repr__`.
     Float(f64),
+    /// A `str`.
     Str(String),
 }
 
@@ -35,16 +41,49 @@ impl fmt::Display for Constant {
 /// `ArgumentSpec`: which kind of value a signature entry names.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArgumentSpec {
-    Tensor { name: String },
-    SymInt { name: String },
-    SymFloat { name: String },
-    SymBool { name: String },
-    Constant { name: String, value: Constant },
-    CustomObj { name: String, class_fqn: String },
-    Token { name: String },
+    /// `TensorArgument`: a tensor.
+    Tensor {
+        /// The node's name.
+        name: String,
+    },
+    /// `SymIntArgument`: a symbolic int.
+    SymInt {
+        /// The node's name.
+        name: String,
+    },
+    /// `SymFloatArgument`: a symbolic float.
+    SymFloat {
+        /// The node's name.
+        name: String,
+    },
+    /// `SymBoolArgument`: a symbolic bool.
+    SymBool {
+        /// The node's name.
+        name: String,
+    },
+    /// `ConstantArgument`: a Python constant.
+    Constant {
+        /// The name it is bound to.
+        name: String,
+        /// `ConstantArgument.value`.
+        value: Constant,
+    },
+    /// `CustomObjArgument`: a script object.
+    CustomObj {
+        /// The node's name.
+        name: String,
+        /// `CustomObjArgument.class_fqn`: the object's class, fully qualified.
+        class_fqn: String,
+    },
+    /// `TokenArgument`: an effect token.
+    Token {
+        /// The node's name.
+        name: String,
+    },
 }
 
 impl ArgumentSpec {
+    /// The `name` field, whatever the argument kind.
     pub fn name(&self) -> &str {
         match self {
             ArgumentSpec::Tensor { name }
@@ -85,17 +124,25 @@ impl ArgumentSpec {
     }
 }
 
+/// `torch.export.graph_signature.InputKind`: what a placeholder of the graph stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputKind {
+    /// `InputKind.USER_INPUT`: an argument the caller passes.
     UserInput,
+    /// `InputKind.PARAMETER`: a lifted parameter, `target` its FQN.
     Parameter,
+    /// `InputKind.BUFFER`: a lifted buffer, `target` its FQN.
     Buffer,
+    /// `InputKind.CONSTANT_TENSOR`: a lifted tensor constant, `target` its FQN.
     ConstantTensor,
+    /// `InputKind.CUSTOM_OBJ`: a lifted script object, `target` its FQN.
     CustomObj,
+    /// `InputKind.TOKEN`: an effect token threaded through side-effecting ops.
     Token,
 }
 
 impl InputKind {
+    /// The member name, as `InputKind.name` spells it (`"USER_INPUT"`).
     pub fn name(self) -> &'static str {
         match self {
             InputKind::UserInput => "USER_INPUT",
@@ -108,19 +155,29 @@ impl InputKind {
     }
 }
 
+/// `torch.export.graph_signature.OutputKind`: what an output of the graph stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputKind {
+    /// `OutputKind.USER_OUTPUT`: a value returned to the caller.
     UserOutput,
+    /// `OutputKind.LOSS_OUTPUT`: the loss of a joint graph, returned to the caller.
     LossOutput,
+    /// `OutputKind.BUFFER_MUTATION`: the new value of the buffer `target`.
     BufferMutation,
+    /// `OutputKind.PARAMETER_MUTATION`: the new value of the parameter `target`.
     ParameterMutation,
+    /// `OutputKind.GRADIENT_TO_PARAMETER`: the gradient of the parameter `target`.
     GradientToParameter,
+    /// `OutputKind.GRADIENT_TO_USER_INPUT`: the gradient of the user input `target`.
     GradientToUserInput,
+    /// `OutputKind.USER_INPUT_MUTATION`: the new value of the user input `target`.
     UserInputMutation,
+    /// `OutputKind.TOKEN`: an effect token returned by side-effecting ops.
     Token,
 }
 
 impl OutputKind {
+    /// The member name, as `OutputKind.name` spells it (`"USER_OUTPUT"`).
     pub fn name(self) -> &'static str {
         match self {
             OutputKind::UserOutput => "USER_OUTPUT",
@@ -135,11 +192,16 @@ impl OutputKind {
     }
 }
 
+/// `torch.export.graph_signature.InputSpec`: one per placeholder, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputSpec {
+    /// `InputSpec.kind`: what the placeholder stands for.
     pub kind: InputKind,
+    /// `InputSpec.arg`: the placeholder's argument.
     pub arg: ArgumentSpec,
+    /// `InputSpec.target`: the FQN of the lifted parameter, buffer, constant or object, if any.
     pub target: Option<String>,
+    /// `InputSpec.persistent`: for a buffer, whether it is in the state dict.
     pub persistent: Option<bool>,
 }
 
@@ -156,10 +218,14 @@ impl fmt::Display for InputSpec {
     }
 }
 
+/// `torch.export.graph_signature.OutputSpec`: one per output of the graph, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputSpec {
+    /// `OutputSpec.kind`: what the output stands for.
     pub kind: OutputKind,
+    /// `OutputSpec.arg`: the output's argument.
     pub arg: ArgumentSpec,
+    /// `OutputSpec.target`: the FQN or user input the output mutates or is the gradient of, if any.
     pub target: Option<String>,
 }
 
@@ -176,15 +242,20 @@ impl fmt::Display for OutputSpec {
 /// `ExportBackwardSignature`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExportBackwardSignature {
+    /// `gradients_to_parameters`: gradient output name to parameter FQN.
     pub gradients_to_parameters: Vec<(String, String)>,
+    /// `gradients_to_user_inputs`: gradient output name to user input name.
     pub gradients_to_user_inputs: Vec<(String, String)>,
+    /// `loss_output`: the name of the `LOSS_OUTPUT` output.
     pub loss_output: String,
 }
 
 /// `ExportGraphSignature`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExportGraphSignature {
+    /// `ExportGraphSignature.input_specs`: one per placeholder, in order.
     pub input_specs: Vec<InputSpec>,
+    /// `ExportGraphSignature.output_specs`: one per output of the graph, in order.
     pub output_specs: Vec<OutputSpec>,
 }
 
@@ -198,7 +269,9 @@ fn assertion(message: String) -> PyException {
 /// What `user_inputs` / `user_outputs` list: a node name or a constant.
 #[derive(Clone, Debug, PartialEq)]
 pub enum UserValue {
+    /// A node's name.
     Name(String),
+    /// A constant passed or returned as is.
     Constant(Constant),
 }
 
@@ -211,14 +284,18 @@ impl ExportGraphSignature {
             .collect()
     }
 
+    /// `ExportGraphSignature.parameters`: the FQNs of the lifted parameters, in input order.
     pub fn parameters(&self) -> Vec<String> {
         self.input_targets(InputKind::Parameter)
     }
 
+    /// `ExportGraphSignature.buffers`: the FQNs of the lifted buffers, in input order.
     pub fn buffers(&self) -> Vec<String> {
         self.input_targets(InputKind::Buffer)
     }
 
+    /// `ExportGraphSignature.non_persistent_buffers`: the FQNs of the buffers
+    /// with `persistent=False`.
     pub fn non_persistent_buffers(&self) -> Vec<String> {
         self.input_specs
             .iter()
@@ -227,14 +304,18 @@ impl ExportGraphSignature {
             .collect()
     }
 
+    /// `ExportGraphSignature.lifted_tensor_constants`: the FQNs of the lifted tensor constants.
     pub fn lifted_tensor_constants(&self) -> Vec<String> {
         self.input_targets(InputKind::ConstantTensor)
     }
 
+    /// `ExportGraphSignature.lifted_custom_objs`: the FQNs of the lifted script objects.
     pub fn lifted_custom_objs(&self) -> Vec<String> {
         self.input_targets(InputKind::CustomObj)
     }
 
+    /// `ExportGraphSignature.user_inputs`: each `USER_INPUT` spec's name, or
+    /// its value for a constant.
     pub fn user_inputs(&self) -> Vec<UserValue> {
         self.input_specs
             .iter()
@@ -290,34 +371,45 @@ impl ExportGraphSignature {
             .fold(Vec::new(), dict_collect)
     }
 
+    /// `ExportGraphSignature.inputs_to_parameters`: placeholder name to parameter FQN.
     pub fn inputs_to_parameters(&self) -> Vec<(String, String)> {
         self.input_map(InputKind::Parameter, false)
     }
 
+    /// `ExportGraphSignature.inputs_to_buffers`: placeholder name to buffer FQN.
     pub fn inputs_to_buffers(&self) -> Vec<(String, String)> {
         self.input_map(InputKind::Buffer, false)
     }
 
+    /// `ExportGraphSignature.buffers_to_mutate`: output name to the FQN of the buffer it mutates.
     pub fn buffers_to_mutate(&self) -> Vec<(String, String)> {
         self.output_map(OutputKind::BufferMutation)
     }
 
+    /// `ExportGraphSignature.parameters_to_mutate`: output name to the FQN of
+    /// the parameter it mutates.
     pub fn parameters_to_mutate(&self) -> Vec<(String, String)> {
         self.output_map(OutputKind::ParameterMutation)
     }
 
+    /// `ExportGraphSignature.user_inputs_to_mutate`: output name to the user input it mutates.
     pub fn user_inputs_to_mutate(&self) -> Vec<(String, String)> {
         self.output_map(OutputKind::UserInputMutation)
     }
 
+    /// `ExportGraphSignature.inputs_to_lifted_tensor_constants`: placeholder name to constant FQN.
     pub fn inputs_to_lifted_tensor_constants(&self) -> Vec<(String, String)> {
         self.input_map(InputKind::ConstantTensor, false)
     }
 
+    /// `ExportGraphSignature.inputs_to_lifted_custom_objs`: placeholder name to script object FQN.
     pub fn inputs_to_lifted_custom_objs(&self) -> Vec<(String, String)> {
         self.input_map(InputKind::CustomObj, true)
     }
 
+    /// `ExportGraphSignature.backward_signature`: the gradients and loss of a
+    /// joint graph, `None` without a `LOSS_OUTPUT`; raises the `AssertionError`s
+    /// PyTorch does on malformed specs.
     pub fn backward_signature(&self) -> Result<Option<ExportBackwardSignature>, PyException> {
         let mut loss_output: Option<String> = None;
         let mut to_params = Vec::new();
@@ -367,6 +459,7 @@ impl ExportGraphSignature {
         }))
     }
 
+    /// `ExportGraphSignature.input_tokens`: the names of the `TOKEN` inputs.
     pub fn input_tokens(&self) -> Result<Vec<String>, PyException> {
         token_names(
             self.input_specs
@@ -376,6 +469,7 @@ impl ExportGraphSignature {
         )
     }
 
+    /// `ExportGraphSignature.output_tokens`: the names of the `TOKEN` outputs.
     pub fn output_tokens(&self) -> Result<Vec<String>, PyException> {
         token_names(
             self.output_specs

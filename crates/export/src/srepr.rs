@@ -338,9 +338,11 @@ mod tests {
 /// A term of the sum in a comparison with zero.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SumTerm {
+    /// A `Symbol(name)`, by its name.
     Symbol(String),
     /// A number, and whether it is `>= 0`.
     Number(bool),
+    /// Any other term (a product, a power, a non-integer number).
     Other,
 }
 

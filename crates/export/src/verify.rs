@@ -36,7 +36,9 @@ fn spec_violation(message: impl Into<String>) -> LoadFailure {
 /// A verifier class by its `dialect`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
+    /// `"ATEN"` (and `""`): the base `Verifier`, which refuses mutating ops.
     Aten,
+    /// `"TRAINING"`: `TrainingIRVerifier`, which allows them.
     Training,
 }
 
@@ -104,6 +106,7 @@ fn raw_verifiers(v: &PyJson, out: &mut Vec<Dialect>) -> R<()> {
 
 /// What the checks know of the loaded program beyond its graph module.
 pub struct Context<'a> {
+    /// What the loading process registered (the custom ops' schemas).
     pub registrations: &'a Registrations,
     /// `ep.state_dict`, when the weights config was read.
     pub state_dict: Option<&'a [StateDictEntry]>,

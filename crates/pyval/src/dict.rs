@@ -10,16 +10,19 @@ use super::{PyResult, Value};
 /// and most spec fields fit, so a `Value::Dict` is one allocation.
 const INLINE: usize = 2;
 
+/// A Python `dict`: entries in insertion order, keys compared by Python `==`.
 #[derive(Clone, Debug, Default)]
 pub struct Dict {
     entries: SmallVec<[(Value, Value); INLINE]>,
 }
 
 impl Dict {
+    /// An empty dict, `{}`.
     pub fn new() -> Dict {
         Dict::default()
     }
 
+    /// An empty dict with room for `n` entries.
     pub fn with_capacity(n: usize) -> Dict {
         Dict {
             entries: SmallVec::with_capacity(n),
@@ -95,18 +98,22 @@ impl Dict {
         Ok(self.position(key).is_some())
     }
 
+    /// `len(d)`.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// `not d`: whether the dict has no entries.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// `d.keys()`, in insertion order.
     pub fn keys(&self) -> impl Iterator<Item = &Value> {
         self.entries.iter().map(|(k, _)| k)
     }
 
+    /// `d.items()`, in insertion order, by reference.
     pub fn iter(&self) -> impl Iterator<Item = (&Value, &Value)> {
         self.entries.iter().map(|(k, v)| (k, v))
     }

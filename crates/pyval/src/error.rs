@@ -5,6 +5,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// A refusal of bad input or a failed read, with as much of its position (file,
+/// line, archive member, JSON path) as is known.
 #[derive(Debug)]
 pub struct Error {
     /// The file, if the input came from one.
@@ -21,12 +23,15 @@ pub struct Error {
     /// (`SerializeError`, `TypeError`, `JSONDecodeError`); `message` is then
     /// Python's text word for word.
     pub exception: Option<String>,
+    /// What is wrong, printed after the position.
     pub message: String,
 }
 
+/// `std::result::Result` with `Error` as the default error type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An error with `message` and no position yet.
     pub fn new(message: impl Into<String>) -> Error {
         Error {
             file: None,
@@ -38,6 +43,7 @@ impl Error {
         }
     }
 
+    /// An error at the JSON path `path` inside the document.
     pub fn at(path: &str, message: impl Into<String>) -> Error {
         Error {
             path: Some(path.to_string()),
@@ -53,11 +59,14 @@ impl Error {
         }
     }
 
+    /// Records the JSON path `path`, unless the error already has one (the
+    /// innermost path wins).
     pub fn with_path(mut self, path: impl Into<String>) -> Error {
         self.path.get_or_insert_with(|| path.into());
         self
     }
 
+    /// A failure to read `file`.
     pub fn io(file: &Path, err: std::io::Error) -> Error {
         Error {
             file: Some(file.to_path_buf()),
@@ -65,6 +74,8 @@ impl Error {
         }
     }
 
+    /// Records the file the input came from, unless the error already names
+    /// one.
     pub fn in_file(mut self, file: &Path) -> Error {
         self.file.get_or_insert_with(|| file.to_path_buf());
         self
@@ -77,6 +88,8 @@ impl Error {
         self
     }
 
+    /// Records the 1-based line `line`, unless the error already has one (`0`
+    /// records nothing).
     pub fn on_line(mut self, line: usize) -> Error {
         if self.line.is_none() {
             self.line = std::num::NonZeroUsize::new(line);

@@ -13,7 +13,9 @@ use num_traits::ToPrimitive;
 /// so two equal ints always have the same variant.
 #[derive(Clone)]
 pub enum Int {
+    /// An int that fits an `i64`.
     Small(i64),
+    /// An int outside the `i64` range, shared by reference count.
     Big(Rc<BigInt>),
 }
 
@@ -43,6 +45,7 @@ impl Int {
         }
     }
 
+    /// `x == 0`.
     pub fn is_zero(&self) -> bool {
         matches!(self, Int::Small(0))
     }

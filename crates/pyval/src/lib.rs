@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Mirrors the CPython 3.11 object model as far as the case format needs it:
 //! None, bool, int, float, str, list, tuple, dict, slice, plus opaque objects
 //! (the torch types, supplied by `spec/`) behind the [`PyObject`] protocol.
@@ -27,13 +28,21 @@ pub use repr::{float_repr, splitlines, str_repr, write_indented_lines};
 /// is cheap; objects compare by identity like Python objects do.
 #[derive(Clone, Debug)]
 pub enum Value {
+    /// `None`.
     None,
+    /// A `bool`.
     Bool(bool),
+    /// An `int`.
     Int(Int),
+    /// A `float`.
     Float(f64),
+    /// A `str`.
     Str(PyStr),
+    /// A `list`, its items shared by reference count.
     List(Rc<Vec<Value>>),
+    /// A `tuple`, its items shared by reference count.
     Tuple(Rc<Vec<Value>>),
+    /// A `dict`, in insertion order.
     Dict(Rc<Dict>),
     /// `slice(start, stop, step)`.
     Slice(Rc<[Value; 3]>),
@@ -46,7 +55,9 @@ pub enum Value {
 /// `&str`; which one a string is never shows.
 #[derive(Clone)]
 pub enum PyStr {
+    /// A literal of the program: no allocation.
     Static(&'static str),
+    /// Text made at run time, shared by reference count.
     Shared(Rc<str>),
 }
 
@@ -113,7 +124,9 @@ impl From<Rc<str>> for PyStr {
 /// What a Python exception carries into a result: `type(e).__name__` and `str(e)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PyException {
+    /// The exception's class name, `type(e).__name__` (`ValueError`).
     pub type_name: String,
+    /// The exception's text, `str(e)`.
     pub message: String,
 }
 
@@ -121,33 +134,40 @@ pub struct PyException {
 /// model this yet (never a guess at PyTorch's output).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Raise {
+    /// PyTorch raises this Python exception.
     Exception(PyException),
+    /// The reference does not model this yet; the text says what.
     Unsupported(String),
 }
 
+/// The outcome of running Python code: a value, or the `Raise` that stopped it.
 pub type PyResult<T> = Result<T, Raise>;
 
 impl Raise {
+    /// The Python exception `type_name(message)`.
     pub fn new(type_name: &str, message: impl Into<String>) -> Raise {
         Raise::Exception(PyException {
             type_name: type_name.to_string(),
             message: message.into(),
         })
     }
+    /// A `TypeError` with `message`.
     pub fn type_error(message: impl Into<String>) -> Raise {
         Raise::new("TypeError", message)
     }
+    /// A `ValueError` with `message`.
     pub fn value_error(message: impl Into<String>) -> Raise {
         Raise::new("ValueError", message)
     }
+    /// A `Raise::Unsupported`: the reference does not model `what` yet.
     pub fn unsupported(what: impl Into<String>) -> Raise {
         Raise::Unsupported(what.into())
     }
 }
 
-/// The protocol an opaque object offers the value model.
-#[allow(clippy::len_without_is_empty)] // mirrors `__len__`, which has no `is_empty` Every method
+/// The protocol an opaque object offers the value model. Every method
 /// mirrors one Python dunder; `None` means the type does not define it.
+#[allow(clippy::len_without_is_empty)] // mirrors `__len__`, which has no `is_empty`
 pub trait PyObject: fmt::Debug + Any {
     /// `type(x).__name__`.
     fn type_name(&self) -> &'static str;
@@ -185,10 +205,12 @@ pub trait PyObject: fmt::Debug + Any {
     fn is_symbool(&self) -> bool {
         false
     }
+    /// The object as `dyn Any`, to downcast it to its concrete type.
     fn as_any(&self) -> &dyn Any;
 }
 
 impl Value {
+    /// An `int` that fits an `i64`.
     pub fn int(i: i64) -> Value {
         Value::Int(Int::Small(i))
     }
@@ -196,6 +218,7 @@ impl Value {
     pub fn big(i: BigInt) -> Value {
         Value::Int(Int::from(i))
     }
+    /// A `str` made at run time (copies `s`).
     pub fn str(s: &str) -> Value {
         Value::Str(PyStr::from(s))
     }
@@ -205,6 +228,7 @@ impl Value {
     pub fn static_str(s: &'static str) -> Value {
         Value::Str(PyStr::Static(s))
     }
+    /// An opaque object (an `IntVar`, a spec, ...) as a value.
     pub fn object<T: PyObject>(o: T) -> Value {
         Value::Object(Rc::new(o))
     }
@@ -359,6 +383,8 @@ impl Value {
         }
     }
 
+    /// The value as a numeric operand (a `bool` widened to an int), or `None`
+    /// if it is not a `bool`, `int` or `float`.
     pub fn as_number(&self) -> Option<Number<'_>> {
         match self {
             Value::Bool(b) => Some(Number::Int(if *b { BigCow::One } else { BigCow::Zero })),
@@ -373,19 +399,28 @@ impl Value {
 /// An int or float operand, with bools already widened to ints.
 #[derive(Clone, Debug)]
 pub enum Number<'a> {
+    /// An `int`, or a `bool` widened to one.
     Int(BigCow<'a>),
+    /// A `float`.
     Float(f64),
 }
 
+/// An int operand, held without allocating: `0` or `1` (a widened `bool`), an
+/// `i64`, or a borrowed `BigInt`.
 #[derive(Clone, Debug)]
 pub enum BigCow<'a> {
+    /// `0` (`False`).
     Zero,
+    /// `1` (`True`).
     One,
+    /// An int that fits an `i64`.
     Small(i64),
+    /// A borrowed int outside the `i64` range.
     Ref(&'a BigInt),
 }
 
 impl BigCow<'_> {
+    /// The value as an owned `BigInt`.
     pub fn to_big(&self) -> BigInt {
         match self {
             BigCow::Zero => BigInt::zero(),
@@ -473,6 +508,8 @@ fn not_iterable(v: &Value) -> Raise {
     Raise::type_error(format!("'{}' object is not iterable", v.type_name()))
 }
 
+/// The `AttributeError` Python raises for `v.attr` when `type(v)` has no
+/// attribute `attr`.
 pub fn no_attribute(v: &Value, attr: &str) -> Raise {
     Raise::new(
         "AttributeError",

@@ -15,26 +15,44 @@ use super::{Dict, Number, PyResult, Raise, Value};
 /// The operators of the case format, named as there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
+    /// `a + b`.
     Add,
+    /// `a - b`.
     Sub,
+    /// `a * b`.
     Mul,
+    /// `a // b`.
     FloorDiv,
+    /// `a % b`.
     Mod,
+    /// `a ** b`.
     Pow,
+    /// `a / b`.
     TrueDiv,
+    /// Unary `-a`.
     Neg,
+    /// `a == b`.
     Eq,
+    /// `a != b`.
     Ne,
+    /// `a < b`.
     Lt,
+    /// `a <= b`.
     Le,
+    /// `a > b`.
     Gt,
+    /// `a >= b`.
     Ge,
+    /// `a & b` (named `and` in the case format).
     And,
+    /// `a | b` (named `or` in the case format).
     Or,
+    /// `not a`.
     Not,
 }
 
 impl Op {
+    /// Every operator, in declaration order.
     pub const ALL: [Op; 17] = [
         Op::Add,
         Op::Sub,
@@ -78,10 +96,13 @@ impl Op {
         }
     }
 
+    /// The operator with the case-format name `name`, if there is one.
     pub fn from_name(name: &str) -> Option<Op> {
         Op::ALL.iter().copied().find(|op| op.name() == name)
     }
 
+    /// How many operands the operator takes: 1 for `neg` and `not`, 2 for the
+    /// rest.
     pub fn arity(self) -> usize {
         match self {
             Op::Neg | Op::Not => 1,

@@ -67,10 +67,13 @@ fn dict_if_truthy(x: &Value) -> PyResult<Dict> {
 /// `TensorSpec(dims)`: per-dimension `LeafIntSpec`s.
 #[derive(Debug)]
 pub struct TensorSpec {
+    /// The per-dimension specs: `None`, an int, or a `SymInt` (an `IntVar` or
+    /// an expression of vars).
     pub dims: Vec<Value>,
 }
 
 impl TensorSpec {
+    /// `TensorSpec(dims)`: `TypeError` for a dim that is not a `LeafIntSpec`.
     pub fn construct(dims: &Value) -> PyResult<TensorSpec> {
         let dims = dims.iterate()?;
         for (i, d) in dims.iter().enumerate() {
@@ -124,10 +127,13 @@ impl PyObject for TensorSpec {
 /// hashable key is kept and printed with `str()`.
 #[derive(Debug)]
 pub struct ObjectSpec {
+    /// Field key (normally an attribute name) to child spec, in insertion
+    /// order.
     pub fields: Dict,
 }
 
 impl ObjectSpec {
+    /// `ObjectSpec(fields)`: copies `dict(fields) if fields else {}`.
     pub fn construct(fields: &Value) -> PyResult<ObjectSpec> {
         Ok(ObjectSpec {
             fields: dict_if_truthy(fields)?,
@@ -203,10 +209,13 @@ fn jsonable_dict_same_keys(d: &Dict) -> PyResult<Value> {
 /// `DictSpec(entries)`: keys must be `str` or `int` (a bool is an int).
 #[derive(Debug)]
 pub struct DictSpec {
+    /// Key to child spec, in insertion order.
     pub entries: Dict,
 }
 
 impl DictSpec {
+    /// `DictSpec(entries)`: copies the entries; `TypeError` for a key that is
+    /// not a `str` or an `int`.
     pub fn construct(entries: &Value) -> PyResult<DictSpec> {
         let entries = dict_if_truthy(entries)?;
         for k in entries.keys() {
@@ -274,10 +283,12 @@ impl PyObject for DictSpec {
 /// `SeqSpec(entries)`: per-position; has `__len__` but no `__iter__`.
 #[derive(Debug)]
 pub struct SeqSpec {
+    /// The child specs, by position.
     pub entries: Vec<Value>,
 }
 
 impl SeqSpec {
+    /// `SeqSpec(entries)`: `list(entries)`.
     pub fn construct(entries: &Value) -> PyResult<SeqSpec> {
         Ok(SeqSpec {
             entries: entries.iterate()?,
@@ -327,11 +338,16 @@ const VARKW_KEY: &str = "**kwargs";
 pub struct ParamsSpec {
     /// Keys are always `str` (anything else fails `key.startswith`).
     pub named_args: Dict,
+    /// The `"*args"` entry, a list of specs, if given.
     pub varargs: Option<Vec<Value>>,
+    /// The `"**kwargs"` entry, a dict of specs, if given.
     pub varkw: Option<Dict>,
 }
 
 impl ParamsSpec {
+    /// `ParamsSpec(params)` from `None` or anything with `.items()`: splits off
+    /// `*args` and `**kwargs`, with `ValueError` for a wrongly typed sentinel
+    /// value or an unknown `*` key.
     pub fn construct(params: &Value) -> PyResult<ParamsSpec> {
         let mut spec = ParamsSpec::default();
         if let Value::None = params {
@@ -458,8 +474,11 @@ impl PyObject for ParamsSpec {
 /// `None` when not passed.
 #[derive(Debug, Default)]
 pub struct ShapesSpecArgs {
+    /// `params`: a `ParamsSpec`, a dict, or `None`.
     pub params: Option<Value>,
+    /// `globals=`: anything but `None` raises `NotImplementedError`.
     pub globals: Option<Value>,
+    /// `assumptions=`: an iterable of `SymBool`s, or `None`.
     pub assumptions: Option<Value>,
 }
 
@@ -468,10 +487,13 @@ pub struct ShapesSpecArgs {
 pub struct ShapesSpec {
     /// A `ParamsSpec` object, or `None`.
     pub params: Option<Value>,
+    /// The `SymBool` assumptions, in the order given.
     pub assumptions: Vec<Value>,
 }
 
 impl ShapesSpec {
+    /// `ShapesSpec(params, globals=..., assumptions=...)` with PyTorch's
+    /// checks; a dict `params` becomes a `ParamsSpec`.
     pub fn construct(args: ShapesSpecArgs) -> PyResult<ShapesSpec> {
         if !matches!(args.globals, None | Some(Value::None)) {
             return Err(Raise::new(
@@ -510,6 +532,7 @@ impl ShapesSpec {
         })
     }
 
+    /// The `params` as a `ParamsSpec`, if set.
     pub fn params_spec(&self) -> Option<&ParamsSpec> {
         self.params
             .as_ref()

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Mirrors torch/fx/experimental/dynamic_spec.py (PyTorch 2.15.0): the spec
 //! vars, the tensor and container specs, `ParamsSpec` and `ShapesSpec`.
 //! Knows nothing about files, JSON or sources.

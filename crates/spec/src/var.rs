@@ -13,11 +13,14 @@ use torchspec_pyval::{float_repr, Dict, PyObject, PyResult, Raise, Value};
 /// Which of the two var classes (`ShapeVar` subclasses `IntVar`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarKind {
+    /// `IntVar`: an integer var, unbounded unless given bounds.
     IntVar,
+    /// `ShapeVar`: a shape dim, an `IntVar` with `min >= 0` (0 by default).
     ShapeVar,
 }
 
 impl VarKind {
+    /// The class name, `type(v).__name__`.
     pub fn name(self) -> &'static str {
         match self {
             VarKind::IntVar => "IntVar",
@@ -30,20 +33,30 @@ impl VarKind {
 /// `Some(Value::None)` means `None` passed explicitly.
 #[derive(Clone, Debug, Default)]
 pub struct VarArgs {
+    /// `name=`: the var's name.
     pub name: Option<Value>,
+    /// `min=`: the lower bound.
     pub min: Option<Value>,
+    /// `max=`: the upper bound.
     pub max: Option<Value>,
+    /// `optimization_hint=`: a hint value for optimization.
     pub optimization_hint: Option<Value>,
 }
 
 /// A spec var: a `SymInt` whose symbol is `name#uid`.
 #[derive(Debug)]
 pub struct IntVar {
+    /// Which class the var is.
     pub kind: VarKind,
+    /// `name`: `"anon"` when not passed or `None`.
     pub name: Value,
+    /// The per-case uid from `IntVar._uid_counter`, the `uid` of `name#uid`.
     pub uid: u64,
+    /// `min`: `None` for no lower bound (`0` by default for a `ShapeVar`).
     pub min: Value,
+    /// `max`: `None` for no upper bound.
     pub max: Value,
+    /// `optimization_hint`, or `None`.
     pub optimization_hint: Value,
     /// The sympy symbol of the var with its range, made on first use
     /// (`sym::as_sym`).

@@ -18,13 +18,18 @@ pub type NodeId = usize;
 /// `Node.op`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
+    /// `"placeholder"`: a graph input.
     Placeholder,
+    /// `"call_function"`: a call of an operator or Python function.
     CallFunction,
+    /// `"get_attr"`: a fetch of a module attribute (a submodule or constant).
     GetAttr,
+    /// `"output"`: the graph's return.
     Output,
 }
 
 impl Op {
+    /// The string `Node.op` holds (`"call_function"`).
     pub fn as_str(self) -> &'static str {
         match self {
             Op::Placeholder => "placeholder",
@@ -39,17 +44,25 @@ impl Op {
 /// `GraphModuleDeserializer.deserialize_input`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Arg {
+    /// `None`.
     None,
+    /// A `bool`.
     Bool(bool),
+    /// An `int` that fits in 64 bits.
     Int(i64),
     /// A Python int past 64 bits.
     BigInt(Box<BigInt>),
+    /// A `float`.
     Float(f64),
+    /// A `str`.
     Str(String),
     /// `complex(real, imag)`.
     Complex(f64, f64),
+    /// Another node of the graph (a `torch.fx.Node`).
     Node(NodeId),
+    /// A `list`.
     List(Vec<Arg>),
+    /// A `tuple`.
     Tuple(Vec<Arg>),
     /// A dict with string keys (`as_string_to_argument`).
     Dict(Vec<(String, Arg)>),
@@ -102,16 +115,22 @@ pub struct Meta {
     pub origin: Option<u32>,
 }
 
+/// `torch.fx.Node`: one operation of a [`Graph`].
 #[derive(Clone, Debug)]
 pub struct Node {
+    /// `Node.name`: unique within the graph.
     pub name: String,
+    /// `Node.op`.
     pub op: Op,
     /// For placeholder and get_attr nodes the target string; for
     /// call_function nodes the qualified name `_pretty_print_target` prints
     /// (`torch.ops.aten.add.Tensor`, `operator.getitem`).
     pub target: String,
+    /// `Node.args`.
     pub args: Vec<Arg>,
+    /// `Node.kwargs`, in insertion order.
     pub kwargs: Vec<(String, Arg)>,
+    /// What the loader knows of `node.meta`.
     pub meta: Meta,
     /// `Node.users`: distinct user nodes in insertion order.
     users: Vec<NodeId>,
@@ -121,6 +140,7 @@ pub struct Node {
 }
 
 impl Node {
+    /// `Node.users`: the distinct nodes that use this one, in insertion order.
     pub fn users(&self) -> &[NodeId] {
         &self.users
     }
@@ -136,6 +156,8 @@ impl Node {
         out
     }
 
+    /// Whether this is a call_function node of `target` (a qualified name as in
+    /// [`Node::target`]).
     pub fn is_call_to(&self, target: &str) -> bool {
         self.op == Op::CallFunction && self.target == target
     }
@@ -150,6 +172,7 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// An empty graph.
     pub fn new() -> Graph {
         Graph::default()
     }
@@ -226,10 +249,12 @@ impl Graph {
         self.nodes[id].name = name;
     }
 
+    /// The node `id`, erased or not.
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id]
     }
 
+    /// The node `id`, mutably.
     pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
         &mut self.nodes[id]
     }
@@ -239,14 +264,17 @@ impl Graph {
         &self.order
     }
 
+    /// Live nodes in program order, with their ids.
     pub fn nodes(&self) -> impl DoubleEndedIterator<Item = (NodeId, &Node)> + '_ {
         self.order.iter().map(|&id| (id, &self.nodes[id]))
     }
 
+    /// The number of live nodes (`len(graph.nodes)`).
     pub fn len(&self) -> usize {
         self.order.len()
     }
 
+    /// Whether the graph has no live nodes.
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
@@ -260,6 +288,7 @@ impl Graph {
             .find(|&id| self.nodes[id].op == Op::Output)
     }
 
+    /// The live node named `name`, if any.
     pub fn find_by_name(&self, name: &str) -> Option<NodeId> {
         self.order
             .iter()
@@ -301,6 +330,7 @@ impl Graph {
         Ok(())
     }
 
+    /// Whether `Graph.erase_node` has removed node `id`.
     pub fn is_erased(&self, id: NodeId) -> bool {
         self.nodes[id].erased
     }

@@ -5,6 +5,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::illegal_names::ILLEGAL_NAMES;
 
+/// `torch.fx.graph._Namespace`: the names a graph has handed out, and the
+/// next suffix for each base.
 #[derive(Clone, Debug, Default)]
 pub struct Namespace {
     used_names: HashSet<String>,

@@ -144,6 +144,9 @@ fn range_ints(lower: &Bound, upper: &Bound) -> (Option<BigInt>, Option<BigInt>) 
 }
 
 impl InputChecker {
+    /// The checks of `ep`: its root in_spec, forward argument names and guards;
+    /// fails without a root signature, or with an in_spec or forward argument
+    /// names `ep.module()` could not use.
     pub fn new(ep: &ExportedProgram) -> Result<InputChecker, String> {
         let entry = ep
             .graph_module

@@ -18,7 +18,9 @@ use torchspec_pyval::{Dict, PyObject, PyResult, Raise, Value};
 /// A tensor input: only its metadata matters before a kernel runs.
 #[derive(Debug)]
 pub struct Tensor {
+    /// `tensor.shape`.
     pub shape: Vec<i64>,
+    /// The dtype name, as `getattr(torch, name)` takes it (`float32`).
     pub dtype: String,
 }
 
@@ -39,10 +41,13 @@ impl PyObject for Tensor {
 pub struct Probe {
     /// 1-based line number in the probe file.
     pub line: usize,
+    /// The line's `id`.
     pub id: String,
     /// The free label of the line (`ok`, `dim-above-max`, ...), if any.
     pub kind: Option<String>,
+    /// The positional arguments, decoded.
     pub args: Vec<Value>,
+    /// The keyword arguments, decoded, in line order.
     pub kwargs: Rc<Dict>,
     /// A VALUE the reference cannot build (a namedtuple or dataclass whose
     /// class lives in the capturing process).

@@ -10,38 +10,65 @@ use num_traits::{Signed, Zero};
 /// A guard expression node (the subset of Python the tracer prints).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
+    /// An int literal (`ast.Constant` of an `int`).
     Int(BigInt),
+    /// A float literal.
     Float(f64),
+    /// A string literal.
     Str(String),
+    /// A name (`ast.Name`), `True` and `False` included.
     Name(String),
+    /// `value.attr` (`ast.Attribute`).
     Attr(Box<Expr>, String),
+    /// `value[index]` (`ast.Subscript`).
     Subscript(Box<Expr>, Box<Expr>),
+    /// `func(args...)` (`ast.Call`, positional arguments only).
     Call(Box<Expr>, Vec<Expr>),
+    /// `-operand` (`ast.UnaryOp` with `USub`).
     Neg(Box<Expr>),
+    /// `not operand` (`ast.UnaryOp` with `Not`).
     Not(Box<Expr>),
+    /// `left op right` (`ast.BinOp`).
     Bin(Box<Expr>, BinOp, Box<Expr>),
+    /// `left op right` with a single comparison operator (`ast.Compare`).
     Cmp(Box<Expr>, CmpOp, Box<Expr>),
+    /// `a and b and ...` (`ast.BoolOp` with `And`).
     And(Vec<Expr>),
+    /// `a or b or ...` (`ast.BoolOp` with `Or`).
     Or(Vec<Expr>),
 }
 
+/// An arithmetic operator of an [`Expr::Bin`] (`ast.operator`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BinOp {
+    /// `+` (`ast.Add`).
     Add,
+    /// `-` (`ast.Sub`).
     Sub,
+    /// `*` (`ast.Mult`).
     Mul,
+    /// `//` (`ast.FloorDiv`).
     FloorDiv,
+    /// `/` (`ast.Div`).
     TrueDiv,
+    /// `%` (`ast.Mod`).
     Mod,
 }
 
+/// A comparison operator of an [`Expr::Cmp`] (`ast.cmpop`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CmpOp {
+    /// `==` (`ast.Eq`).
     Eq,
+    /// `!=` (`ast.NotEq`).
     Ne,
+    /// `<` (`ast.Lt`).
     Lt,
+    /// `<=` (`ast.LtE`).
     Le,
+    /// `>` (`ast.Gt`).
     Gt,
+    /// `>=` (`ast.GtE`).
     Ge,
 }
 
@@ -77,8 +104,11 @@ pub enum ParseStop {
     /// suffix; `line` is the 0-based line of the text it was found on;
     /// `detected` adds CPython's `(detected at line N)`.
     Syntax {
+        /// CPython's message.
         message: String,
+        /// The 0-based line of the text it was found on.
         line: usize,
+        /// Whether CPython adds `(detected at line N)`.
         detected: bool,
     },
     /// A form the reference does not read (never a guess).
@@ -827,7 +857,9 @@ const GUARD_NAMES: &[&str] = &[
 /// A value the guard code computes with.
 #[derive(Clone, Debug, PartialEq)]
 pub enum GVal {
+    /// A Python `int`.
     Int(BigInt),
+    /// A Python `bool`.
     Bool(bool),
     /// A tensor input (its shape).
     Tensor(Vec<i64>),
@@ -835,7 +867,9 @@ pub enum GVal {
     SizeMethod(Vec<i64>),
     /// `torch.Size`.
     Size(Vec<i64>),
+    /// A Python `float`.
     Float(f64),
+    /// A Python `str`.
     Str(String),
     /// Any other input (None, a list, ...).
     Other,
@@ -870,6 +904,7 @@ fn int_of(v: &GVal) -> Option<BigInt> {
     }
 }
 
+/// Python's `bool(v)` of a scalar guard value; other values are not modelled.
 pub fn truth(v: &GVal) -> Result<bool, EvalStop> {
     match v {
         GVal::Int(i) => Ok(!i.is_zero()),

@@ -2,7 +2,7 @@
 //! serialized node target (`GraphModuleDeserializer.deserialize_operator`
 //! in torch/_export/serde/serialize.py).
 //!
-//! [`table`] is generated from PyTorch 2.15.0's live operator registry by
+//! `table` is generated from PyTorch 2.15.0's live operator registry by
 //! `oracle/gen_op_schemas.py`: every overload with its schema, the
 //! higher-order operators, and the non-operator attributes the resolver's
 //! `getattr` walk can meet. Lookups are binary searches.

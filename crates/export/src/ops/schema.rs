@@ -15,6 +15,7 @@
 /// One `schema.arguments` entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaArg {
+    /// `Argument.name`.
     pub name: String,
     /// The type as written (`Tensor(a!)`, `int[]?`).
     pub ty: String,
@@ -27,6 +28,7 @@ pub struct SchemaArg {
 /// The parts of a `FunctionSchema` the loader and verifier use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schema {
+    /// `FunctionSchema.arguments`, in order.
     pub arguments: Vec<SchemaArg>,
     /// The return types as written, names dropped.
     pub returns: Vec<String>,

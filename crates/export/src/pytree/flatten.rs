@@ -16,8 +16,11 @@ use torchspec_pyval::{Dict, PyObject, PyResult, Raise, Value};
 /// (namedtuple class, dict keys, `[default_factory, keys]`, deque `maxlen`).
 #[derive(Clone, Debug)]
 pub struct Container {
+    /// The container's registered type.
     pub ty: Rc<PyType>,
+    /// The flatten function's context.
     pub context: Value,
+    /// The flatten function's children, in order.
     pub children: Vec<Value>,
 }
 

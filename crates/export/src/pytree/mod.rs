@@ -71,12 +71,15 @@ impl TreeSpec {
     pub fn child(&self, index: usize) -> Option<&TreeSpec> {
         self.children.get(index)
     }
+    /// `.num_nodes`: the nodes of the spec tree, leaves included.
     pub fn num_nodes(&self) -> usize {
         self.num_nodes
     }
+    /// `.num_leaves`: the leaves the spec flattens to.
     pub fn num_leaves(&self) -> usize {
         self.num_leaves
     }
+    /// `.num_children`.
     pub fn num_children(&self) -> usize {
         self.children.len()
     }

@@ -12,27 +12,36 @@ use torchspec_pyval::{PyObject, PyResult, Raise, Value};
 /// How a registered type flattens, unflattens and (de)serializes its context.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NodeKind {
+    /// `builtins.tuple`: children the items, no context.
     Tuple,
+    /// `builtins.list`: children the items, no context.
     List,
+    /// `builtins.dict`: children the values, context the keys.
     Dict,
     /// The `collections.namedtuple` function: the node type of every namedtuple
     /// instance (`_get_node_type`); its context is the namedtuple class.
     NamedTupleFn,
+    /// `collections.OrderedDict`: children the values, context the keys.
     OrderedDict,
+    /// `collections.defaultdict`: context the default factory and the keys.
     DefaultDict,
+    /// `collections.deque`: children the items, context the `maxlen`.
     Deque,
     /// A namedtuple class registered under its own name (`_register_namedtuple`).
     NamedTuple {
+        /// The class's `_fields`, in order.
         fields: Vec<String>,
     },
     /// A dataclass registered with `torch.export.register_dataclass`: its
     /// context is `[flat_names, none_names]` (fields that are not None, and
     /// those that are), its children the non-None field values.
     Dataclass {
+        /// The dataclass's field names, in declaration order.
         fields: Vec<String>,
     },
     /// A `torch.return_types` structseq (`pytree_register_structseq`).
     StructSeq {
+        /// The structseq's field names, in order.
         fields: Vec<String>,
     },
     /// `torch.fx.immutable_collections.immutable_list`.
@@ -60,12 +69,14 @@ pub struct PyType {
     pub module: String,
     /// `__qualname__`.
     pub qualname: String,
+    /// How the type flattens, or what else it is when it is not a pytree node.
     pub kind: NodeKind,
     /// Its `SUPPORTED_SERIALIZED_TYPES` entry's `serialized_type_name`, if any.
     pub serialized_type_name: Option<String>,
 }
 
 impl PyType {
+    /// A type object `module.qualname` of `kind`, with its serialized type name if any.
     pub fn new(module: &str, qualname: &str, kind: NodeKind, serialized: Option<&str>) -> PyType {
         PyType {
             module: module.to_string(),
@@ -301,15 +312,19 @@ impl Registry {
         self.by_name.get(serialized_type_name)
     }
 
+    /// `builtins.tuple`.
     pub fn tuple(&self) -> &Rc<PyType> {
         &self.tuple
     }
+    /// `builtins.list`.
     pub fn list(&self) -> &Rc<PyType> {
         &self.list
     }
+    /// `builtins.dict`.
     pub fn dict(&self) -> &Rc<PyType> {
         &self.dict
     }
+    /// `collections.namedtuple`, the node type of every namedtuple instance.
     pub fn namedtuple(&self) -> &Rc<PyType> {
         &self.namedtuple
     }

@@ -40,7 +40,9 @@ use torchspec_pyval::error::{Error, Result};
 /// `torch._library.utils.is_impure(op)` say of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CustomOp {
+    /// `str(op._schema)`: the overload's schema string.
     pub schema: String,
+    /// `torch._library.utils.is_impure(op)`: whether passes must keep its calls.
     pub impure: bool,
 }
 
@@ -56,11 +58,13 @@ pub enum PytreeKind {
 /// A registered pytree type: its class and its fields in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PytreeType {
+    /// Which registration the type came from.
     pub kind: PytreeKind,
     /// `cls.__module__`.
     pub module: String,
     /// `cls.__qualname__`.
     pub qualname: String,
+    /// The field names, in order (`cls._fields`, or the dataclass's fields).
     pub fields: Vec<String>,
 }
 

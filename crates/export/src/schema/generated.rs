@@ -17,15 +17,22 @@ pub const TREESPEC_VERSION: i64 = 1;
 /// `@dataclass class AOTInductorModelPickleData`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AOTInductorModelPickleData {
+    /// `AOTInductorModelPickleData.library_basename: str`.
     pub library_basename: String,
+    /// `AOTInductorModelPickleData.input_names: List[str]`.
     pub input_names: Vec<String>,
+    /// `AOTInductorModelPickleData.output_names: List[str]`.
     pub output_names: Vec<String>,
+    /// `AOTInductorModelPickleData.floating_point_input_dtype: Optional[int]`.
     pub floating_point_input_dtype: Option<PyInt>,
+    /// `AOTInductorModelPickleData.floating_point_output_dtype: Optional[int]`.
     pub floating_point_output_dtype: Option<PyInt>,
+    /// `AOTInductorModelPickleData.aot_inductor_model_is_cpu: Optional[bool]`.
     pub aot_inductor_model_is_cpu: Option<bool>,
 }
 
 impl AOTInductorModelPickleData {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["library_basename", "input_names", "output_names", "floating_point_input_dtype", "floating_point_output_dtype", "aot_inductor_model_is_cpu"];
         const REQUIRED: &[&str] = &["library_basename", "input_names", "output_names"];
@@ -50,6 +57,7 @@ impl AOTInductorModelPickleData {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"library_basename\": ");
         write_str(&self.library_basename, out);
@@ -66,6 +74,7 @@ impl AOTInductorModelPickleData {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("library_basename".to_owned(), str_py(&self.library_basename)),
@@ -98,36 +107,67 @@ impl AOTInductorModelPickleData {
 /// `class Argument(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Argument {
+    /// `Argument.as_none: bool`.
     AsNone(bool),
+    /// `Argument.as_tensor: TensorArgument`.
     AsTensor(TensorArgument),
+    /// `Argument.as_tensors: List[TensorArgument]`.
     AsTensors(Vec<TensorArgument>),
+    /// `Argument.as_int: int`.
     AsInt(PyInt),
+    /// `Argument.as_ints: List[int]`.
     AsInts(Vec<PyInt>),
+    /// `Argument.as_float: float`.
     AsFloat(f64),
+    /// `Argument.as_floats: List[float]`.
     AsFloats(Vec<f64>),
+    /// `Argument.as_string: str`.
     AsString(String),
+    /// `Argument.as_strings: List[str]`.
     AsStrings(Vec<String>),
+    /// `Argument.as_sym_int: SymIntArgument`.
     AsSymInt(SymIntArgument),
+    /// `Argument.as_sym_ints: List[SymIntArgument]`.
     AsSymInts(Vec<SymIntArgument>),
+    /// `Argument.as_scalar_type: ScalarType`.
     AsScalarType(ScalarType),
+    /// `Argument.as_memory_format: MemoryFormat`.
     AsMemoryFormat(MemoryFormat),
+    /// `Argument.as_layout: Layout`.
     AsLayout(Layout),
+    /// `Argument.as_device: Device`.
     AsDevice(Device),
+    /// `Argument.as_bool: bool`.
     AsBool(bool),
+    /// `Argument.as_bools: List[bool]`.
     AsBools(Vec<bool>),
+    /// `Argument.as_sym_bool: SymBoolArgument`.
     AsSymBool(SymBoolArgument),
+    /// `Argument.as_sym_bools: List[SymBoolArgument]`.
     AsSymBools(Vec<SymBoolArgument>),
+    /// `Argument.as_graph: GraphArgument`.
     AsGraph(Box<GraphArgument>),
+    /// `Argument.as_optional_tensors: List[OptionalTensorArgument]`.
     AsOptionalTensors(Vec<OptionalTensorArgument>),
+    /// `Argument.as_custom_obj: CustomObjArgument`.
     AsCustomObj(CustomObjArgument),
+    /// `Argument.as_operator: str`.
     AsOperator(String),
+    /// `Argument.as_sym_float: SymFloatArgument`.
     AsSymFloat(SymFloatArgument),
+    /// `Argument.as_sym_floats: List[SymFloatArgument]`.
     AsSymFloats(Vec<SymFloatArgument>),
+    /// `Argument.as_optional_tensor: OptionalTensorArgument`.
     AsOptionalTensor(OptionalTensorArgument),
+    /// `Argument.as_complex: ComplexValue`.
     AsComplex(ComplexValue),
+    /// `Argument.as_nested_tensors: List[List[TensorArgument]]`.
     AsNestedTensors(Vec<Vec<TensorArgument>>),
+    /// `Argument.as_int_lists: List[List[int]]`.
     AsIntLists(Vec<Vec<PyInt>>),
+    /// `Argument.as_string_to_argument: Dict[str, Argument]`.
     AsStringToArgument(Vec<(String, Argument)>),
+    /// `Argument.as_float_lists: List[List[float]]`.
     AsFloatLists(Vec<Vec<f64>>),
     /// A payload `_dict_to_dataclass` kept as it came.
     Raw(RawPayload),
@@ -172,6 +212,7 @@ impl Argument {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -236,6 +277,7 @@ impl Argument {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsNone(x) => {
@@ -367,6 +409,7 @@ impl Argument {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::Raw(r) => r.value.clone(),
@@ -541,15 +584,21 @@ impl Argument {
 /// `class ArgumentKind(IntEnum)`; `Other` keeps a value upstream does not name (Python keeps the raw int).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArgumentKind {
+    /// `ArgumentKind.UNKNOWN` (0).
     UNKNOWN,
+    /// `ArgumentKind.POSITIONAL` (1).
     POSITIONAL,
+    /// `ArgumentKind.KEYWORD` (2).
     KEYWORD,
+    /// A value schema.py does not name.
     Other(i64),
 }
 
 impl ArgumentKind {
+    /// Every member's name and value, in schema.py's order.
     pub const VALUES: &'static [(&'static str, i64)] = &[("UNKNOWN", 0), ("POSITIONAL", 1), ("KEYWORD", 2)];
 
+    /// The member of `value` (`Other` for one schema.py does not name).
     pub fn from_value(value: i64) -> Self {
         match value {
             0 => Self::UNKNOWN,
@@ -559,6 +608,7 @@ impl ArgumentKind {
         }
     }
 
+    /// The member's int value.
     pub fn value(self) -> i64 {
         match self {
             Self::UNKNOWN => 0,
@@ -568,15 +618,18 @@ impl ArgumentKind {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let known = |i| !matches!(Self::from_value(i), Self::Other(_));
         load_enum_value(v, path, cx, "ArgumentKind", known).map(Self::from_value)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str(itoa::Buffer::new().format(self.value()));
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Int(PyInt::Small(self.value()))
     }
@@ -590,11 +643,14 @@ impl ArgumentKind {
 /// `@dataclass class BufferMutationSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BufferMutationSpec {
+    /// `BufferMutationSpec.arg: TensorArgument`.
     pub arg: TensorArgument,
+    /// `BufferMutationSpec.buffer_name: str`.
     pub buffer_name: String,
 }
 
 impl BufferMutationSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "buffer_name"];
         const REQUIRED: &[&str] = &["arg", "buffer_name"];
@@ -611,6 +667,7 @@ impl BufferMutationSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
@@ -619,6 +676,7 @@ impl BufferMutationSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -639,11 +697,14 @@ impl BufferMutationSpec {
 /// `@dataclass class ComplexValue`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ComplexValue {
+    /// `ComplexValue.real: float`.
     pub real: f64,
+    /// `ComplexValue.imag: float`.
     pub imag: f64,
 }
 
 impl ComplexValue {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["real", "imag"];
         const REQUIRED: &[&str] = &["real", "imag"];
@@ -660,6 +721,7 @@ impl ComplexValue {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"real\": ");
         write_float(&self.real, out);
@@ -668,6 +730,7 @@ impl ComplexValue {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("real".to_owned(), float_py(&self.real)),
@@ -688,10 +751,15 @@ impl ComplexValue {
 /// `class ConstantValue(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConstantValue {
+    /// `ConstantValue.as_none: bool`.
     AsNone(bool),
+    /// `ConstantValue.as_int: int`.
     AsInt(PyInt),
+    /// `ConstantValue.as_float: float`.
     AsFloat(f64),
+    /// `ConstantValue.as_string: str`.
     AsString(String),
+    /// `ConstantValue.as_bool: bool`.
     AsBool(bool),
 }
 
@@ -707,6 +775,7 @@ impl ConstantValue {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -721,6 +790,7 @@ impl ConstantValue {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsNone(x) => {
@@ -747,6 +817,7 @@ impl ConstantValue {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::AsNone(x) => bool_py(x),
@@ -789,11 +860,14 @@ impl ConstantValue {
 /// `@dataclass class CustomObjArgument`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CustomObjArgument {
+    /// `CustomObjArgument.name: str`.
     pub name: String,
+    /// `CustomObjArgument.class_fqn: str`.
     pub class_fqn: String,
 }
 
 impl CustomObjArgument {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "class_fqn"];
         const REQUIRED: &[&str] = &["name", "class_fqn"];
@@ -810,6 +884,7 @@ impl CustomObjArgument {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
         write_str(&self.name, out);
@@ -818,6 +893,7 @@ impl CustomObjArgument {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
@@ -838,11 +914,14 @@ impl CustomObjArgument {
 /// `@dataclass class Device`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
+    /// `Device.type: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub r#type: Loose<String>,
+    /// `Device.index: Optional[int]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub index: Loose<Option<PyInt>>,
 }
 
 impl Device {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["type", "index"];
         const REQUIRED: &[&str] = &["type"];
@@ -859,6 +938,7 @@ impl Device {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"type\": ");
         write_loose(&self.r#type, out, write_str);
@@ -867,6 +947,7 @@ impl Device {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("type".to_owned(), loose_py(&self.r#type, str_py)),
@@ -887,12 +968,19 @@ impl Device {
 /// `@dataclass class ExportedProgram`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExportedProgram {
+    /// `ExportedProgram.graph_module: GraphModule`.
     pub graph_module: GraphModule,
+    /// `ExportedProgram.opset_version: Dict[str, int]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub opset_version: Loose<Vec<(String, PyInt)>>,
+    /// `ExportedProgram.range_constraints: Dict[str, RangeConstraint]`.
     pub range_constraints: Vec<(String, RangeConstraint)>,
+    /// `ExportedProgram.schema_version: SchemaVersion`.
     pub schema_version: SchemaVersion,
+    /// `ExportedProgram.verifiers: List[str]`.
     pub verifiers: Vec<String>,
+    /// `ExportedProgram.torch_version: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub torch_version: Loose<String>,
+    /// `ExportedProgram.guards_code: List[str]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub guards_code: Loose<Vec<String>>,
     /// List and dict fields `_dict_to_dataclass` passed through as they came
     /// (neither a list nor a dict): the field's name and JSON. The typed
@@ -906,6 +994,7 @@ impl ExportedProgram {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version", "verifiers", "torch_version", "guards_code"];
         const REQUIRED: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version"];
@@ -936,6 +1025,7 @@ impl ExportedProgram {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"graph_module\": ");
         self.graph_module.write_json(out);
@@ -954,6 +1044,7 @@ impl ExportedProgram {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("graph_module".to_owned(), self.graph_module.to_pyjson()),
@@ -989,11 +1080,14 @@ impl ExportedProgram {
 /// `@dataclass class ExternKernelNode`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExternKernelNode {
+    /// `ExternKernelNode.name: str`.
     pub name: String,
+    /// `ExternKernelNode.node: Node`.
     pub node: Node,
 }
 
 impl ExternKernelNode {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "node"];
         const REQUIRED: &[&str] = &["name", "node"];
@@ -1010,6 +1104,7 @@ impl ExternKernelNode {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
         write_str(&self.name, out);
@@ -1018,6 +1113,7 @@ impl ExternKernelNode {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
@@ -1038,10 +1134,12 @@ impl ExternKernelNode {
 /// `@dataclass class ExternKernelNodes`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExternKernelNodes {
+    /// `ExternKernelNodes.nodes: List[ExternKernelNode]`.
     pub nodes: Vec<ExternKernelNode>,
 }
 
 impl ExternKernelNodes {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["nodes"];
         const REQUIRED: &[&str] = &["nodes"];
@@ -1056,12 +1154,14 @@ impl ExternKernelNodes {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"nodes\": ");
         write_list(&self.nodes, out, ExternKernelNode::write_json);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("nodes".to_owned(), list_py(&self.nodes, ExternKernelNode::to_pyjson)),
@@ -1079,11 +1179,14 @@ impl ExternKernelNodes {
 /// `@dataclass class GradientToParameterSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GradientToParameterSpec {
+    /// `GradientToParameterSpec.arg: TensorArgument`.
     pub arg: TensorArgument,
+    /// `GradientToParameterSpec.parameter_name: str`.
     pub parameter_name: String,
 }
 
 impl GradientToParameterSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "parameter_name"];
         const REQUIRED: &[&str] = &["arg", "parameter_name"];
@@ -1100,6 +1203,7 @@ impl GradientToParameterSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
@@ -1108,6 +1212,7 @@ impl GradientToParameterSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -1128,11 +1233,14 @@ impl GradientToParameterSpec {
 /// `@dataclass class GradientToUserInputSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GradientToUserInputSpec {
+    /// `GradientToUserInputSpec.arg: TensorArgument`.
     pub arg: TensorArgument,
+    /// `GradientToUserInputSpec.user_input_name: str`.
     pub user_input_name: String,
 }
 
 impl GradientToUserInputSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "user_input_name"];
         const REQUIRED: &[&str] = &["arg", "user_input_name"];
@@ -1149,6 +1257,7 @@ impl GradientToUserInputSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
@@ -1157,6 +1266,7 @@ impl GradientToUserInputSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -1177,14 +1287,23 @@ impl GradientToUserInputSpec {
 /// `@dataclass class Graph`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Graph {
+    /// `Graph.inputs: List[Argument]`.
     pub inputs: Vec<Argument>,
+    /// `Graph.outputs: List[Argument]`.
     pub outputs: Vec<Argument>,
+    /// `Graph.nodes: List[Node]`.
     pub nodes: Vec<Node>,
+    /// `Graph.tensor_values: Dict[str, TensorMeta]`.
     pub tensor_values: Vec<(String, TensorMeta)>,
+    /// `Graph.sym_int_values: Dict[str, SymInt]`.
     pub sym_int_values: Vec<(String, SymInt)>,
+    /// `Graph.sym_bool_values: Dict[str, SymBool]`.
     pub sym_bool_values: Vec<(String, SymBool)>,
+    /// `Graph.is_single_tensor_return: bool` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub is_single_tensor_return: Loose<bool>,
+    /// `Graph.custom_obj_values: Dict[str, CustomObjArgument]`.
     pub custom_obj_values: Vec<(String, CustomObjArgument)>,
+    /// `Graph.sym_float_values: Dict[str, SymFloat]`.
     pub sym_float_values: Vec<(String, SymFloat)>,
     /// List and dict fields `_dict_to_dataclass` passed through as they came
     /// (neither a list nor a dict): the field's name and JSON. The typed
@@ -1198,6 +1317,7 @@ impl Graph {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values", "is_single_tensor_return", "custom_obj_values", "sym_float_values"];
         const REQUIRED: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values"];
@@ -1238,6 +1358,7 @@ impl Graph {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"inputs\": ");
         if let Some(r) = self.raw_field("inputs") { write_raw(r, out); } else { write_list(&self.inputs, out, Argument::write_json); }
@@ -1260,6 +1381,7 @@ impl Graph {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("inputs".to_owned(), self.raw_field("inputs").cloned().unwrap_or_else(|| list_py(&self.inputs, Argument::to_pyjson))),
@@ -1301,11 +1423,14 @@ impl Graph {
 /// `@dataclass class GraphArgument`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GraphArgument {
+    /// `GraphArgument.name: str`.
     pub name: String,
+    /// `GraphArgument.graph: Graph`.
     pub graph: Graph,
 }
 
 impl GraphArgument {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "graph"];
         const REQUIRED: &[&str] = &["name", "graph"];
@@ -1322,6 +1447,7 @@ impl GraphArgument {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
         write_str(&self.name, out);
@@ -1330,6 +1456,7 @@ impl GraphArgument {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
@@ -1350,10 +1477,15 @@ impl GraphArgument {
 /// `@dataclass class GraphModule`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GraphModule {
+    /// `GraphModule.graph: Graph`.
     pub graph: Graph,
+    /// `GraphModule.signature: GraphSignature`.
     pub signature: GraphSignature,
+    /// `GraphModule.module_call_graph: List[ModuleCallEntry]`.
     pub module_call_graph: Vec<ModuleCallEntry>,
+    /// `GraphModule.metadata: Dict[str, str]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub metadata: Loose<Vec<(String, String)>>,
+    /// `GraphModule.treespec_namedtuple_fields: Dict[str, NamedTupleDef]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub treespec_namedtuple_fields: Loose<Vec<(String, NamedTupleDef)>>,
     /// List and dict fields `_dict_to_dataclass` passed through as they came
     /// (neither a list nor a dict): the field's name and JSON. The typed
@@ -1367,6 +1499,7 @@ impl GraphModule {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["graph", "signature", "module_call_graph", "metadata", "treespec_namedtuple_fields"];
         const REQUIRED: &[&str] = &["graph", "signature", "module_call_graph"];
@@ -1392,6 +1525,7 @@ impl GraphModule {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"graph\": ");
         self.graph.write_json(out);
@@ -1406,6 +1540,7 @@ impl GraphModule {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("graph".to_owned(), self.graph.to_pyjson()),
@@ -1435,7 +1570,9 @@ impl GraphModule {
 /// `@dataclass class GraphSignature`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GraphSignature {
+    /// `GraphSignature.input_specs: List[InputSpec]`.
     pub input_specs: Vec<InputSpec>,
+    /// `GraphSignature.output_specs: List[OutputSpec]`.
     pub output_specs: Vec<OutputSpec>,
     /// List and dict fields `_dict_to_dataclass` passed through as they came
     /// (neither a list nor a dict): the field's name and JSON. The typed
@@ -1449,6 +1586,7 @@ impl GraphSignature {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["input_specs", "output_specs"];
         const REQUIRED: &[&str] = &["input_specs", "output_specs"];
@@ -1469,6 +1607,7 @@ impl GraphSignature {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"input_specs\": ");
         if let Some(r) = self.raw_field("input_specs") { write_raw(r, out); } else { write_list(&self.input_specs, out, InputSpec::write_json); }
@@ -1477,6 +1616,7 @@ impl GraphSignature {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("input_specs".to_owned(), self.raw_field("input_specs").cloned().unwrap_or_else(|| list_py(&self.input_specs, InputSpec::to_pyjson))),
@@ -1497,12 +1637,19 @@ impl GraphSignature {
 /// `class InputSpec(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InputSpec {
+    /// `InputSpec.user_input: UserInputSpec`.
     UserInput(UserInputSpec),
+    /// `InputSpec.parameter: InputToParameterSpec`.
     Parameter(InputToParameterSpec),
+    /// `InputSpec.buffer: InputToBufferSpec`.
     Buffer(InputToBufferSpec),
+    /// `InputSpec.tensor_constant: InputToTensorConstantSpec`.
     TensorConstant(InputToTensorConstantSpec),
+    /// `InputSpec.custom_obj: InputToCustomObjSpec`.
     CustomObj(InputToCustomObjSpec),
+    /// `InputSpec.token: InputTokenSpec`.
     Token(InputTokenSpec),
+    /// `InputSpec.constant_input: InputToConstantInputSpec`.
     ConstantInput(InputToConstantInputSpec),
 }
 
@@ -1520,6 +1667,7 @@ impl InputSpec {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -1536,6 +1684,7 @@ impl InputSpec {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::UserInput(x) => {
@@ -1570,6 +1719,7 @@ impl InputSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::UserInput(x) => x.to_pyjson(),
@@ -1622,12 +1772,16 @@ impl InputSpec {
 /// `@dataclass class InputToBufferSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputToBufferSpec {
+    /// `InputToBufferSpec.arg: TensorArgument`.
     pub arg: TensorArgument,
+    /// `InputToBufferSpec.buffer_name: str`.
     pub buffer_name: String,
+    /// `InputToBufferSpec.persistent: bool`.
     pub persistent: bool,
 }
 
 impl InputToBufferSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "buffer_name", "persistent"];
         const REQUIRED: &[&str] = &["arg", "buffer_name", "persistent"];
@@ -1646,6 +1800,7 @@ impl InputToBufferSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
@@ -1656,6 +1811,7 @@ impl InputToBufferSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -1679,11 +1835,14 @@ impl InputToBufferSpec {
 /// `@dataclass class InputToConstantInputSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputToConstantInputSpec {
+    /// `InputToConstantInputSpec.name: str`.
     pub name: String,
+    /// `InputToConstantInputSpec.value: ConstantValue`.
     pub value: ConstantValue,
 }
 
 impl InputToConstantInputSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "value"];
         const REQUIRED: &[&str] = &["name", "value"];
@@ -1700,6 +1859,7 @@ impl InputToConstantInputSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
         write_str(&self.name, out);
@@ -1708,6 +1868,7 @@ impl InputToConstantInputSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
@@ -1728,11 +1889,14 @@ impl InputToConstantInputSpec {
 /// `@dataclass class InputToCustomObjSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputToCustomObjSpec {
+    /// `InputToCustomObjSpec.arg: CustomObjArgument`.
     pub arg: CustomObjArgument,
+    /// `InputToCustomObjSpec.custom_obj_name: str`.
     pub custom_obj_name: String,
 }
 
 impl InputToCustomObjSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "custom_obj_name"];
         const REQUIRED: &[&str] = &["arg", "custom_obj_name"];
@@ -1749,6 +1913,7 @@ impl InputToCustomObjSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
@@ -1757,6 +1922,7 @@ impl InputToCustomObjSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -1777,11 +1943,14 @@ impl InputToCustomObjSpec {
 /// `@dataclass class InputToParameterSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputToParameterSpec {
+    /// `InputToParameterSpec.arg: TensorArgument`.
     pub arg: TensorArgument,
+    /// `InputToParameterSpec.parameter_name: str`.
     pub parameter_name: String,
 }
 
 impl InputToParameterSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "parameter_name"];
         const REQUIRED: &[&str] = &["arg", "parameter_name"];
@@ -1798,6 +1967,7 @@ impl InputToParameterSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
@@ -1806,6 +1976,7 @@ impl InputToParameterSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -1826,11 +1997,14 @@ impl InputToParameterSpec {
 /// `@dataclass class InputToTensorConstantSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputToTensorConstantSpec {
+    /// `InputToTensorConstantSpec.arg: TensorArgument`.
     pub arg: TensorArgument,
+    /// `InputToTensorConstantSpec.tensor_constant_name: str`.
     pub tensor_constant_name: String,
 }
 
 impl InputToTensorConstantSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "tensor_constant_name"];
         const REQUIRED: &[&str] = &["arg", "tensor_constant_name"];
@@ -1847,6 +2021,7 @@ impl InputToTensorConstantSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
@@ -1855,6 +2030,7 @@ impl InputToTensorConstantSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -1875,10 +2051,12 @@ impl InputToTensorConstantSpec {
 /// `@dataclass class InputTokenSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputTokenSpec {
+    /// `InputTokenSpec.arg: TokenArgument`.
     pub arg: TokenArgument,
 }
 
 impl InputTokenSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
@@ -1893,12 +2071,14 @@ impl InputTokenSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -1916,20 +2096,31 @@ impl InputTokenSpec {
 /// `class Layout(IntEnum)`; `Other` keeps a value upstream does not name (Python keeps the raw int).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Layout {
+    /// `Layout.Unknown` (0).
     Unknown,
+    /// `Layout.SparseCoo` (1).
     SparseCoo,
+    /// `Layout.SparseCsr` (2).
     SparseCsr,
+    /// `Layout.SparseCsc` (3).
     SparseCsc,
+    /// `Layout.SparseBsr` (4).
     SparseBsr,
+    /// `Layout.SparseBsc` (5).
     SparseBsc,
+    /// `Layout._mkldnn` (6).
     _mkldnn,
+    /// `Layout.Strided` (7).
     Strided,
+    /// A value schema.py does not name.
     Other(i64),
 }
 
 impl Layout {
+    /// Every member's name and value, in schema.py's order.
     pub const VALUES: &'static [(&'static str, i64)] = &[("Unknown", 0), ("SparseCoo", 1), ("SparseCsr", 2), ("SparseCsc", 3), ("SparseBsr", 4), ("SparseBsc", 5), ("_mkldnn", 6), ("Strided", 7)];
 
+    /// The member of `value` (`Other` for one schema.py does not name).
     pub fn from_value(value: i64) -> Self {
         match value {
             0 => Self::Unknown,
@@ -1944,6 +2135,7 @@ impl Layout {
         }
     }
 
+    /// The member's int value.
     pub fn value(self) -> i64 {
         match self {
             Self::Unknown => 0,
@@ -1958,15 +2150,18 @@ impl Layout {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let known = |i| !matches!(Self::from_value(i), Self::Other(_));
         load_enum_value(v, path, cx, "Layout", known).map(Self::from_value)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str(itoa::Buffer::new().format(self.value()));
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Int(PyInt::Small(self.value()))
     }
@@ -1980,10 +2175,12 @@ impl Layout {
 /// `@dataclass class LossOutputSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LossOutputSpec {
+    /// `LossOutputSpec.arg: TensorArgument`.
     pub arg: TensorArgument,
 }
 
 impl LossOutputSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
@@ -1998,12 +2195,14 @@ impl LossOutputSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -2021,17 +2220,25 @@ impl LossOutputSpec {
 /// `class MemoryFormat(IntEnum)`; `Other` keeps a value upstream does not name (Python keeps the raw int).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemoryFormat {
+    /// `MemoryFormat.Unknown` (0).
     Unknown,
+    /// `MemoryFormat.ContiguousFormat` (1).
     ContiguousFormat,
+    /// `MemoryFormat.ChannelsLast` (2).
     ChannelsLast,
+    /// `MemoryFormat.ChannelsLast3d` (3).
     ChannelsLast3d,
+    /// `MemoryFormat.PreserveFormat` (4).
     PreserveFormat,
+    /// A value schema.py does not name.
     Other(i64),
 }
 
 impl MemoryFormat {
+    /// Every member's name and value, in schema.py's order.
     pub const VALUES: &'static [(&'static str, i64)] = &[("Unknown", 0), ("ContiguousFormat", 1), ("ChannelsLast", 2), ("ChannelsLast3d", 3), ("PreserveFormat", 4)];
 
+    /// The member of `value` (`Other` for one schema.py does not name).
     pub fn from_value(value: i64) -> Self {
         match value {
             0 => Self::Unknown,
@@ -2043,6 +2250,7 @@ impl MemoryFormat {
         }
     }
 
+    /// The member's int value.
     pub fn value(self) -> i64 {
         match self {
             Self::Unknown => 0,
@@ -2054,15 +2262,18 @@ impl MemoryFormat {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let known = |i| !matches!(Self::from_value(i), Self::Other(_));
         load_enum_value(v, path, cx, "MemoryFormat", known).map(Self::from_value)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str(itoa::Buffer::new().format(self.value()));
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Int(PyInt::Small(self.value()))
     }
@@ -2076,11 +2287,14 @@ impl MemoryFormat {
 /// `@dataclass class ModuleCallEntry`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleCallEntry {
+    /// `ModuleCallEntry.fqn: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub fqn: Loose<String>,
+    /// `ModuleCallEntry.signature: Optional[ModuleCallSignature]`.
     pub signature: Option<ModuleCallSignature>,
 }
 
 impl ModuleCallEntry {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["fqn", "signature"];
         const REQUIRED: &[&str] = &["fqn"];
@@ -2097,6 +2311,7 @@ impl ModuleCallEntry {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"fqn\": ");
         write_loose(&self.fqn, out, write_str);
@@ -2105,6 +2320,7 @@ impl ModuleCallEntry {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("fqn".to_owned(), loose_py(&self.fqn, str_py)),
@@ -2125,10 +2341,15 @@ impl ModuleCallEntry {
 /// `@dataclass class ModuleCallSignature`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleCallSignature {
+    /// `ModuleCallSignature.inputs: List[Argument]`.
     pub inputs: Vec<Argument>,
+    /// `ModuleCallSignature.outputs: List[Argument]`.
     pub outputs: Vec<Argument>,
+    /// `ModuleCallSignature.in_spec: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub in_spec: Loose<String>,
+    /// `ModuleCallSignature.out_spec: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub out_spec: Loose<String>,
+    /// `ModuleCallSignature.forward_arg_names: Optional[List[str]]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub forward_arg_names: Loose<Option<Vec<String>>>,
     /// List and dict fields `_dict_to_dataclass` passed through as they came
     /// (neither a list nor a dict): the field's name and JSON. The typed
@@ -2142,6 +2363,7 @@ impl ModuleCallSignature {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["inputs", "outputs", "in_spec", "out_spec", "forward_arg_names"];
         const REQUIRED: &[&str] = &["inputs", "outputs", "in_spec", "out_spec"];
@@ -2168,6 +2390,7 @@ impl ModuleCallSignature {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"inputs\": ");
         if let Some(r) = self.raw_field("inputs") { write_raw(r, out); } else { write_list(&self.inputs, out, Argument::write_json); }
@@ -2182,6 +2405,7 @@ impl ModuleCallSignature {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("inputs".to_owned(), self.raw_field("inputs").cloned().unwrap_or_else(|| list_py(&self.inputs, Argument::to_pyjson))),
@@ -2211,12 +2435,16 @@ impl ModuleCallSignature {
 /// `@dataclass class NamedArgument`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedArgument {
+    /// `NamedArgument.name: str`.
     pub name: String,
+    /// `NamedArgument.arg: Argument`.
     pub arg: Argument,
+    /// `NamedArgument.kind: Optional[ArgumentKind]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub kind: Loose<Option<ArgumentKind>>,
 }
 
 impl NamedArgument {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "arg", "kind"];
         const REQUIRED: &[&str] = &["name", "arg"];
@@ -2235,6 +2463,7 @@ impl NamedArgument {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
         write_str(&self.name, out);
@@ -2245,6 +2474,7 @@ impl NamedArgument {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
@@ -2268,10 +2498,12 @@ impl NamedArgument {
 /// `@dataclass class NamedTupleDef`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedTupleDef {
+    /// `NamedTupleDef.field_names: List[str]`.
     pub field_names: Vec<String>,
 }
 
 impl NamedTupleDef {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["field_names"];
         const REQUIRED: &[&str] = &["field_names"];
@@ -2286,12 +2518,14 @@ impl NamedTupleDef {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"field_names\": ");
         write_list(&self.field_names, out, write_str);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("field_names".to_owned(), list_py(&self.field_names, str_py)),
@@ -2309,11 +2543,17 @@ impl NamedTupleDef {
 /// `@dataclass class Node`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
+    /// `Node.target: str`.
     pub target: String,
+    /// `Node.inputs: List[NamedArgument]`.
     pub inputs: Vec<NamedArgument>,
+    /// `Node.outputs: List[Argument]`.
     pub outputs: Vec<Argument>,
+    /// `Node.metadata: Dict[str, str]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub metadata: Loose<Vec<(String, String)>>,
+    /// `Node.is_hop_single_tensor_return: Optional[bool]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub is_hop_single_tensor_return: Loose<Option<bool>>,
+    /// `Node.name: Optional[str]`.
     pub name: Option<String>,
     /// List and dict fields `_dict_to_dataclass` passed through as they came
     /// (neither a list nor a dict): the field's name and JSON. The typed
@@ -2327,6 +2567,7 @@ impl Node {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["target", "inputs", "outputs", "metadata", "is_hop_single_tensor_return", "name"];
         const REQUIRED: &[&str] = &["target", "inputs", "outputs", "metadata"];
@@ -2355,6 +2596,7 @@ impl Node {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"target\": ");
         write_str(&self.target, out);
@@ -2371,6 +2613,7 @@ impl Node {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("target".to_owned(), str_py(&self.target)),
@@ -2403,7 +2646,9 @@ impl Node {
 /// `class OptionalTensorArgument(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OptionalTensorArgument {
+    /// `OptionalTensorArgument.as_tensor: TensorArgument`.
     AsTensor(TensorArgument),
+    /// `OptionalTensorArgument.as_none: bool`.
     AsNone(bool),
 }
 
@@ -2416,6 +2661,7 @@ impl OptionalTensorArgument {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -2427,6 +2673,7 @@ impl OptionalTensorArgument {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsTensor(x) => {
@@ -2441,6 +2688,7 @@ impl OptionalTensorArgument {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::AsTensor(x) => x.to_pyjson(),
@@ -2468,13 +2716,21 @@ impl OptionalTensorArgument {
 /// `class OutputSpec(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OutputSpec {
+    /// `OutputSpec.user_output: UserOutputSpec`.
     UserOutput(UserOutputSpec),
+    /// `OutputSpec.loss_output: LossOutputSpec`.
     LossOutput(LossOutputSpec),
+    /// `OutputSpec.buffer_mutation: BufferMutationSpec`.
     BufferMutation(BufferMutationSpec),
+    /// `OutputSpec.gradient_to_parameter: GradientToParameterSpec`.
     GradientToParameter(GradientToParameterSpec),
+    /// `OutputSpec.gradient_to_user_input: GradientToUserInputSpec`.
     GradientToUserInput(GradientToUserInputSpec),
+    /// `OutputSpec.user_input_mutation: UserInputMutationSpec`.
     UserInputMutation(UserInputMutationSpec),
+    /// `OutputSpec.token: OutputTokenSpec`.
     Token(OutputTokenSpec),
+    /// `OutputSpec.parameter_mutation: ParameterMutationSpec`.
     ParameterMutation(ParameterMutationSpec),
 }
 
@@ -2493,6 +2749,7 @@ impl OutputSpec {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -2510,6 +2767,7 @@ impl OutputSpec {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::UserOutput(x) => {
@@ -2548,6 +2806,7 @@ impl OutputSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::UserOutput(x) => x.to_pyjson(),
@@ -2605,10 +2864,12 @@ impl OutputSpec {
 /// `@dataclass class OutputTokenSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputTokenSpec {
+    /// `OutputTokenSpec.arg: TokenArgument`.
     pub arg: TokenArgument,
 }
 
 impl OutputTokenSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
@@ -2623,12 +2884,14 @@ impl OutputTokenSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -2646,11 +2909,14 @@ impl OutputTokenSpec {
 /// `@dataclass class ParameterMutationSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParameterMutationSpec {
+    /// `ParameterMutationSpec.arg: TensorArgument`.
     pub arg: TensorArgument,
+    /// `ParameterMutationSpec.parameter_name: str`.
     pub parameter_name: String,
 }
 
 impl ParameterMutationSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "parameter_name"];
         const REQUIRED: &[&str] = &["arg", "parameter_name"];
@@ -2667,6 +2933,7 @@ impl ParameterMutationSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
@@ -2675,6 +2942,7 @@ impl ParameterMutationSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -2695,10 +2963,12 @@ impl ParameterMutationSpec {
 /// `@dataclass class PayloadConfig`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PayloadConfig {
+    /// `PayloadConfig.config: Dict[str, PayloadMeta]`.
     pub config: Vec<(String, PayloadMeta)>,
 }
 
 impl PayloadConfig {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["config"];
         const REQUIRED: &[&str] = &["config"];
@@ -2713,12 +2983,14 @@ impl PayloadConfig {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"config\": ");
         write_dict(&self.config, out, PayloadMeta::write_json);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("config".to_owned(), dict_py(&self.config, PayloadMeta::to_pyjson)),
@@ -2736,13 +3008,18 @@ impl PayloadConfig {
 /// `@dataclass class PayloadMeta`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PayloadMeta {
+    /// `PayloadMeta.path_name: str`.
     pub path_name: String,
+    /// `PayloadMeta.is_param: bool`.
     pub is_param: bool,
+    /// `PayloadMeta.use_pickle: bool`.
     pub use_pickle: bool,
+    /// `PayloadMeta.tensor_meta: Optional[TensorMeta]`.
     pub tensor_meta: Option<TensorMeta>,
 }
 
 impl PayloadMeta {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["path_name", "is_param", "use_pickle", "tensor_meta"];
         const REQUIRED: &[&str] = &["path_name", "is_param", "use_pickle", "tensor_meta"];
@@ -2763,6 +3040,7 @@ impl PayloadMeta {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"path_name\": ");
         write_str(&self.path_name, out);
@@ -2775,6 +3053,7 @@ impl PayloadMeta {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("path_name".to_owned(), str_py(&self.path_name)),
@@ -2801,11 +3080,14 @@ impl PayloadMeta {
 /// `@dataclass class RangeConstraint`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RangeConstraint {
+    /// `RangeConstraint.min_val: Optional[int]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub min_val: Loose<Option<PyInt>>,
+    /// `RangeConstraint.max_val: Optional[int]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub max_val: Loose<Option<PyInt>>,
 }
 
 impl RangeConstraint {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["min_val", "max_val"];
         const REQUIRED: &[&str] = &["min_val", "max_val"];
@@ -2822,6 +3104,7 @@ impl RangeConstraint {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"min_val\": ");
         write_loose(&self.min_val, out, |x, out| write_opt(x, out, write_int));
@@ -2830,6 +3113,7 @@ impl RangeConstraint {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("min_val".to_owned(), loose_py(&self.min_val, |x| opt_py(x, int_py))),
@@ -2850,34 +3134,59 @@ impl RangeConstraint {
 /// `class ScalarType(IntEnum)`; `Other` keeps a value upstream does not name (Python keeps the raw int).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScalarType {
+    /// `ScalarType.UNKNOWN` (0).
     UNKNOWN,
+    /// `ScalarType.BYTE` (1).
     BYTE,
+    /// `ScalarType.CHAR` (2).
     CHAR,
+    /// `ScalarType.SHORT` (3).
     SHORT,
+    /// `ScalarType.INT` (4).
     INT,
+    /// `ScalarType.LONG` (5).
     LONG,
+    /// `ScalarType.HALF` (6).
     HALF,
+    /// `ScalarType.FLOAT` (7).
     FLOAT,
+    /// `ScalarType.DOUBLE` (8).
     DOUBLE,
+    /// `ScalarType.COMPLEXHALF` (9).
     COMPLEXHALF,
+    /// `ScalarType.COMPLEXFLOAT` (10).
     COMPLEXFLOAT,
+    /// `ScalarType.COMPLEXDOUBLE` (11).
     COMPLEXDOUBLE,
+    /// `ScalarType.BOOL` (12).
     BOOL,
+    /// `ScalarType.BFLOAT16` (13).
     BFLOAT16,
+    /// `ScalarType.UINT16` (28).
     UINT16,
+    /// `ScalarType.FLOAT8E4M3FN` (29).
     FLOAT8E4M3FN,
+    /// `ScalarType.FLOAT8E5M2` (30).
     FLOAT8E5M2,
+    /// `ScalarType.FLOAT8E4M3FNUZ` (31).
     FLOAT8E4M3FNUZ,
+    /// `ScalarType.FLOAT8E5M2FNUZ` (32).
     FLOAT8E5M2FNUZ,
+    /// `ScalarType.FLOAT8E8M0FNU` (33).
     FLOAT8E8M0FNU,
+    /// `ScalarType.UINT32` (34).
     UINT32,
+    /// `ScalarType.UINT64` (35).
     UINT64,
+    /// A value schema.py does not name.
     Other(i64),
 }
 
 impl ScalarType {
+    /// Every member's name and value, in schema.py's order.
     pub const VALUES: &'static [(&'static str, i64)] = &[("UNKNOWN", 0), ("BYTE", 1), ("CHAR", 2), ("SHORT", 3), ("INT", 4), ("LONG", 5), ("HALF", 6), ("FLOAT", 7), ("DOUBLE", 8), ("COMPLEXHALF", 9), ("COMPLEXFLOAT", 10), ("COMPLEXDOUBLE", 11), ("BOOL", 12), ("BFLOAT16", 13), ("UINT16", 28), ("FLOAT8E4M3FN", 29), ("FLOAT8E5M2", 30), ("FLOAT8E4M3FNUZ", 31), ("FLOAT8E5M2FNUZ", 32), ("FLOAT8E8M0FNU", 33), ("UINT32", 34), ("UINT64", 35)];
 
+    /// The member of `value` (`Other` for one schema.py does not name).
     pub fn from_value(value: i64) -> Self {
         match value {
             0 => Self::UNKNOWN,
@@ -2906,6 +3215,7 @@ impl ScalarType {
         }
     }
 
+    /// The member's int value.
     pub fn value(self) -> i64 {
         match self {
             Self::UNKNOWN => 0,
@@ -2934,15 +3244,18 @@ impl ScalarType {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let known = |i| !matches!(Self::from_value(i), Self::Other(_));
         load_enum_value(v, path, cx, "ScalarType", known).map(Self::from_value)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str(itoa::Buffer::new().format(self.value()));
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Int(PyInt::Small(self.value()))
     }
@@ -2956,11 +3269,14 @@ impl ScalarType {
 /// `@dataclass class SchemaVersion`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SchemaVersion {
+    /// `SchemaVersion.major: int` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub major: Loose<PyInt>,
+    /// `SchemaVersion.minor: int` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub minor: Loose<PyInt>,
 }
 
 impl SchemaVersion {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["major", "minor"];
         const REQUIRED: &[&str] = &["major", "minor"];
@@ -2977,6 +3293,7 @@ impl SchemaVersion {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"major\": ");
         write_loose(&self.major, out, write_int);
@@ -2985,6 +3302,7 @@ impl SchemaVersion {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("major".to_owned(), loose_py(&self.major, int_py)),
@@ -3005,7 +3323,9 @@ impl SchemaVersion {
 /// `class SymBool(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymBool {
+    /// `SymBool.as_expr: SymExpr`.
     AsExpr(SymExpr),
+    /// `SymBool.as_bool: bool`.
     AsBool(bool),
 }
 
@@ -3018,6 +3338,7 @@ impl SymBool {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -3029,6 +3350,7 @@ impl SymBool {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsExpr(x) => {
@@ -3043,6 +3365,7 @@ impl SymBool {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::AsExpr(x) => x.to_pyjson(),
@@ -3070,7 +3393,9 @@ impl SymBool {
 /// `class SymBoolArgument(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymBoolArgument {
+    /// `SymBoolArgument.as_name: str`.
     AsName(String),
+    /// `SymBoolArgument.as_bool: bool`.
     AsBool(bool),
 }
 
@@ -3083,6 +3408,7 @@ impl SymBoolArgument {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -3094,6 +3420,7 @@ impl SymBoolArgument {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsName(x) => {
@@ -3108,6 +3435,7 @@ impl SymBoolArgument {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::AsName(x) => str_py(x),
@@ -3135,11 +3463,14 @@ impl SymBoolArgument {
 /// `@dataclass class SymExpr`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SymExpr {
+    /// `SymExpr.expr_str: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub expr_str: Loose<String>,
+    /// `SymExpr.hint: Optional[SymExprHint]`.
     pub hint: Option<SymExprHint>,
 }
 
 impl SymExpr {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["expr_str", "hint"];
         const REQUIRED: &[&str] = &["expr_str"];
@@ -3156,6 +3487,7 @@ impl SymExpr {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"expr_str\": ");
         write_loose(&self.expr_str, out, write_str);
@@ -3164,6 +3496,7 @@ impl SymExpr {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("expr_str".to_owned(), loose_py(&self.expr_str, str_py)),
@@ -3184,8 +3517,11 @@ impl SymExpr {
 /// `class SymExprHint(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymExprHint {
+    /// `SymExprHint.as_int: int`.
     AsInt(PyInt),
+    /// `SymExprHint.as_bool: bool`.
     AsBool(bool),
+    /// `SymExprHint.as_float: float`.
     AsFloat(f64),
     /// A payload `_dict_to_dataclass` kept as it came.
     Raw(RawPayload),
@@ -3202,6 +3538,7 @@ impl SymExprHint {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -3223,6 +3560,7 @@ impl SymExprHint {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsInt(x) => {
@@ -3242,6 +3580,7 @@ impl SymExprHint {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::Raw(r) => r.value.clone(),
@@ -3276,7 +3615,9 @@ impl SymExprHint {
 /// `class SymFloat(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymFloat {
+    /// `SymFloat.as_expr: SymExpr`.
     AsExpr(SymExpr),
+    /// `SymFloat.as_float: float`.
     AsFloat(f64),
 }
 
@@ -3289,6 +3630,7 @@ impl SymFloat {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -3300,6 +3642,7 @@ impl SymFloat {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsExpr(x) => {
@@ -3314,6 +3657,7 @@ impl SymFloat {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::AsExpr(x) => x.to_pyjson(),
@@ -3341,7 +3685,9 @@ impl SymFloat {
 /// `class SymFloatArgument(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymFloatArgument {
+    /// `SymFloatArgument.as_name: str`.
     AsName(String),
+    /// `SymFloatArgument.as_float: float`.
     AsFloat(f64),
 }
 
@@ -3354,6 +3700,7 @@ impl SymFloatArgument {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -3365,6 +3712,7 @@ impl SymFloatArgument {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsName(x) => {
@@ -3379,6 +3727,7 @@ impl SymFloatArgument {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::AsName(x) => str_py(x),
@@ -3406,7 +3755,9 @@ impl SymFloatArgument {
 /// `class SymInt(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymInt {
+    /// `SymInt.as_expr: SymExpr`.
     AsExpr(SymExpr),
+    /// `SymInt.as_int: int`.
     AsInt(PyInt),
     /// A payload `_dict_to_dataclass` kept as it came.
     Raw(RawPayload),
@@ -3422,6 +3773,7 @@ impl SymInt {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -3436,6 +3788,7 @@ impl SymInt {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsExpr(x) => {
@@ -3451,6 +3804,7 @@ impl SymInt {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::Raw(r) => r.value.clone(),
@@ -3480,7 +3834,9 @@ impl SymInt {
 /// `class SymIntArgument(_Union)`: one variant per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymIntArgument {
+    /// `SymIntArgument.as_name: str`.
     AsName(String),
+    /// `SymIntArgument.as_int: int`.
     AsInt(PyInt),
 }
 
@@ -3493,6 +3849,7 @@ impl SymIntArgument {
         }
     }
 
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
@@ -3504,6 +3861,7 @@ impl SymIntArgument {
         Ok(r)
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         match self {
             Self::AsName(x) => {
@@ -3518,6 +3876,7 @@ impl SymIntArgument {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
             Self::AsName(x) => str_py(x),
@@ -3545,10 +3904,12 @@ impl SymIntArgument {
 /// `@dataclass class TensorArgument`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorArgument {
+    /// `TensorArgument.name: str`.
     pub name: String,
 }
 
 impl TensorArgument {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name"];
         const REQUIRED: &[&str] = &["name"];
@@ -3563,12 +3924,14 @@ impl TensorArgument {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
         write_str(&self.name, out);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
@@ -3586,16 +3949,24 @@ impl TensorArgument {
 /// `@dataclass class TensorMeta`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorMeta {
+    /// `TensorMeta.dtype: ScalarType` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub dtype: Loose<ScalarType>,
+    /// `TensorMeta.sizes: List[SymInt]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub sizes: Loose<Vec<SymInt>>,
+    /// `TensorMeta.requires_grad: bool` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub requires_grad: Loose<bool>,
+    /// `TensorMeta.device: Device`.
     pub device: Device,
+    /// `TensorMeta.strides: List[SymInt]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub strides: Loose<Vec<SymInt>>,
+    /// `TensorMeta.storage_offset: SymInt`.
     pub storage_offset: SymInt,
+    /// `TensorMeta.layout: Layout` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub layout: Loose<Layout>,
 }
 
 impl TensorMeta {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"];
         const REQUIRED: &[&str] = &["dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"];
@@ -3622,6 +3993,7 @@ impl TensorMeta {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"dtype\": ");
         write_loose(&self.dtype, out, ScalarType::write_json);
@@ -3640,6 +4012,7 @@ impl TensorMeta {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("dtype".to_owned(), loose_py(&self.dtype, ScalarType::to_pyjson)),
@@ -3675,10 +4048,12 @@ impl TensorMeta {
 /// `@dataclass class TokenArgument`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TokenArgument {
+    /// `TokenArgument.name: str`.
     pub name: String,
 }
 
 impl TokenArgument {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name"];
         const REQUIRED: &[&str] = &["name"];
@@ -3693,12 +4068,14 @@ impl TokenArgument {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
         write_str(&self.name, out);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("name".to_owned(), str_py(&self.name)),
@@ -3716,11 +4093,14 @@ impl TokenArgument {
 /// `@dataclass class UserInputMutationSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UserInputMutationSpec {
+    /// `UserInputMutationSpec.arg: TensorArgument`.
     pub arg: TensorArgument,
+    /// `UserInputMutationSpec.user_input_name: str`.
     pub user_input_name: String,
 }
 
 impl UserInputMutationSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "user_input_name"];
         const REQUIRED: &[&str] = &["arg", "user_input_name"];
@@ -3737,6 +4117,7 @@ impl UserInputMutationSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
@@ -3745,6 +4126,7 @@ impl UserInputMutationSpec {
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -3765,10 +4147,12 @@ impl UserInputMutationSpec {
 /// `@dataclass class UserInputSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UserInputSpec {
+    /// `UserInputSpec.arg: Argument`.
     pub arg: Argument,
 }
 
 impl UserInputSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
@@ -3783,12 +4167,14 @@ impl UserInputSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
@@ -3806,10 +4192,12 @@ impl UserInputSpec {
 /// `@dataclass class UserOutputSpec`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UserOutputSpec {
+    /// `UserOutputSpec.arg: Argument`.
     pub arg: Argument,
 }
 
 impl UserOutputSpec {
+    /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
@@ -3824,12 +4212,14 @@ impl UserOutputSpec {
         })
     }
 
+    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"arg\": ");
         self.arg.write_json(out);
         out.push('}');
     }
 
+    /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),

@@ -24,7 +24,9 @@ pub enum Mode {
 /// A non-fatal finding of strict mode, with its JSON path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Where in the document the finding is, as a JSON path.
     pub path: String,
+    /// What was found.
     pub message: String,
 }
 
@@ -37,11 +39,14 @@ impl fmt::Display for Diagnostic {
 /// The state of one load: the mode and the diagnostics found so far.
 #[derive(Debug, Default)]
 pub struct LoadCx {
+    /// The mode the document is read in.
     pub mode: Mode,
+    /// The strict-mode findings, in document order.
     pub diagnostics: Vec<Diagnostic>,
 }
 
 impl LoadCx {
+    /// A fresh load in `mode`, with no diagnostics yet.
     pub fn new(mode: Mode) -> LoadCx {
         LoadCx {
             mode,
@@ -49,10 +54,12 @@ impl LoadCx {
         }
     }
 
+    /// Whether the load is in strict mode.
     pub fn strict(&self) -> bool {
         self.mode == Mode::Strict
     }
 
+    /// Records a strict-mode finding at `path`.
     pub fn report(&mut self, path: &JsonPath<'_>, message: impl Into<String>) {
         self.diagnostics.push(Diagnostic {
             path: path.to_string(),
@@ -66,6 +73,7 @@ impl LoadCx {
 pub struct LoadError(pub Box<Error>);
 
 impl LoadError {
+    /// The crate error inside.
     pub fn into_error(self) -> Error {
         *self.0
     }
@@ -103,20 +111,24 @@ pub struct JsonPath<'a> {
 }
 
 impl<'a> JsonPath<'a> {
+    /// The path of the document's root, `$`.
     pub fn new() -> JsonPath<'a> {
         JsonPath {
             segs: Vec::with_capacity(32),
         }
     }
 
+    /// Enters the dataclass field `name`: `.name`.
     pub fn push_field(&mut self, name: &'a str) {
         self.segs.push(Seg::Field(name));
     }
 
+    /// Enters list item `i`: `[i]`.
     pub fn push_index(&mut self, i: usize) {
         self.segs.push(Seg::Index(i));
     }
 
+    /// Enters the dict key `k`: `["k"]`.
     pub fn push_key(&mut self, k: &'a str) {
         self.segs.push(Seg::Key(k));
     }
@@ -130,18 +142,22 @@ impl<'a> JsonPath<'a> {
             .push(if ident { Seg::Field(k) } else { Seg::Key(k) });
     }
 
+    /// Leaves the innermost segment.
     pub fn pop(&mut self) {
         self.segs.pop();
     }
 
+    /// The number of segments.
     pub fn len(&self) -> usize {
         self.segs.len()
     }
 
+    /// Whether the path is the root, `$`.
     pub fn is_empty(&self) -> bool {
         self.segs.is_empty()
     }
 
+    /// Cuts the path back to its first `len` segments.
     pub fn truncate(&mut self, len: usize) {
         self.segs.truncate(len);
     }
@@ -171,7 +187,9 @@ type R<T> = Result<T, LoadError>;
 /// when the JSON has the schema's type, else the raw JSON Python keeps.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Loose<T> {
+    /// The value read as the schema's type.
     Typed(T),
+    /// The JSON as it came, of another type.
     Raw(PyJson),
 }
 
@@ -200,7 +218,9 @@ impl<T> Loose<Vec<T>> {
 /// (`Argument.create(as_int=0.0)`): the tag and the raw JSON Python keeps.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawPayload {
+    /// The union member the JSON names.
     pub tag: &'static str,
+    /// The member's value, as `json.loads` made it.
     pub value: PyJson,
 }
 
@@ -235,12 +255,16 @@ impl RawPayload {
 /// `typing.get_args(cls)[1]` for a dict.
 #[derive(Clone, Copy, Debug)]
 pub enum RawTy {
+    /// A `str`, `int`, `float`, `bool` or `IntEnum`.
     Scalar,
     /// A dataclass or union, which `_dict_to_dataclass` builds from a
     /// dict: what it raises inside one is not modelled here.
     Opaque,
+    /// `T | None`.
     Opt(&'static RawTy),
+    /// `list[T]`.
     List(&'static RawTy),
+    /// `dict[str, T]`.
     Dict(&'static RawTy),
 }
 
@@ -300,6 +324,7 @@ pub fn load_loose<'a, T>(
     }
 }
 
+/// Writes a loose field: the typed value by `f`, the raw one as `json.dumps` does.
 pub fn write_loose<T>(x: &Loose<T>, out: &mut String, f: impl Fn(&T, &mut String)) {
     match x {
         Loose::Typed(t) => f(t, out),
@@ -318,6 +343,7 @@ pub fn write_raw(v: &PyJson, out: &mut String) {
     }
 }
 
+/// `_dataclass_to_dict` of a loose field: the typed value by `f`, the raw one as it came.
 pub fn loose_py<T>(x: &Loose<T>, f: impl Fn(&T) -> PyJson) -> PyJson {
     match x {
         Loose::Typed(t) => f(t),
@@ -325,6 +351,7 @@ pub fn loose_py<T>(x: &Loose<T>, f: impl Fn(&T) -> PyJson) -> PyJson {
     }
 }
 
+/// Python's `repr` of a loose field: the typed value by `f`, the raw one by `repr_raw`.
 pub fn repr_loose<T>(x: &Loose<T>, out: &mut String, f: impl Fn(&T, &mut String)) {
     match x {
         Loose::Typed(t) => f(t, out),
@@ -381,6 +408,7 @@ fn wrong_type(v: &PyJson, path: &JsonPath<'_>, expected: &str) -> LoadError {
     )
 }
 
+/// A `str` field.
 pub fn load_str<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<String> {
     match v {
         PyJson::Str(s) => Ok(s.clone()),
@@ -388,6 +416,7 @@ pub fn load_str<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R
     }
 }
 
+/// An `int` field.
 pub fn load_int<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<PyInt> {
     match v {
         PyJson::Int(i) => Ok(i.clone()),
@@ -395,6 +424,7 @@ pub fn load_int<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R
     }
 }
 
+/// A `bool` field.
 pub fn load_bool<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<bool> {
     match v {
         PyJson::Bool(b) => Ok(*b),
@@ -480,6 +510,7 @@ pub fn load_opt<'a, T>(
     }
 }
 
+/// A `list[T]` field: each item read by `f` under `[i]`.
 pub fn load_list<'a, T>(
     v: &'a PyJson,
     path: &mut JsonPath<'a>,
@@ -509,6 +540,7 @@ pub fn load_list<'a, T>(
     Ok(out)
 }
 
+/// A `dict[str, T]` field: each value read by `f` under `["key"]`, in document order.
 pub fn load_dict<'a, T>(
     v: &'a PyJson,
     path: &mut JsonPath<'a>,
@@ -676,6 +708,7 @@ pub fn load_enum_value<'a>(
 // The write side: `_dataclass_to_dict` then `json.dumps(cls=EnumEncoder,
 // allow_nan=False)`, written straight into one string.
 
+/// A `str` as `json.dumps` writes it.
 #[allow(clippy::ptr_arg)] // used as `Fn(&String, ..)`
 pub fn write_str(x: &String, out: &mut String) {
     json_str(out, x);
@@ -689,6 +722,7 @@ pub fn write_int(x: &PyInt, out: &mut String) {
     }
 }
 
+/// A `bool` as `json.dumps` writes it: `true` / `false`.
 pub fn write_bool(x: &bool, out: &mut String) {
     out.push_str(if *x { "true" } else { "false" });
 }
@@ -718,6 +752,7 @@ fn float_special(x: f64) -> Option<&'static str> {
     }
 }
 
+/// A `T | None`: `f` for a value, `null` for `None`.
 pub fn write_opt<T>(x: &Option<T>, out: &mut String, f: impl Fn(&T, &mut String)) {
     match x {
         Some(x) => f(x, out),
@@ -725,6 +760,7 @@ pub fn write_opt<T>(x: &Option<T>, out: &mut String, f: impl Fn(&T, &mut String)
     }
 }
 
+/// A `list[T]` as `json.dumps` writes it, each item by `f`.
 pub fn write_list<T>(x: &[T], out: &mut String, f: impl Fn(&T, &mut String)) {
     out.push('[');
     for (i, item) in x.iter().enumerate() {
@@ -736,6 +772,7 @@ pub fn write_list<T>(x: &[T], out: &mut String, f: impl Fn(&T, &mut String)) {
     out.push(']');
 }
 
+/// A `dict[str, T]` as `json.dumps` writes it, each value by `f`.
 pub fn write_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut String)) {
     out.push('{');
     for (i, (k, item)) in x.iter().enumerate() {
@@ -749,19 +786,24 @@ pub fn write_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut St
     out.push('}');
 }
 
+/// `_dataclass_to_dict` of a `str`.
 #[allow(clippy::ptr_arg)] // used as `Fn(&String) -> PyJson`
 pub fn str_py(x: &String) -> PyJson {
     PyJson::Str(x.clone())
 }
 
+/// `_dataclass_to_dict` of an `int`.
 pub fn int_py(x: &PyInt) -> PyJson {
     PyJson::Int(x.clone())
 }
 
+/// `_dataclass_to_dict` of a `bool`.
 pub fn bool_py(x: &bool) -> PyJson {
     PyJson::Bool(*x)
 }
 
+/// `_dataclass_to_dict` of a `float`: non-finite floats become the strings
+/// `"Infinity"`, `"-Infinity"`, `"NaN"`.
 pub fn float_py(x: &f64) -> PyJson {
     match float_special(*x) {
         Some(s) => PyJson::Str(s.to_owned()),
@@ -769,14 +811,17 @@ pub fn float_py(x: &f64) -> PyJson {
     }
 }
 
+/// `_dataclass_to_dict` of a `T | None`: `f` for a value, `null` for `None`.
 pub fn opt_py<T>(x: &Option<T>, f: impl Fn(&T) -> PyJson) -> PyJson {
     x.as_ref().map_or(PyJson::Null, f)
 }
 
+/// `_dataclass_to_dict` of a `list[T]`, each item by `f`.
 pub fn list_py<T>(x: &[T], f: impl Fn(&T) -> PyJson) -> PyJson {
     PyJson::List(x.iter().map(f).collect())
 }
 
+/// `_dataclass_to_dict` of a `dict[str, T]`, each value by `f`.
 pub fn dict_py<T>(x: &[(String, T)], f: impl Fn(&T) -> PyJson) -> PyJson {
     PyJson::Object(x.iter().map(|(k, v)| (k.clone(), f(v))).collect())
 }
@@ -784,23 +829,28 @@ pub fn dict_py<T>(x: &[(String, T)], f: impl Fn(&T) -> PyJson) -> PyJson {
 // Python's `repr` of the dataclass values `_dict_to_dataclass` builds (the
 // text a `SerializeError` shows for a node it cannot deserialize).
 
+/// `repr` of a `str`.
 #[allow(clippy::ptr_arg)] // used as `Fn(&String, ..)`
 pub fn repr_str(x: &String, out: &mut String) {
     out.push_str(&str_repr(x));
 }
 
+/// `repr` of an `int`.
 pub fn repr_int(x: &PyInt, out: &mut String) {
     let _ = write!(out, "{x}");
 }
 
+/// `repr` of a `bool`: `True` / `False`.
 pub fn repr_bool(x: &bool, out: &mut String) {
     out.push_str(if *x { "True" } else { "False" });
 }
 
+/// `repr` of a `float`.
 pub fn repr_float(x: &f64, out: &mut String) {
     out.push_str(&float_repr(*x));
 }
 
+/// `repr` of a `T | None`: `f` for a value, `None` for `None`.
 pub fn repr_opt<T>(x: &Option<T>, out: &mut String, f: impl Fn(&T, &mut String)) {
     match x {
         Some(x) => f(x, out),
@@ -808,6 +858,7 @@ pub fn repr_opt<T>(x: &Option<T>, out: &mut String, f: impl Fn(&T, &mut String))
     }
 }
 
+/// `repr` of a `list[T]`, each item by `f`.
 pub fn repr_list<T>(x: &[T], out: &mut String, f: impl Fn(&T, &mut String)) {
     out.push('[');
     for (i, item) in x.iter().enumerate() {
@@ -819,6 +870,7 @@ pub fn repr_list<T>(x: &[T], out: &mut String, f: impl Fn(&T, &mut String)) {
     out.push(']');
 }
 
+/// `repr` of a `dict[str, T]`, each value by `f`.
 pub fn repr_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut String)) {
     out.push('{');
     for (i, (k, item)) in x.iter().enumerate() {

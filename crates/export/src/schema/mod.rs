@@ -75,7 +75,9 @@ use torchspec_pyval::Error;
 /// A program read from `model.json`, with strict mode's diagnostics.
 #[derive(Debug)]
 pub struct Loaded {
+    /// The program as `_dict_to_dataclass` builds it.
     pub program: ExportedProgram,
+    /// Strict mode's findings (empty in the default mode).
     pub diagnostics: Vec<Diagnostic>,
 }
 

@@ -67,6 +67,7 @@ pub enum OutFormat {
 }
 
 impl OutFormat {
+    /// The format `path`'s extension names (`.json` or `.pt2`); any other is refused.
     pub fn of(path: &std::path::Path) -> Result<OutFormat> {
         match path.extension().and_then(|e| e.to_str()) {
             Some("json") => Ok(OutFormat::Json),

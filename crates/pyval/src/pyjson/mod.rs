@@ -29,11 +29,14 @@ pub use parse::{loads, loads_with_depth, MAX_DEPTH};
 /// fits `i64`, so derived equality is value equality).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PyInt {
+    /// An int that fits an `i64`.
     Small(i64),
+    /// An int outside the `i64` range.
     Big(BigInt),
 }
 
 impl PyInt {
+    /// `b` in canonical form: `Small` when it fits an `i64`.
     pub fn from_big(b: BigInt) -> PyInt {
         match b.to_i64() {
             Some(i) => PyInt::Small(i),
@@ -41,6 +44,7 @@ impl PyInt {
         }
     }
 
+    /// The value if it fits an `i64`.
     pub fn to_i64(&self) -> Option<i64> {
         match self {
             PyInt::Small(i) => Some(*i),
@@ -48,6 +52,7 @@ impl PyInt {
         }
     }
 
+    /// The value as a `BigInt`.
     pub fn to_bigint(&self) -> BigInt {
         match self {
             PyInt::Small(i) => BigInt::from(*i),
@@ -83,12 +88,20 @@ impl fmt::Display for PyInt {
 /// Python `dict`); `loads` never produces duplicate keys.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PyJson {
+    /// `null`, Python's `None`.
     Null,
+    /// `true` or `false`, a Python `bool`.
     Bool(bool),
+    /// An int literal, a Python `int`.
     Int(PyInt),
+    /// A number with a fraction or exponent, or `NaN`/`Infinity`/`-Infinity`: a
+    /// Python `float`.
     Float(f64),
+    /// A string, a Python `str`.
     Str(String),
+    /// An array, a Python `list`.
     List(Vec<PyJson>),
+    /// An object, a Python `dict`: its members in document order.
     Object(Vec<(String, PyJson)>),
 }
 

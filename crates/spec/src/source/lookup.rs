@@ -15,8 +15,11 @@ use torchspec_pyval::{str_repr, PyResult, Raise, Value};
 pub enum AccessToken<'a> {
     /// `_LocalToken`: the root, a function argument.
     Local {
+        /// The argument's name.
         name: &'a str,
+        /// Whether the argument is the `*args` parameter.
         is_varargs: bool,
+        /// Whether the argument is the `**kwargs` parameter.
         is_varkw: bool,
     },
     /// `_AttrToken`: `obj.name`.

@@ -15,34 +15,67 @@ use torchspec_pyval::{in_ranges, str_repr, PyObject, PyResult, Raise, Value};
 /// The source classes of the case format, by their PyTorch names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SourceClass {
+    /// `LocalSource`: a local of the traced frame, `L['x']`.
     LocalSource,
+    /// `GlobalSource`: a global of the frame's module, `G['x']`.
     GlobalSource,
+    /// `AttrSource`: an attribute of its base source, `base.member`.
     AttrSource,
+    /// `ParamBufferSource`: an `AttrSource` for a parameter or buffer of a
+    /// specialized `nn.Module`.
     ParamBufferSource,
+    /// `UnspecializedParamBufferSource`: an `AttrSource` for a parameter or
+    /// buffer of an unspecialized `nn.Module`.
     UnspecializedParamBufferSource,
+    /// `CellContentsSource`: an `AttrSource` for the `cell_contents` of a
+    /// closure cell.
     CellContentsSource,
+    /// `GradSource`: a tensor's `.grad`.
     GradSource,
+    /// `NNModuleSource`: an `nn.Module` Dynamo specializes on, named as its
+    /// base.
     NNModuleSource,
+    /// `UnspecializedNNModuleSource`: an `nn.Module` Dynamo does not specialize
+    /// on.
     UnspecializedNNModuleSource,
+    /// `UnspecializedBuiltinNNModuleSource`: an unspecialized built-in
+    /// `torch.nn` module.
     UnspecializedBuiltinNNModuleSource,
+    /// `FSDPNNModuleSource`: an `nn.Module` wrapped by FSDP.
     FSDPNNModuleSource,
+    /// `TypeSource`: `type(base)`.
     TypeSource,
+    /// `DictGetItemSource`: an item of a dict, `base[index]`.
     DictGetItemSource,
+    /// `DictSubclassGetItemSource`: an item of a dict subclass, read with
+    /// `dict.__getitem__`.
     DictSubclassGetItemSource,
+    /// `GetItemSource`: `base[index]`, the index a constant or an encoded
+    /// slice.
     GetItemSource,
+    /// `ListGetItemSource`: an item of a list, `list.__getitem__(base, index)`.
     ListGetItemSource,
+    /// `TupleIteratorGetItemSource`: item `index` of a tuple iterator.
     TupleIteratorGetItemSource,
+    /// `ConstDictKeySource`: the `index`-th key of a dict,
+    /// `list(dict.keys(base))[index]`.
     ConstDictKeySource,
 }
 
 /// What a source field holds on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldKind {
+    /// A nested source object.
     Source,
+    /// A nested source or a plain value (a `DictGetItemSource` index).
     SourceOrValue,
+    /// Any Python value the case format can write.
     Value,
+    /// A `str`.
     Str,
+    /// A `bool`.
     Bool,
+    /// An `int`.
     Int,
 }
 
@@ -65,6 +98,7 @@ const DICT_GETITEM: &[FieldSpec] = &[
 ];
 
 impl SourceClass {
+    /// Every source class, in declaration order.
     pub const ALL: [SourceClass; 18] = [
         SourceClass::LocalSource,
         SourceClass::GlobalSource,
@@ -86,6 +120,7 @@ impl SourceClass {
         SourceClass::ConstDictKeySource,
     ];
 
+    /// The PyTorch class name (`AttrSource`, ...).
     pub fn name(self) -> &'static str {
         match self {
             SourceClass::LocalSource => "LocalSource",
@@ -109,6 +144,8 @@ impl SourceClass {
         }
     }
 
+    /// The source class with the PyTorch name `name`, if the case format has
+    /// it.
     pub fn from_name(name: &str) -> Option<SourceClass> {
         SourceClass::ALL.iter().copied().find(|c| c.name() == name)
     }
@@ -189,50 +226,83 @@ impl SourceClass {
 /// the case format can set are kept (`dynamism` is always `None`).
 #[derive(Debug)]
 pub struct Source {
+    /// Which source class this is.
     pub class: SourceClass,
+    /// The field values, in the layout the class shares with its kin.
     pub kind: SourceKind,
 }
 
+/// The fields of a source, one variant per group of classes with the same
+/// fields.
 #[derive(Debug)]
 pub enum SourceKind {
+    /// `LocalSource`: a local of the traced frame.
     Local {
+        /// The local's name.
         local_name: String,
+        /// Whether the local is an input of the frame.
         is_input: bool,
+        /// Whether the local is the `*args` parameter.
         is_varargs: bool,
+        /// Whether the local is the `**kwargs` parameter.
         is_varkw: bool,
+        /// Whether the local is a free variable read from its cell
+        /// (`LOAD_DEREF`).
         is_derefed_cell_contents: bool,
     },
+    /// `GlobalSource`: a global of the frame's module.
     Global {
+        /// The global's name.
         global_name: String,
     },
     /// AttrSource and its subclasses, GradSource (`freevar_name` only for CellContentsSource).
     Attr {
+        /// The source of the object the attribute is read from.
         base: Rc<Source>,
+        /// The attribute's name.
         member: String,
+        /// The closed-over variable's name (`CellContentsSource` only).
         freevar_name: Option<String>,
     },
     /// NNModuleSource and its subclasses, TypeSource.
     Wrapper {
+        /// The wrapped source.
         base: Rc<Source>,
     },
+    /// `DictGetItemSource` and `DictSubclassGetItemSource`: an item of a dict.
     DictGetItem {
+        /// The dict's source.
         base: Rc<Source>,
+        /// The key: a key source or a literal.
         index: DictIndex,
     },
+    /// `GetItemSource`, `ListGetItemSource`, `TupleIteratorGetItemSource`:
+    /// `base[index]`.
     GetItem {
+        /// The container's source.
         base: Rc<Source>,
+        /// The index; a slice is stored as `slice.__reduce__()`,
+        /// `(slice, (start, stop, step))`.
         index: Value,
+        /// Whether `index` is an encoded slice.
         index_is_slice: bool,
     },
+    /// `ConstDictKeySource`: a key of a dict, by position.
     ConstDictKey {
+        /// The dict's source.
         base: Rc<Source>,
+        /// The key's position in the dict's insertion order.
         index: Value,
     },
 }
 
+/// The `index` of a `DictGetItemSource`, as constructed.
 #[derive(Debug)]
 pub enum DictIndex {
+    /// A `ConstDictKeySource`: the key is read from the dict.
     ConstDictKey(Rc<Source>),
+    /// A constant key; one that is not a literal
+    /// (`ConstantVariable.is_literal`) is rejected by `__post_init__`.
     Literal(Value),
     /// Any other source: rejected by `__post_init__`, kept for its message.
     OtherSource(Rc<Source>),
@@ -290,6 +360,7 @@ impl Source {
         }
     }
 
+    /// `GlobalSource(global_name)`.
     pub fn global(global_name: String) -> Source {
         Source {
             class: SourceClass::GlobalSource,
@@ -337,6 +408,8 @@ impl Source {
         })
     }
 
+    /// A source of class `class` (`NNModuleSource` or a subclass, `TypeSource`)
+    /// around `base`.
     pub fn wrapper(class: SourceClass, base: Rc<Source>) -> Source {
         Source {
             class,
@@ -344,6 +417,9 @@ impl Source {
         }
     }
 
+    /// `DictGetItemSource` / `DictSubclassGetItemSource` with its
+    /// `__post_init__` check: `AssertionError` unless `index` is a
+    /// `ConstDictKeySource` or a literal.
     pub fn dict_getitem(
         class: SourceClass,
         base: Rc<Source>,
@@ -367,6 +443,8 @@ impl Source {
         })
     }
 
+    /// `GetItemSource`, `ListGetItemSource` or `TupleIteratorGetItemSource`; a
+    /// slice index is stored as `slice.__reduce__()` and sets `index_is_slice`.
     pub fn getitem(
         class: SourceClass,
         base: Rc<Source>,
@@ -395,6 +473,7 @@ impl Source {
         }
     }
 
+    /// `ConstDictKeySource(base, index)`.
     pub fn const_dict_key(base: Rc<Source>, index: Value) -> Source {
         Source {
             class: SourceClass::ConstDictKeySource,

@@ -26,15 +26,20 @@ use torchspec_pyval::{float_to_bigint, PyObject, PyResult, Raise, Value};
 /// The Python type of a symbolic value (`SymNode.pytype`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PyType {
+    /// `int`: a `SymInt`.
     Int,
+    /// `float`: a `SymFloat`.
     Float,
+    /// `bool`: a `SymBool`.
     Bool,
 }
 
 /// A derived `SymInt` / `SymFloat` / `SymBool`: an operator result.
 #[derive(Debug)]
 pub struct SymNode {
+    /// The sympy expression the node stands for.
     pub expr: Ex,
+    /// The Python type of the value, `SymNode.pytype`.
     pub pytype: PyType,
     /// `str()` of `expr`, printed once: a case prints a leaf's expression
     /// in its `repr` and again in its jsonable.
@@ -42,6 +47,7 @@ pub struct SymNode {
 }
 
 impl SymNode {
+    /// A node for `expr` of type `pytype`, not yet printed.
     pub fn new(expr: Ex, pytype: PyType) -> SymNode {
         SymNode {
             expr,

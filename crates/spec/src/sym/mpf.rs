@@ -25,9 +25,13 @@ use torchspec_pyval::{PyResult, Raise};
 /// gives zero gives `S.Zero` (`Float._new`); `x % y` can give a Float zero.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mpf {
+    /// The sign: `true` for a negative value.
     pub neg: bool,
+    /// The mantissa, odd (zero only for the value zero).
     pub man: BigUint,
+    /// The binary exponent.
     pub exp: i64,
+    /// The Float's `_prec` in bits.
     pub prec: u32,
 }
 
@@ -194,6 +198,7 @@ impl Mpf {
         }
     }
 
+    /// Whether the value is zero.
     pub fn is_zero(&self) -> bool {
         self.man.is_zero()
     }

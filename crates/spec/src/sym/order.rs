@@ -13,9 +13,13 @@ use super::print::sstr;
 /// A Python tuple of the shapes sort keys use; compared like Python does.
 #[derive(Clone, Debug)]
 pub enum Key {
+    /// A Python `int`.
     I(i64),
+    /// A `str`.
     S(String),
+    /// A sympy number, compared by value with the ints.
     N(Num),
+    /// A tuple of keys, compared item by item.
     T(Vec<Key>),
 }
 
