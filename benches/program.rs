@@ -19,7 +19,7 @@ const PIPELINE: &[&str] = &[
 
 fn bench(c: &mut Criterion) {
     let passes: Vec<String> = PIPELINE.iter().map(|s| s.to_string()).collect();
-    for name in ["large-mlp", "attention"] {
+    for name in ["large-mlp", "attention", "decoder-5k"] {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("corpus/programs")
             .join(format!("{name}.pt2"));
@@ -39,19 +39,24 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-/// `check-inputs` on the large program's probes: the checker built once
-/// (as the module is in PyTorch's side), every probe checked per iteration.
+/// `check-inputs` on the probes of the large programs: the checker built
+/// once (as the module is in PyTorch's side), every probe checked per
+/// iteration. Keep in step with oracle/program_timing.py's `CHECK_INPUTS`.
 fn bench_check_inputs(c: &mut Criterion) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs");
-    let ep = ExportedProgram::load_path(&dir.join("large-mlp.pt2")).expect("zoo program loads");
     use torchspec::export::inputs::probe::{all_readable, read_probes};
-    let probes =
-        all_readable(read_probes(&dir.join("large-mlp.probes.jsonl")).expect("file reads"))
-            .expect("probes read");
-    let checker = torchspec::export::inputs::InputChecker::new(&ep).expect("checker builds");
-    c.bench_function("program/check-inputs/large-mlp", |b| {
-        b.iter(|| probes.iter().map(|p| checker.check(p)).collect::<Vec<_>>())
-    });
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs");
+    for name in ["large-mlp", "decoder-5k"] {
+        let ep = ExportedProgram::load_path(&dir.join(format!("{name}.pt2")))
+            .expect("zoo program loads");
+        let probes = all_readable(
+            read_probes(&dir.join(format!("{name}.probes.jsonl"))).expect("file reads"),
+        )
+        .expect("probes read");
+        let checker = torchspec::export::inputs::InputChecker::new(&ep).expect("checker builds");
+        c.bench_function(&format!("program/check-inputs/{name}"), |b| {
+            b.iter(|| probes.iter().map(|p| checker.check(p)).collect::<Vec<_>>())
+        });
+    }
 }
 
 criterion_group! {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs the criterion benches and the same operations in PyTorch, in one run,
 # and prints torchspec's speed-up over PyTorch per benchmark.
-# Usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|program]...   (default: spec derived eval bigtree; needs the oracle venv, see README)
-#   program  load + report, load + passes + report of zoo programs (oracle/program_timing.py)
+# Usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|program|archive]...   (default: spec derived eval bigtree; needs the oracle venv, see README)
+#   archive  load + report of the 0.5 GB and 4 GB archives oracle/big_archive.py writes into
+#            target/bench/ (written first when missing; about 5 GB of disk)
+#   program  load + report, load + passes + report of zoo programs, check-inputs on their probes
+#            (oracle/program_timing.py; decoder-5k is the program of 5,071 nodes)
 #   spec     repr / to_jsonable / lookup on benches/inputs.jsonl   (oracle/timing.py)
 #   derived  build and print random expressions                     (oracle/derived_timing.py)
 #   eval     a whole generated case file of 10,000 mixed cases      (oracle/eval_timing.py;
@@ -20,7 +23,12 @@ for b in "${benches[@]}"; do
   case "$b" in
     spec) timing=oracle/timing.py; inputs=benches/inputs.jsonl ;;
     derived) timing=oracle/derived_timing.py; inputs=benches/derived-inputs.jsonl ;;
-    program) timing=oracle/program_timing.py; inputs="large-mlp attention" ;;
+    program) timing=oracle/program_timing.py; inputs="large-mlp attention decoder-5k" ;;
+    archive)
+      timing=oracle/archive_timing.py; inputs="big-0.5g big-4g"
+      mkdir -p target/bench
+      [[ -e target/bench/big-0.5g.pt2 ]] || "$PY" oracle/big_archive.py target/bench/big-0.5g.pt2
+      [[ -e target/bench/big-4g.pt2 ]] || "$PY" oracle/big_archive.py target/bench/big-4g.pt2 --layers 60 ;;
     eval)
       # The file benches/eval.rs builds by itself, written out for PyTorch's side.
       timing=oracle/eval_timing.py; inputs="$tmp/mixed10k.jsonl"
@@ -35,7 +43,7 @@ for b in "${benches[@]}"; do
       mkdir -p "$(dirname "$inputs")"
       "$PY" oracle/make_bench_cases.py >"$inputs"
       export TORCHSPEC_EVAL_FILE="$inputs" ;;
-    *) echo "usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|program]..." >&2; exit 2 ;;
+    *) echo "usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|program|archive]..." >&2; exit 2 ;;
   esac
   cargo bench --bench "$bench" -- --noplot >"$tmp/criterion-$b.txt" 2>&1 || { cat "$tmp/criterion-$b.txt"; exit 1; }
   # shellcheck disable=SC2086  # program names are words

@@ -692,6 +692,77 @@ def _() -> Export:
                   decompose=True, keep_debug_meta=False)
 
 
+# decoder-5k: the many-node benchmark program: a 50-layer decoder-only
+# transformer from torch.nn and torch.nn.functional (token embedding, RMSNorm,
+# fused QKV projection split into heads, rotary position embedding, causal
+# scaled_dot_product_attention, a SiLU-gated MLP, an LM head) at width 8
+# with 2 heads, dynamic batch and sequence length, decomposed to core ATen:
+# 5,071 serialized nodes (5,400 in the FX graph) and 5.3 MB of program JSON,
+# 40 KB of weights. Its stack traces, from_node and torch_fn metadata are
+# dropped, as large-mlp's.
+@program("decoder-5k")
+def _() -> Export:
+    class RMSNorm(nn.Module):
+        def __init__(self, d: int) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(d))
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+    class Layer(nn.Module):
+        def __init__(self, d: int, heads: int) -> None:
+            super().__init__()
+            self.heads = heads
+            self.attn_norm = RMSNorm(d)
+            self.mlp_norm = RMSNorm(d)
+            self.qkv = nn.Linear(d, 3 * d, bias=False)
+            self.o = nn.Linear(d, d, bias=False)
+            self.gate = nn.Linear(d, 2 * d, bias=False)
+            self.up = nn.Linear(d, 2 * d, bias=False)
+            self.down = nn.Linear(2 * d, d, bias=False)
+
+        def forward(self, x, cos, sin):
+            b, t, d = x.shape
+            q, k, v = self.qkv(self.attn_norm(x)).split(d, -1)
+            q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+                       for z in (q, k, v))
+
+            def rotate(z):
+                z1, z2 = z.chunk(2, -1)
+                return z * cos + torch.cat((-z2, z1), -1) * sin
+
+            a = F.scaled_dot_product_attention(rotate(q), rotate(k), v, is_causal=True)
+            x = x + self.o(a.transpose(1, 2).reshape(b, t, d))
+            h = self.mlp_norm(x)
+            return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+    class M(nn.Module):
+        def __init__(self, layers: int = 50, d: int = 8, heads: int = 2, vocab: int = 16) -> None:
+            super().__init__()
+            self.embed = nn.Embedding(vocab, d)
+            self.layers = nn.ModuleList(Layer(d, heads) for _ in range(layers))
+            self.norm = RMSNorm(d)
+            self.head = nn.Linear(d, vocab, bias=False)
+            half = d // heads // 2
+            inv = 1.0 / (10000 ** (torch.arange(0, 2 * half, 2, dtype=torch.float32) / (2 * half)))
+            self.register_buffer("inv_freq", inv, persistent=False)
+
+        def forward(self, ids):
+            freqs = torch.outer(torch.arange(ids.shape[1], dtype=torch.float32), self.inv_freq)
+            emb = torch.cat((freqs, freqs), -1)
+            cos, sin = emb.cos(), emb.sin()
+            x = self.embed(ids)
+            for layer in self.layers:
+                x = layer(x, cos, sin)
+            return self.head(self.norm(x))
+
+    ids = torch.arange(12).reshape(2, 6) % 16
+    return Export(M().eval(), (ids,),
+                  dynamic_shapes=({0: Dim("batch", max=64), 1: Dim("seq", min=2, max=128)},),
+                  decompose=True, keep_debug_meta=False)
+
+
 # pass-targets: a decomposed program edited by hand so that
 # remove-unnecessary-copy has work to do: the buffer mutation is written
 # back through aten.copy.default (run_decompositions already runs that pass,

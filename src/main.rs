@@ -113,6 +113,7 @@ enum Command {
         registrations: Option<PathBuf>,
     },
     /// Write a probe file (`shared/probe-format.md`) for a program: its
+    /// example inputs as saved (`data/sample_inputs/`, with their data), its
     /// inputs at the saved hints, each dynamic dim at min-1, min, max, max+1
     /// and zero, past a derived-dim relation, static dims off by one, wrong
     /// rank, dtype and structure, a missing, extra and misnamed kwarg, scalar

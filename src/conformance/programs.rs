@@ -538,10 +538,22 @@ struct ZooEntry<'a> {
 }
 
 /// The lines of `torchspec probes` for `ep`, ids prefixed with `stem/`, and
-/// a note for each probe left out (a value with no VALUE form).
+/// a note for each probe left out (a value with no VALUE form). The first
+/// line is the program's own example inputs with their data
+/// (`data/sample_inputs/model.pt`, id `stem/sample`, as `torchspec
+/// sample-inputs` prints it) when it came from an archive that has them.
 pub fn derived_probe_lines(ep: &ExportedProgram, stem: &str) -> (Vec<Json>, Vec<String>) {
     let mut lines = Vec::new();
     let mut left_out = Vec::new();
+    if let Some(archive) = &ep.archive {
+        match crate::export::sample_inputs::read(archive, None) {
+            Ok(Some((args, kwargs))) => lines.push(serde_json::json!({
+                "id": format!("{stem}/sample"), "kind": "sample", "args": args, "kwargs": kwargs,
+            })),
+            Ok(None) => {}
+            Err(e) => left_out.push(format!("probe `{stem}/sample` left out: {e}")),
+        }
+    }
     for mut probe in crate::export::inputs::program_probes::derive_probes(ep) {
         probe.id = format!("{stem}/{}", probe.id);
         match probe.to_line() {

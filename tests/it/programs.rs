@@ -471,7 +471,20 @@ fn derived_probe_files_are_current() {
         let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
         let ep = ExportedProgram::load_path_in(&file, Mode::Default, &regs).expect("zoo loads");
         let (lines, left_out) = derived_probe_lines(&ep, &stem);
-        assert!(left_out.is_empty(), "{stem}: {left_out:?}");
+        // pytree-types' example inputs hold `zoo_types.Point`, a global the
+        // bounded pickle reader never resolves: its sample probe is left out.
+        let refused_sample = |why: &String| {
+            why.starts_with(&format!("probe `{stem}/sample` left out"))
+                && why.contains("refusing to load the global `zoo_types.")
+        };
+        if stem == "pytree-types" {
+            assert!(
+                left_out.len() == 1 && refused_sample(&left_out[0]),
+                "{stem}: {left_out:?}"
+            );
+        } else {
+            assert!(left_out.is_empty(), "{stem}: {left_out:?}");
+        }
         let want: String = lines.iter().map(|l| format!("{l}\n")).collect();
         let path = file.with_extension("derived-probes.jsonl");
         let got = std::fs::read_to_string(&path).unwrap_or_default();

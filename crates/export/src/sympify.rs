@@ -138,7 +138,12 @@ fn lex(s: &str) -> Lexed {
             i += 1;
             continue;
         }
-        let Some(op) = OPS.iter().find(|op| b[i..].starts_with(op.as_bytes())) else {
+        // Longest first, as the list is ordered; the first byte rules most
+        // operators out before a comparison.
+        let Some(op) = OPS
+            .iter()
+            .find(|op| op.as_bytes()[0] == c && b[i..].starts_with(op.as_bytes()))
+        else {
             return Lexed::Unknown;
         };
         match *op {
@@ -342,7 +347,9 @@ fn sympify_error(text: &str, base: &str, message: &str) -> PyErr {
 /// they are plain to see (`None` otherwise).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sympified {
+    /// What the text parsed to.
     pub value: Parsed,
+    /// The names of its free symbols (`expr.free_symbols`), when plain to see.
     pub free_symbols: Option<Vec<String>>,
     /// The name, when the whole text is one symbol (`s0`,
     /// `Symbol('s0', integer=True)`).
