@@ -1888,62 +1888,15 @@ impl<'w> Deserializer<'w> {
         Ok((args, kwargs))
     }
 
+    /// `deserialize_input`: one argument, by its union tag.
     fn deserialize_input(&mut self, a: &'w wire::Argument) -> R<Arg> {
         use wire::Argument as A;
-        // An unknown enum value stays the raw int `_dict_to_dataclass` read,
-        // so `_SERIALIZE_TO_TORCH_DTYPE[inp.as_scalar_type]` (and the memory
-        // format / layout maps) raise `KeyError(99)`: the message is `99`.
         Ok(match a {
             A::Raw(r) => raw_input(a, r)?,
             A::AsNone(_) => Arg::None,
             A::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
-            A::AsScalarType(s) => Arg::Torch(
-                dtype_name(s.value())
-                    .ok_or_else(|| LoadFailure::py("KeyError", s.value().to_string()))?
-                    .into(),
-            ),
-            A::AsMemoryFormat(m) => Arg::Torch(
-                memory_format_name(m.value())
-                    .ok_or_else(|| LoadFailure::py("KeyError", m.value().to_string()))?
-                    .into(),
-            ),
-            A::AsLayout(l) => Arg::Torch(
-                layout_name(l.value())
-                    .ok_or_else(|| LoadFailure::py("KeyError", l.value().to_string()))?
-                    .into(),
-            ),
-            A::AsGraph(g) => {
-                let saved = std::mem::replace(&mut self.cx, GraphCx::new());
-                let saved_values = (
-                    std::mem::take(&mut self.tensor_values),
-                    std::mem::take(&mut self.sym_int_values),
-                    std::mem::take(&mut self.sym_float_values),
-                    std::mem::take(&mut self.sym_bool_values),
-                    std::mem::take(&mut self.custom_obj_values),
-                );
-                let result = self.deserialize_graph(&g.graph);
-                let sub = std::mem::replace(&mut self.cx, saved);
-                (
-                    self.tensor_values,
-                    self.sym_int_values,
-                    self.sym_float_values,
-                    self.sym_bool_values,
-                    self.custom_obj_values,
-                ) = saved_values;
-                result?;
-                check_codegen(&sub.graph)?;
-                let (graph, submodules) = sub.finish();
-                self.cx.submodules.push(SubGraph {
-                    name: g.name.clone(),
-                    graph,
-                    submodules,
-                });
-                let id =
-                    self.cx
-                        .graph
-                        .create_node(Op::GetAttr, &g.name, vec![], vec![], Some(&g.name));
-                Arg::Node(id)
-            }
+            A::AsScalarType(_) | A::AsMemoryFormat(_) | A::AsLayout(_) => enum_input(a)?,
+            A::AsGraph(g) => self.graph_input(g)?,
             A::AsDevice(d) => Arg::Device(device_text(d)?),
             A::AsInt(i) => int_arg(i),
             A::AsFloat(f) => Arg::Float(*f),
@@ -1951,14 +1904,8 @@ impl<'w> Deserializer<'w> {
             A::AsString(s) => Arg::Str(s.clone()),
             A::AsComplex(c) => Arg::Complex(c.real, c.imag),
             A::AsSymInt(s) => self.sym_int_arg(s)?,
-            A::AsSymFloat(s) => match s {
-                wire::SymFloatArgument::AsFloat(f) => Arg::Float(*f),
-                wire::SymFloatArgument::AsName(n) => Arg::Node(self.node_named(n)?),
-            },
-            A::AsSymBool(s) => match s {
-                wire::SymBoolArgument::AsBool(b) => Arg::Bool(*b),
-                wire::SymBoolArgument::AsName(n) => Arg::Node(self.node_named(n)?),
-            },
+            A::AsSymFloat(s) => self.sym_float_arg(s)?,
+            A::AsSymBool(s) => self.sym_bool_arg(s)?,
             A::AsStringToArgument(items) => {
                 let mut out: Vec<(String, Arg)> = Vec::with_capacity(items.len());
                 for (k, v) in items {
@@ -1966,11 +1913,32 @@ impl<'w> Deserializer<'w> {
                 }
                 Arg::Dict(out)
             }
-            A::AsTensors(ts) => Arg::List(
+            A::AsOptionalTensor(o) => self.optional_tensor_arg(o)?,
+            A::AsCustomObj(c) => match self.cx.name_to_node.get(&c.name) {
+                Some(id) => Arg::Node(*id),
+                None => return Err(LoadFailure::unsupported(
+                    "a custom object argument that is not a graph input (a ScriptObject constant)",
+                )),
+            },
+            A::AsOperator(op) => self.operator_input(op)?,
+            _ => self.list_input(a)?,
+        })
+    }
+
+    /// The list forms of `deserialize_input` (`as_tensors`, `as_ints`,
+    /// `as_sym_ints`, `as_optional_tensors`, ...): each item as its scalar
+    /// form is read.
+    fn list_input(&mut self, a: &'w wire::Argument) -> R<Arg> {
+        use wire::Argument as A;
+        let tensors = |this: &mut Self, ts: &[wire::TensorArgument]| -> R<Arg> {
+            Ok(Arg::List(
                 ts.iter()
-                    .map(|t| self.node_named(&t.name).map(Arg::Node))
+                    .map(|t| this.node_named(&t.name).map(Arg::Node))
                     .collect::<R<_>>()?,
-            ),
+            ))
+        };
+        Ok(match a {
+            A::AsTensors(ts) => tensors(self, ts)?,
             A::AsInts(v) => Arg::List(v.iter().map(int_arg).collect()),
             A::AsFloats(v) => Arg::List(v.iter().map(|f| Arg::Float(*f)).collect()),
             A::AsBools(v) => Arg::List(v.iter().map(|b| Arg::Bool(*b)).collect()),
@@ -1988,72 +1956,102 @@ impl<'w> Deserializer<'w> {
             A::AsNestedTensors(v) => {
                 let mut out = Vec::with_capacity(v.len());
                 for inner in v {
-                    out.push(Arg::List(
-                        inner
-                            .iter()
-                            .map(|t| self.node_named(&t.name).map(Arg::Node))
-                            .collect::<R<_>>()?,
-                    ));
+                    out.push(tensors(self, inner)?);
                 }
                 Arg::List(out)
             }
             A::AsSymInts(v) => Arg::List(v.iter().map(|s| self.sym_int_arg(s)).collect::<R<_>>()?),
-            A::AsSymFloats(v) => Arg::List(
-                v.iter()
-                    .map(|s| match s {
-                        wire::SymFloatArgument::AsFloat(f) => Ok(Arg::Float(*f)),
-                        wire::SymFloatArgument::AsName(n) => self.node_named(n).map(Arg::Node),
-                    })
-                    .collect::<R<_>>()?,
-            ),
-            A::AsSymBools(v) => Arg::List(
-                v.iter()
-                    .map(|s| match s {
-                        wire::SymBoolArgument::AsBool(b) => Ok(Arg::Bool(*b)),
-                        wire::SymBoolArgument::AsName(n) => self.node_named(n).map(Arg::Node),
-                    })
-                    .collect::<R<_>>()?,
-            ),
+            A::AsSymFloats(v) => {
+                Arg::List(v.iter().map(|s| self.sym_float_arg(s)).collect::<R<_>>()?)
+            }
+            A::AsSymBools(v) => {
+                Arg::List(v.iter().map(|s| self.sym_bool_arg(s)).collect::<R<_>>()?)
+            }
             A::AsOptionalTensors(v) => Arg::List(
                 v.iter()
-                    .map(|o| match o {
-                        wire::OptionalTensorArgument::AsNone(_) => Ok(Arg::None),
-                        wire::OptionalTensorArgument::AsTensor(t) => {
-                            self.node_named(&t.name).map(Arg::Node)
-                        }
-                    })
+                    .map(|o| self.optional_tensor_arg(o))
                     .collect::<R<_>>()?,
             ),
-            A::AsOptionalTensor(o) => match o {
-                wire::OptionalTensorArgument::AsNone(_) => Arg::None,
-                wire::OptionalTensorArgument::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+            // deserialize_input reads every other form itself.
+            other => {
+                return Err(LoadFailure::unsupported(format!(
+                    "argument `{}`",
+                    other.tag()
+                )))
+            }
+        })
+    }
+
+    /// An `as_graph` argument: the subgraph deserialized with its own value
+    /// tables, registered as a submodule, and a `get_attr` node naming it.
+    fn graph_input(&mut self, g: &'w wire::GraphArgument) -> R<Arg> {
+        let saved = std::mem::replace(&mut self.cx, GraphCx::new());
+        let saved_values = (
+            std::mem::take(&mut self.tensor_values),
+            std::mem::take(&mut self.sym_int_values),
+            std::mem::take(&mut self.sym_float_values),
+            std::mem::take(&mut self.sym_bool_values),
+            std::mem::take(&mut self.custom_obj_values),
+        );
+        let result = self.deserialize_graph(&g.graph);
+        let sub = std::mem::replace(&mut self.cx, saved);
+        (
+            self.tensor_values,
+            self.sym_int_values,
+            self.sym_float_values,
+            self.sym_bool_values,
+            self.custom_obj_values,
+        ) = saved_values;
+        result?;
+        check_codegen(&sub.graph)?;
+        let (graph, submodules) = sub.finish();
+        self.cx.submodules.push(SubGraph {
+            name: g.name.clone(),
+            graph,
+            submodules,
+        });
+        let id = self
+            .cx
+            .graph
+            .create_node(Op::GetAttr, &g.name, vec![], vec![], Some(&g.name));
+        Ok(Arg::Node(id))
+    }
+
+    /// An `as_operator` argument, through `deserialize_operator`: an
+    /// overload the process has prints as `str(OpOverload)`
+    /// (`testlib.foo.default`); one it cannot resolve stays the target
+    /// string, which `_format_arg` prints as is
+    /// (`torch.ops.testlib.foo.default`).
+    fn operator_input(&self, op: &str) -> R<Arg> {
+        let unsupported = || LoadFailure::unsupported(format!("operator argument `{op}`"));
+        match ops::resolve(op, self.registrations) {
+            Resolved::OpOverload(t) => match t.strip_prefix("torch.ops.") {
+                Some(rest) => Ok(Arg::Torch(rest.to_string())),
+                None => Err(unsupported()),
             },
-            A::AsCustomObj(c) => match self.cx.name_to_node.get(&c.name) {
-                Some(id) => Arg::Node(*id),
-                None => return Err(LoadFailure::unsupported(
-                    "a custom object argument that is not a graph input (a ScriptObject constant)",
-                )),
-            },
-            // `deserialize_operator`: an overload the process has prints as
-            // `str(OpOverload)` (`testlib.foo.default`); one it cannot
-            // resolve stays the target string, which `_format_arg` prints
-            // as is (`torch.ops.testlib.foo.default`).
-            A::AsOperator(op) => match ops::resolve(op, self.registrations) {
-                Resolved::OpOverload(t) => match t.strip_prefix("torch.ops.") {
-                    Some(rest) => Arg::Torch(rest.to_string()),
-                    None => {
-                        return Err(LoadFailure::unsupported(format!(
-                            "operator argument `{op}`"
-                        )))
-                    }
-                },
-                Resolved::Str(s) => Arg::Str(s),
-                _ => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "operator argument `{op}`"
-                    )))
-                }
-            },
+            Resolved::Str(s) => Ok(Arg::Str(s)),
+            _ => Err(unsupported()),
+        }
+    }
+
+    fn sym_float_arg(&mut self, s: &wire::SymFloatArgument) -> R<Arg> {
+        Ok(match s {
+            wire::SymFloatArgument::AsFloat(f) => Arg::Float(*f),
+            wire::SymFloatArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+        })
+    }
+
+    fn sym_bool_arg(&mut self, s: &wire::SymBoolArgument) -> R<Arg> {
+        Ok(match s {
+            wire::SymBoolArgument::AsBool(b) => Arg::Bool(*b),
+            wire::SymBoolArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+        })
+    }
+
+    fn optional_tensor_arg(&mut self, o: &wire::OptionalTensorArgument) -> R<Arg> {
+        Ok(match o {
+            wire::OptionalTensorArgument::AsNone(_) => Arg::None,
+            wire::OptionalTensorArgument::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
         })
     }
 
@@ -2217,6 +2215,26 @@ impl<'w> Deserializer<'w> {
         );
         self.sync(name, id)
     }
+}
+
+/// An `as_scalar_type`, `as_memory_format` or `as_layout` argument through
+/// its table. An unknown enum value stays the raw int `_dict_to_dataclass`
+/// read, so `_SERIALIZE_TO_TORCH_DTYPE[inp.as_scalar_type]` (and the memory
+/// format / layout maps) raise `KeyError(99)`: the message is `99`.
+fn enum_input(a: &wire::Argument) -> R<Arg> {
+    let (value, name) = match a {
+        wire::Argument::AsScalarType(s) => (s.value(), dtype_name(s.value())),
+        wire::Argument::AsMemoryFormat(m) => (m.value(), memory_format_name(m.value())),
+        wire::Argument::AsLayout(l) => (l.value(), layout_name(l.value())),
+        other => {
+            return Err(LoadFailure::unsupported(format!(
+                "argument `{}`",
+                other.tag()
+            )))
+        }
+    };
+    let name = name.ok_or_else(|| LoadFailure::py("KeyError", value.to_string()))?;
+    Ok(Arg::Torch(name.into()))
 }
 
 /// `arg.type == "as_none"`: the union's tag, whatever its payload
