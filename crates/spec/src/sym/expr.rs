@@ -2528,6 +2528,21 @@ fn lattice(is_and: bool, args: &[Ex]) -> PyResult<Ex> {
     } else {
         (Node::True, Node::False)
     };
+    // Or._new_args_filter drops relationals equal after `canonical` among
+    // the arguments as given, before flattening (the first one stays);
+    // And._new_args_filter does it after, over `ordered(args)`.
+    let filtered;
+    let args = if is_and {
+        args
+    } else {
+        match relational_filter(args)? {
+            Some(kept) => {
+                filtered = kept;
+                &filtered[..]
+            }
+            None => return Ok(Rc::new(zero)),
+        }
+    };
     let mut flat: Vec<Ex> = Vec::new();
     for a in args {
         match (&**a, is_and) {
@@ -2546,24 +2561,14 @@ fn lattice(is_and: bool, args: &[Ex]) -> PyResult<Ex> {
         }
     }
     super::order::sort_ordered(&mut uniq);
-    // And/Or._new_args_filter: drop relationals equal after `canonical`;
-    // a relational with its negation short-circuits.
-    let mut rels: Vec<Ex> = Vec::new();
-    let mut out = Vec::new();
-    for x in uniq {
-        if matches!(*x, Node::Rel(..)) {
-            let c = canonical(&x)?;
-            if rels.contains(&c) {
-                continue;
-            }
-            let neg_c = canonical(&logic_not(&c)?)?;
-            if rels.contains(&neg_c) {
-                return Ok(Rc::new(zero));
-            }
-            rels.push(c);
+    let mut out = if is_and {
+        match relational_filter(&uniq)? {
+            Some(kept) => kept,
+            None => return Ok(Rc::new(zero)),
         }
-        out.push(x);
-    }
+    } else {
+        uniq
+    };
     Ok(match out.len() {
         0 => Rc::new(identity),
         1 => out.pop().expect("one arg"),
@@ -2573,6 +2578,29 @@ fn lattice(is_and: bool, args: &[Ex]) -> PyResult<Ex> {
             Node::Or(out)
         }),
     })
+}
+
+/// The relational pass of `And/Or._new_args_filter`: a relational whose
+/// `canonical` form came before is dropped; one whose negation's did makes
+/// the whole `zero` (`None`).
+fn relational_filter(args: &[Ex]) -> PyResult<Option<Vec<Ex>>> {
+    let mut rels: Vec<Ex> = Vec::new();
+    let mut out = Vec::new();
+    for x in args {
+        if matches!(**x, Node::Rel(..)) {
+            let c = canonical(x)?;
+            if rels.contains(&c) {
+                continue;
+            }
+            let neg_c = canonical(&logic_not(&c)?)?;
+            if rels.contains(&neg_c) {
+                return Ok(None);
+            }
+            rels.push(c);
+        }
+        out.push(x.clone());
+    }
+    Ok(Some(out))
 }
 
 /// `sympy.And(*args)`: flattened, `false` absorbs, `true` drops out, duplicates

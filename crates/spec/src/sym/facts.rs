@@ -720,6 +720,33 @@ fn rel_range_lower(e: &Ex) -> bool {
     use super::expr::Rel;
     match &**e {
         Node::True => true,
+        Node::Rel(op, l, r) if is_float_expr(l) || is_float_expr(r) => {
+            // The same comparisons over the float ranges (`-1.0` is
+            // `VR[-1.0, -1.0]`); a range not modelled proves nothing.
+            let range = |e: &Ex| -> Option<(f64, f64)> {
+                if is_float_expr(e) {
+                    return float_bounds(e).ok();
+                }
+                let ext_f = |x: &Ext| match x {
+                    Ext::NegInf => f64::NEG_INFINITY,
+                    Ext::PosInf => f64::INFINITY,
+                    Ext::Fin(i) => num_traits::ToPrimitive::to_f64(i).unwrap_or(f64::NAN),
+                };
+                let (lo, hi) = bounds(e);
+                Some((ext_f(&lo), ext_f(&hi)))
+            };
+            let (Some(a), Some(b)) = (range(l), range(r)) else {
+                return false;
+            };
+            match op {
+                Rel::Lt => a.1 < b.0,
+                Rel::Gt => b.1 < a.0,
+                Rel::Ge => a.0 >= b.1,
+                Rel::Le => b.0 >= a.1,
+                Rel::Eq => a.0 == a.1 && b.0 == b.1 && a.0 == b.0,
+                Rel::Ne => a.0 > b.1 || b.0 > a.1,
+            }
+        }
         Node::Rel(op, l, r) => {
             let (a, b) = (bounds(l), bounds(r));
             match op {
