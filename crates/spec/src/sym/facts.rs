@@ -701,9 +701,7 @@ pub fn mod_operand_nonneg(e: &Ex) -> torchspec_pyval::PyResult<bool> {
     if is_float_expr(e) {
         return match float_bounds(e) {
             Ok((lo, _)) => Ok(lo >= 0.0),
-            Err(FloatBoundFail::NaN) => {
-                Err(Raise::new("AssertionError", "sympy expression is NaN"))
-            }
+            Err(FloatBoundFail::Raised(b)) => Err(b.into_raise()),
             Err(FloatBoundFail::Unmodelled) => Err(Raise::unsupported(
                 "the value range of this float expression",
             )),
@@ -969,9 +967,10 @@ fn is_float_expr(e: &Ex) -> bool {
 enum FloatBoundFail {
     /// A node kind whose float range is not modelled.
     Unmodelled,
-    /// A sum of ranges holding `oo` and `-oo` (`VR[-oo, oo] + VR[oo, oo]`):
-    /// `ValueRanges` asserts `sympy expression is NaN`.
-    NaN,
+    /// What `bound_sympy` raises: a sum of ranges holding `oo` and `-oo`
+    /// (`VR[-oo, oo] + VR[oo, oo]`, or the integer `a + int_oo` under a
+    /// `ToFloat`) asserts `sympy expression is NaN`.
+    Raised(NaNBound),
 }
 
 /// `bound_sympy` of a float expression (ValueRangeAnalysis with float
@@ -991,7 +990,7 @@ fn float_bounds(e: &Ex) -> Result<(f64, f64), FloatBoundFail> {
             Ok((f, f))
         }
         Node::Int(_) | Node::Sym(_) => {
-            let (l, h) = bounds(e);
+            let (l, h) = try_bounds(e).map_err(FloatBoundFail::Raised)?;
             Ok((ext_f(&l), ext_f(&h)))
         }
         Node::Inf { neg } => {
@@ -1006,7 +1005,7 @@ fn float_bounds(e: &Ex) -> Result<(f64, f64), FloatBoundFail> {
             if is_float_expr(&a[0]) || a[0].is_boolean() {
                 return Err(Unmodelled);
             }
-            let (l, h) = bounds(&a[0]);
+            let (l, h) = try_bounds(&a[0]).map_err(FloatBoundFail::Raised)?;
             Ok((ext_f(&l), ext_f(&h)))
         }
         Node::Add(args) => {
@@ -1017,7 +1016,7 @@ fn float_bounds(e: &Ex) -> Result<(f64, f64), FloatBoundFail> {
                 hi += h;
             }
             if lo.is_nan() || hi.is_nan() {
-                return Err(FloatBoundFail::NaN);
+                return Err(FloatBoundFail::Raised(NaNBound::NaN));
             }
             Ok((lo, hi))
         }
