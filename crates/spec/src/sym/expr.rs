@@ -1102,6 +1102,18 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         let mut taken = Vec::new();
         let mut quotients = Vec::new();
         for t in add_args(base) {
+            // `-int_oo / d` is `-int_oo` for a positive d, an integer: the
+            // term is taken, and `base - (-int_oo)` then adds `int_oo` to
+            // `-int_oo` (nan). Any other `int_oo / d` is sympy's `oo` or
+            // `-oo`, not an integer (IntInfinity.__truediv__ and
+            // NegativeIntInfinity.__truediv__ differ).
+            if let Node::IntOo { neg } = &*t {
+                if *neg && d.is_positive() {
+                    quotients.push(Rc::new(Node::IntOo { neg: true }));
+                    taken.push(t.clone());
+                }
+                continue;
+            }
             let (c, rest) = as_coeff_mul(&t);
             if let Num::Int(c) = &c {
                 if (c % d).is_zero() && facts(&rest).integer == Some(true) {
