@@ -262,13 +262,12 @@ fn main() -> ExitCode {
 /// `torchspec sample-inputs`: the example inputs as a probe line.
 fn sample_inputs(program: &Path, out: &mut impl Write) -> torchspec::Result<()> {
     let bytes = std::fs::read(program).map_err(|e| torchspec::Error::io(program, e))?;
-    let (args, kwargs) = torchspec::export::sample_inputs::read(&bytes, None)
+    let stem = program.file_stem().unwrap_or_default().to_string_lossy();
+    let line = torchspec::conformance::programs::sample_probe_line(&bytes, &stem)
         .map_err(|e| e.in_file(program))?
         .ok_or_else(|| {
             torchspec::Error::new("the archive has no `data/sample_inputs/`").in_file(program)
         })?;
-    let stem = program.file_stem().unwrap_or_default().to_string_lossy();
-    let line = serde_json::json!({"id": format!("{stem}/sample"), "kind": "sample", "args": args, "kwargs": kwargs});
     let _ = writeln!(out, "{line}");
     Ok(())
 }

@@ -546,10 +546,8 @@ pub fn derived_probe_lines(ep: &ExportedProgram, stem: &str) -> (Vec<Json>, Vec<
     let mut lines = Vec::new();
     let mut left_out = Vec::new();
     if let Some(archive) = &ep.archive {
-        match crate::export::sample_inputs::read(archive, None) {
-            Ok(Some((args, kwargs))) => lines.push(serde_json::json!({
-                "id": format!("{stem}/sample"), "kind": "sample", "args": args, "kwargs": kwargs,
-            })),
+        match sample_probe_line(archive, stem) {
+            Ok(Some(line)) => lines.push(line),
             Ok(None) => {}
             Err(e) => left_out.push(format!("probe `{stem}/sample` left out: {e}")),
         }
@@ -562,6 +560,15 @@ pub fn derived_probe_lines(ep: &ExportedProgram, stem: &str) -> (Vec<Json>, Vec<
         }
     }
     (lines, left_out)
+}
+
+/// The archive's example inputs (`data/sample_inputs/model.pt`) as one
+/// probe line, id `stem/sample`; `None` when it has none.
+pub fn sample_probe_line(archive: &[u8], stem: &str) -> Result<Option<Json>> {
+    let inputs = crate::export::sample_inputs::read(archive, None)?;
+    Ok(inputs.map(|(args, kwargs)| {
+        serde_json::json!({"id": format!("{stem}/sample"), "kind": "sample", "args": args, "kwargs": kwargs})
+    }))
 }
 
 /// The input-probe rows of one probe file: `check-inputs` on

@@ -433,7 +433,7 @@ pub fn bounds(e: &Ex) -> (Ext, Ext) {
 }
 
 /// What `bound_sympy` raises instead of giving a range.
-pub enum NaNBound {
+pub enum BoundRaise {
     /// A bound that is NaN: `ValueRanges` raises
     /// `AssertionError("sympy expression is NaN")`.
     NaN,
@@ -442,13 +442,13 @@ pub enum NaNBound {
     Raise(&'static str, String),
 }
 
-impl NaNBound {
+impl BoundRaise {
     fn into_raise(self) -> torchspec_pyval::Raise {
         match self {
-            NaNBound::NaN => {
+            BoundRaise::NaN => {
                 torchspec_pyval::Raise::new("AssertionError", "sympy expression is NaN")
             }
-            NaNBound::Raise(ty, msg) => torchspec_pyval::Raise::new(ty, msg),
+            BoundRaise::Raise(ty, msg) => torchspec_pyval::Raise::new(ty, msg),
         }
     }
 }
@@ -459,9 +459,9 @@ impl NaNBound {
 /// a negative base, else `exponent < 0`); a base at least 1 clamps the
 /// exponent with `b & ValueRanges(0, int_oo)`, whose intersection asserts;
 /// any other base takes `b.lower % 2`.
-fn bool_exponent(base: &(Ext, Ext), atom: &str) -> NaNBound {
+fn bool_exponent(base: &(Ext, Ext), atom: &str) -> BoundRaise {
     let atom_use = || {
-        NaNBound::Raise(
+        BoundRaise::Raise(
             "TypeError",
             "BooleanAtom not allowed in this context.".into(),
         )
@@ -471,7 +471,7 @@ fn bool_exponent(base: &(Ext, Ext), atom: &str) -> NaNBound {
         return match &base.0 {
             Ext::NegInf => atom_use(),
             Ext::Fin(v) if v.is_negative() => atom_use(),
-            _ => NaNBound::Raise(
+            _ => BoundRaise::Raise(
                 "TypeError",
                 "\nA Boolean argument can only be used in Eq and Ne; all other\nrelationals expect real expressions."
                     .into(),
@@ -479,7 +479,7 @@ fn bool_exponent(base: &(Ext, Ext), atom: &str) -> NaNBound {
         };
     }
     if base.0 >= one {
-        return NaNBound::Raise(
+        return BoundRaise::Raise(
             "AssertionError",
             format!("(VR[{atom}, {atom}], VR[0, int_oo])"),
         );
@@ -487,10 +487,10 @@ fn bool_exponent(base: &(Ext, Ext), atom: &str) -> NaNBound {
     atom_use()
 }
 
-/// `bound_sympy(expr)`, or what it raises: [`NaNBound::NaN`] where a sum
+/// `bound_sympy(expr)`, or what it raises: [`BoundRaise::NaN`] where a sum
 /// adds `int_oo` to `-int_oo` (a power past `sys.maxsize` is `int_oo`, as
 /// `safe_pow` clamps).
-pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
+pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), BoundRaise> {
     let unknown = (Ext::NegInf, Ext::PosInf);
     Ok(match &**e {
         Node::Int(i) => (Ext::Fin(i.clone()), Ext::Fin(i.clone())),
@@ -510,7 +510,7 @@ pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
                         lo = l;
                         hi = h;
                     }
-                    _ => return Err(NaNBound::NaN),
+                    _ => return Err(BoundRaise::NaN),
                 }
             }
             (lo, hi)
@@ -610,7 +610,7 @@ pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
 
 /// The range of a bitwise operand: a BooleanAtom counts as 0 or 1
 /// (`_bool_to_int`); a BooleanAtom pair folds before any range is taken.
-fn bitwise_operand(e: &Ex) -> Result<(Ext, Ext), NaNBound> {
+fn bitwise_operand(e: &Ex) -> Result<(Ext, Ext), BoundRaise> {
     let bit = |v: i64| (Ext::Fin(BigInt::from(v)), Ext::Fin(BigInt::from(v)));
     Ok(match &**e {
         Node::True => bit(1),
@@ -707,56 +707,55 @@ pub fn mod_operand_nonneg(e: &Ex) -> torchspec_pyval::PyResult<bool> {
             )),
         };
     }
-    let (lower, _) = try_bounds(e).map_err(NaNBound::into_raise)?;
+    let (lower, _) = try_bounds(e).map_err(BoundRaise::into_raise)?;
     Ok(matches!(lower, Ext::Fin(ref l) if !l.is_negative()) || lower == Ext::PosInf)
 }
 
 /// The lower end of a Boolean's value range (ValueRangeAnalysis `lt`,
-/// `eq` and their negations over the integer bounds): `true` when the
-/// ranges prove it.
+/// `eq` and their negations over the operands' bounds, as floats when a
+/// side is a float: `-1.0` is `VR[-1.0, -1.0]`): `true` when the ranges
+/// prove it; a float range not modelled proves nothing.
 fn rel_range_lower(e: &Ex) -> bool {
-    use super::expr::Rel;
     match &**e {
         Node::True => true,
         Node::Rel(op, l, r) if is_float_expr(l) || is_float_expr(r) => {
-            // The same comparisons over the float ranges (`-1.0` is
-            // `VR[-1.0, -1.0]`); a range not modelled proves nothing.
-            let range = |e: &Ex| -> Option<(f64, f64)> {
+            let range = |e: &Ex| {
                 if is_float_expr(e) {
-                    return float_bounds(e).ok();
+                    float_bounds(e).ok()
+                } else {
+                    let (lo, hi) = bounds(e);
+                    Some((ext_f64(&lo), ext_f64(&hi)))
                 }
-                let ext_f = |x: &Ext| match x {
-                    Ext::NegInf => f64::NEG_INFINITY,
-                    Ext::PosInf => f64::INFINITY,
-                    Ext::Fin(i) => num_traits::ToPrimitive::to_f64(i).unwrap_or(f64::NAN),
-                };
-                let (lo, hi) = bounds(e);
-                Some((ext_f(&lo), ext_f(&hi)))
             };
-            let (Some(a), Some(b)) = (range(l), range(r)) else {
-                return false;
-            };
-            match op {
-                Rel::Lt => a.1 < b.0,
-                Rel::Gt => b.1 < a.0,
-                Rel::Ge => a.0 >= b.1,
-                Rel::Le => b.0 >= a.1,
-                Rel::Eq => a.0 == a.1 && b.0 == b.1 && a.0 == b.0,
-                Rel::Ne => a.0 > b.1 || b.0 > a.1,
+            match (range(l), range(r)) {
+                (Some(a), Some(b)) => rel_proven(*op, &a, &b),
+                _ => false,
             }
         }
-        Node::Rel(op, l, r) => {
-            let (a, b) = (bounds(l), bounds(r));
-            match op {
-                Rel::Lt => a.1 < b.0,
-                Rel::Gt => b.1 < a.0,
-                Rel::Ge => a.0 >= b.1,
-                Rel::Le => b.0 >= a.1,
-                Rel::Eq => a.0 == a.1 && b.0 == b.1 && a.0 == b.0,
-                Rel::Ne => a.0 > b.1 || b.0 > a.1,
-            }
-        }
+        Node::Rel(op, l, r) => rel_proven(*op, &bounds(l), &bounds(r)),
         _ => false,
+    }
+}
+
+/// Whether ranges `a` and `b` prove `a op b`.
+fn rel_proven<T: PartialOrd>(op: super::expr::Rel, a: &(T, T), b: &(T, T)) -> bool {
+    use super::expr::Rel;
+    match op {
+        Rel::Lt => a.1 < b.0,
+        Rel::Gt => b.1 < a.0,
+        Rel::Ge => a.0 >= b.1,
+        Rel::Le => b.0 >= a.1,
+        Rel::Eq => a.0 == a.1 && b.0 == b.1 && a.0 == b.0,
+        Rel::Ne => a.0 > b.1 || b.0 > a.1,
+    }
+}
+
+/// An integer bound as the float `ToFloat` makes of it.
+fn ext_f64(x: &Ext) -> f64 {
+    match x {
+        Ext::NegInf => f64::NEG_INFINITY,
+        Ext::PosInf => f64::INFINITY,
+        Ext::Fin(i) => num_traits::ToPrimitive::to_f64(i).unwrap_or(f64::NAN),
     }
 }
 
@@ -970,18 +969,13 @@ enum FloatBoundFail {
     /// What `bound_sympy` raises: a sum of ranges holding `oo` and `-oo`
     /// (`VR[-oo, oo] + VR[oo, oo]`, or the integer `a + int_oo` under a
     /// `ToFloat`) asserts `sympy expression is NaN`.
-    Raised(NaNBound),
+    Raised(BoundRaise),
 }
 
 /// `bound_sympy` of a float expression (ValueRangeAnalysis with float
 /// arithmetic), for the node kinds modelled.
 fn float_bounds(e: &Ex) -> Result<(f64, f64), FloatBoundFail> {
     use FloatBoundFail::Unmodelled;
-    let ext_f = |x: &Ext| match x {
-        Ext::NegInf => f64::NEG_INFINITY,
-        Ext::PosInf => f64::INFINITY,
-        Ext::Fin(i) => num_traits::ToPrimitive::to_f64(i).unwrap_or(f64::NAN),
-    };
     match &**e {
         Node::Float(f) => Ok((*f, *f)),
         // The range compares exactly; only the sign of this bound is asked.
@@ -991,7 +985,7 @@ fn float_bounds(e: &Ex) -> Result<(f64, f64), FloatBoundFail> {
         }
         Node::Int(_) | Node::Sym(_) => {
             let (l, h) = try_bounds(e).map_err(FloatBoundFail::Raised)?;
-            Ok((ext_f(&l), ext_f(&h)))
+            Ok((ext_f64(&l), ext_f64(&h)))
         }
         Node::Inf { neg } => {
             let v = if *neg {
@@ -1006,7 +1000,7 @@ fn float_bounds(e: &Ex) -> Result<(f64, f64), FloatBoundFail> {
                 return Err(Unmodelled);
             }
             let (l, h) = try_bounds(&a[0]).map_err(FloatBoundFail::Raised)?;
-            Ok((ext_f(&l), ext_f(&h)))
+            Ok((ext_f64(&l), ext_f64(&h)))
         }
         Node::Add(args) => {
             let (mut lo, mut hi) = (0.0f64, 0.0f64);
@@ -1016,7 +1010,7 @@ fn float_bounds(e: &Ex) -> Result<(f64, f64), FloatBoundFail> {
                 hi += h;
             }
             if lo.is_nan() || hi.is_nan() {
-                return Err(FloatBoundFail::Raised(NaNBound::NaN));
+                return Err(FloatBoundFail::Raised(BoundRaise::NaN));
             }
             Ok((lo, hi))
         }
