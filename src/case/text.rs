@@ -102,6 +102,9 @@ pub fn write_enc(out: &mut Vec<u8>, v: &Value, scratch: &mut String) -> PyResult
         Value::None => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Int(crate::pyval::Int::Small(i)) => {
+            out.extend_from_slice(itoa::Buffer::new().format(*i).as_bytes())
+        }
         Value::Int(_) => {
             // `repr` raises past the digit limit, as `json.dumps` does.
             scratch.clear();

@@ -81,6 +81,7 @@ impl Dict {
     /// `d.get(name)` for a `str` key, without building one: only a `str`
     /// key can equal a `str`. Names are short: a byte loop after the length
     /// check beats a call to `memcmp` per key.
+    #[inline]
     pub fn get_str(&self, name: &str) -> Option<&Value> {
         let name = name.as_bytes();
         self.entries

@@ -6,8 +6,10 @@
 //! while writing gives the same text. Anything else bails out to the
 //! faithful path in `containers.rs`.
 
-use super::{DictSpec, ObjectSpec, ParamsSpec, SeqSpec, ShapesSpec, TensorSpec};
-use torchspec_pyval::{Raise, Value};
+use std::any::{Any, TypeId};
+
+use super::{DictSpec, IntVar, ObjectSpec, ParamsSpec, SeqSpec, ShapesSpec, TensorSpec};
+use torchspec_pyval::{Int, Raise, Value};
 
 pub(super) enum Fast {
     /// The tree has a line boundary the fast path does not model.
@@ -29,18 +31,29 @@ pub(super) enum Node<'a> {
     /// Only at the top of a repr (as a child it takes the faithful path).
     Params(&'a ParamsSpec),
     Shapes(&'a ShapesSpec),
+    /// A leaf `IntVar` / `ShapeVar` (its repr is kept, one line).
+    Var(&'a IntVar),
 }
 
 impl Node<'_> {
+    /// The node `v` is, with one virtual call for its type (a leaf such
+    /// as an `IntVar` is none of the four).
     fn of(v: &Value) -> Option<Node<'_>> {
-        if let Some(t) = v.downcast::<TensorSpec>() {
-            Some(Node::Tensor(t))
-        } else if let Some(o) = v.downcast::<ObjectSpec>() {
-            Some(Node::Object(o))
-        } else if let Some(d) = v.downcast::<DictSpec>() {
-            Some(Node::Dict(d))
+        let Value::Object(o) = v else { return None };
+        let any: &dyn Any = &**o;
+        let tid = any.type_id();
+        if tid == TypeId::of::<TensorSpec>() {
+            any.downcast_ref().map(Node::Tensor)
+        } else if tid == TypeId::of::<ObjectSpec>() {
+            any.downcast_ref().map(Node::Object)
+        } else if tid == TypeId::of::<DictSpec>() {
+            any.downcast_ref().map(Node::Dict)
+        } else if tid == TypeId::of::<SeqSpec>() {
+            any.downcast_ref().map(Node::Seq)
+        } else if tid == TypeId::of::<IntVar>() {
+            any.downcast_ref().map(Node::Var)
         } else {
-            v.downcast::<SeqSpec>().map(Node::Seq)
+            None
         }
     }
 
@@ -50,8 +63,28 @@ impl Node<'_> {
             Node::Object(o) => o.fields.is_empty(),
             Node::Dict(d) => d.entries.is_empty(),
             Node::Seq(s) => s.entries.is_empty(),
-            Node::Params(_) | Node::Shapes(_) => false,
+            Node::Params(_) | Node::Shapes(_) | Node::Var(_) => false,
         }
+    }
+}
+
+/// The text being written, and whether its first line has begun (the first
+/// line has no line break before it).
+struct Out<'a> {
+    text: &'a mut String,
+    started: bool,
+}
+
+impl std::ops::Deref for Out<'_> {
+    type Target = String;
+    fn deref(&self) -> &String {
+        self.text
+    }
+}
+
+impl std::ops::DerefMut for Out<'_> {
+    fn deref_mut(&mut self) -> &mut String {
+        self.text
     }
 }
 
@@ -59,27 +92,27 @@ impl Node<'_> {
 /// and say `Bail`.
 pub(super) fn write(node: Node<'_>, out: &mut String) -> Result<(), Fast> {
     let start = out.len();
-    match lines(&node, out, 0) {
-        Ok(()) => {
-            out.remove(start); // the leading "\n" of the first line
-            Ok(())
-        }
-        Err(e) => {
-            out.truncate(start);
-            Err(e)
-        }
-    }
+    let mut lines_out = Out {
+        text: out,
+        started: false,
+    };
+    lines(&node, &mut lines_out, 0).inspect_err(|_| out.truncate(start))
 }
 
 /// A line break and up to 64 columns of indentation, written in one copy.
 const NEWLINE_SPACES: &str = "\n                                                                ";
 
-fn newline(out: &mut String, pad: usize) {
+/// The start of a line indented by `pad` (the first line: no break).
+fn newline(out: &mut Out, pad: usize) {
+    let from = usize::from(!out.started);
+    out.started = true;
     if pad < NEWLINE_SPACES.len() {
-        out.push_str(&NEWLINE_SPACES[..pad + 1]);
+        out.push_str(&NEWLINE_SPACES[from..pad + 1]);
         return;
     }
-    out.push('\n');
+    if from == 0 {
+        out.push('\n');
+    }
     out.extend(std::iter::repeat_n(' ', pad));
 }
 
@@ -95,16 +128,43 @@ fn check_plain(out: &str, start: usize) -> Result<(), Fast> {
     }
 }
 
-fn inline(v: &Value, out: &mut String) -> Result<(), Fast> {
-    let start = out.len();
-    v.write_repr(out)?;
-    check_plain(out, start)
+/// `repr(v)` on one line: `None`, an `int` and a var's kept repr need no
+/// check.
+fn inline(v: &Value, out: &mut Out) -> Result<(), Fast> {
+    match v {
+        Value::None => out.push_str("None"),
+        Value::Int(Int::Small(i)) => out.push_str(itoa::Buffer::new().format(*i)),
+        _ => match v.downcast::<IntVar>() {
+            Some(var) => var_line(var, out)?,
+            None => {
+                let start = out.len();
+                v.write_repr(out)?;
+                check_plain(out, start)?;
+            }
+        },
+    }
+    Ok(())
+}
+
+/// A var's kept repr, or `Bail` if it is not one plain line.
+fn var_line(var: &IntVar, out: &mut Out) -> Result<(), Fast> {
+    match var.printed_and_plain()? {
+        (text, true) => {
+            out.push_str(text);
+            Ok(())
+        }
+        _ => Err(Fast::Bail),
+    }
 }
 
 /// `header:` then the child, on this line or, indented to `child_pad`,
 /// below it.
-fn entry(child: &Value, out: &mut String, child_pad: usize) -> Result<(), Fast> {
+fn entry(child: &Value, out: &mut Out, child_pad: usize) -> Result<(), Fast> {
     match Node::of(child) {
+        Some(Node::Var(var)) => {
+            out.push_str(": ");
+            var_line(var, out)
+        }
         Some(node) if !node.is_empty() => {
             out.push(':');
             lines(&node, out, child_pad)
@@ -117,7 +177,7 @@ fn entry(child: &Value, out: &mut String, child_pad: usize) -> Result<(), Fast> 
 }
 
 /// Each line of `node`'s repr as `"\n" + pad spaces + line`.
-fn lines(node: &Node<'_>, out: &mut String, pad: usize) -> Result<(), Fast> {
+fn lines(node: &Node<'_>, out: &mut Out, pad: usize) -> Result<(), Fast> {
     match node {
         Node::Tensor(t) => {
             newline(out, pad);
@@ -153,6 +213,10 @@ fn lines(node: &Node<'_>, out: &mut String, pad: usize) -> Result<(), Fast> {
             }
         }
         Node::Params(p) => params_lines(p, out, pad)?,
+        Node::Var(var) => {
+            newline(out, pad);
+            var_line(var, out)?;
+        }
         Node::Shapes(s) => {
             newline(out, pad);
             out.push_str("shapes_spec:");
@@ -190,11 +254,11 @@ fn lines(node: &Node<'_>, out: &mut String, pad: usize) -> Result<(), Fast> {
 /// columns in; `*args:` / `**kwargs:` with their entries two columns in.
 /// An empty ParamsSpec or variadic leaves empty lines behind, which
 /// `splitlines` treats specially: those bail.
-fn params_lines(p: &ParamsSpec, out: &mut String, pad: usize) -> Result<(), Fast> {
+fn params_lines(p: &ParamsSpec, out: &mut Out, pad: usize) -> Result<(), Fast> {
     if p.named_args.is_empty() && p.varargs.is_none() && p.varkw.is_none() {
         return Err(Fast::Bail);
     }
-    let param_entry = |key: &Value, v: &Value, out: &mut String, pad: usize| -> Result<(), Fast> {
+    let param_entry = |key: &Value, v: &Value, out: &mut Out, pad: usize| -> Result<(), Fast> {
         newline(out, pad);
         let start = out.len();
         key.write_str(out)?;

@@ -61,8 +61,9 @@ pub struct IntVar {
     /// The sympy symbol of the var with its range, made on first use
     /// (`sym::as_sym`).
     pub(crate) sym_expr: std::cell::OnceCell<crate::sym::expr::Ex>,
-    /// `repr()`, made on first use.
-    printed: std::cell::OnceCell<String>,
+    /// `repr()`, made on first use, and whether it is plain (printable
+    /// ASCII only, so one line whatever indents it).
+    printed: std::cell::OnceCell<(String, bool)>,
 }
 
 /// The per-case `IntVar._uid_counter`.
@@ -112,6 +113,23 @@ impl IntVar {
         Ok(format!("{}#{}", self.name.py_str()?, self.uid))
     }
 
+    /// `repr()`: a var's fields never change, and a spec prints it once
+    /// per dim that names it, so it is printed once and kept.
+    pub(crate) fn printed(&self) -> PyResult<&str> {
+        Ok(&self.printed_and_plain()?.0)
+    }
+
+    /// `repr()` and whether it is printable ASCII only (DEL included).
+    pub(crate) fn printed_and_plain(&self) -> PyResult<&(String, bool)> {
+        if let Some(p) = self.printed.get() {
+            return Ok(p);
+        }
+        let mut text = String::new();
+        self.write_repr_uncached(&mut text)?;
+        let plain = text.bytes().all(|b| (0x20..0x80).contains(&b));
+        Ok(self.printed.get_or_init(|| (text, plain)))
+    }
+
     /// `repr()`, printed afresh.
     fn write_repr_uncached(&self, out: &mut String) -> PyResult<()> {
         out.push_str(self.kind.name());
@@ -140,15 +158,7 @@ impl PyObject for IntVar {
     }
 
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
-        // A var's fields never change, and a spec prints it once per dim
-        // that names it: printed once.
-        if let Some(r) = self.printed.get() {
-            out.push_str(r);
-            return Ok(());
-        }
-        let start = out.len();
-        self.write_repr_uncached(out)?;
-        let _ = self.printed.set(out[start..].to_string());
+        out.push_str(self.printed()?);
         Ok(())
     }
 
