@@ -2,14 +2,17 @@
 //! `cargo test` replays the committed fuzz corpora on stable.
 
 use super::lookup::{with_wrapper, LookupInput};
-use crate::case::eval::{eval_lookups, eval_lookups_and_build};
-use crate::case::wire::CaseBody;
-use crate::case::{eval_case, Case, Outcome};
+use crate::case::eval::{eval_case_into, eval_lookups, Env};
+use crate::case::wire::{CaseBody, SourceExpr};
+use crate::pyval::{PyResult, Value};
+use crate::source::lookup::lookup_spec_from_dynamo_source;
+use crate::spec::ShapesSpec;
+use crate::case::{Case, Outcome};
 use crate::diff::json_eq;
 
 /// `case_line`: any bytes as one case line. Parsing either fails with a
-/// positioned error or gives a case; evaluating a case always gives a
-/// result line that is valid JSON.
+/// positioned error or gives a case; evaluating a case always gives the
+/// result line `torchspec eval` writes, and it is valid JSON.
 pub fn case_line(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -17,11 +20,13 @@ pub fn case_line(data: &[u8]) {
     match Case::parse(text) {
         Err(e) => assert!(!e.to_string().is_empty(), "errors say what is wrong"),
         Ok(case) => {
-            let line = eval_case(&case).to_json().to_string();
+            let (mut line, mut scratch) = (Vec::new(), String::new());
+            eval_case_into(&case, &mut line, &mut scratch);
             // Validated without building a tree of it.
             assert!(
-                serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok(),
-                "result line is JSON: {line}"
+                serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok(),
+                "result line is JSON: {}",
+                String::from_utf8_lossy(&line)
             );
         }
     }
@@ -41,22 +46,38 @@ pub fn lookup(data: &[u8]) {
     let CaseBody::Lookup { spec, source } = &case.body else {
         return;
     };
-    let wrapped = with_wrapper(source, input.wrap_depth as usize);
-    let mut sources = vec![source];
-    sources.extend(wrapped.as_ref());
-    let (outcomes, built) = eval_lookups_and_build(&case.vars, spec, &sources, leaf.as_ref());
-    if let [plain, wrapped] = outcomes.as_slice() {
+    let Ok(env) = Env::new(&case.vars) else {
+        return;
+    };
+    let spec = env.eval(spec);
+    let find = |source: &SourceExpr| -> PyResult<Value> {
+        let source = env.source(source)?;
+        let spec = spec.clone()?;
+        lookup_spec_from_dynamo_source(&source, spec.downcast::<ShapesSpec>())
+    };
+    let found = find(source);
+    // Both walks go down the one spec tree: the wrapped one finds the very
+    // same node, or raises the same exception.
+    if let Some(wrapped) = with_wrapper(source, input.wrap_depth as usize) {
+        let again = find(&wrapped);
+        let same = match (&found, &again) {
+            (Ok(a), Ok(b)) => a.is(b) || a.repr() == b.repr(),
+            (Err(a), Err(b)) => a == b,
+            _ => false,
+        };
         assert!(
-            same_outcome(plain, wrapped),
-            "a wrapper changed the lookup: {plain:?} vs {wrapped:?} for {}",
+            same,
+            "a wrapper changed the lookup: {found:?} vs {again:?} for {}",
             case.to_json()
         );
     }
-    if let Some(built) = built {
-        // A walk down to a leaf finds exactly that leaf.
-        let found = &outcomes[0];
-        let same = match (found, &built) {
-            (Outcome::Ok(a), Outcome::Ok(b)) => json_eq(a, b),
+    if let Some(leaf) = leaf {
+        // A walk down to a leaf finds exactly that leaf: the same type and
+        // repr as the leaf built alone (a fresh symop cache, as a case).
+        crate::spec::sym::reset_symop_cache();
+        let built = env.eval(&leaf);
+        let same = match (&found, &built) {
+            (Ok(a), Ok(b)) => a.type_name() == b.type_name() && a.repr() == b.repr(),
             _ => false,
         };
         assert!(
