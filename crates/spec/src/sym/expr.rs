@@ -2147,10 +2147,50 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
     if python && (monomial_divides_integrally(p, q) || positive_multiple(p, q)) {
         return Ok(int(0));
     }
+    if python {
+        match float_ratio_multiple(p, q) {
+            Some(true) => return Ok(int(0)),
+            Some(false) => {}
+            None => {
+                return Err(Raise::unsupported(
+                    "Mod of a Float multiple, integer past 2**53",
+                ))
+            }
+        }
+    }
     Ok(func(
         if python { Func::PythonMod } else { Func::Mod },
         vec![p.clone(), q.clone()],
     ))
+}
+
+/// `sympy.Mod(p, q) == 0` by sympy's ratio step, where one of `p` and `q`
+/// has a Float coefficient and both are a number times the same term
+/// (`1.0*ToFloat(a)` and `ToFloat(a)`): `r = p / q` folds to the Float
+/// `cp / cq`, and `rv = p - int(r)*q` is `(cp - int(r)*cq)` times the term,
+/// 0 when that coefficient is (`Float._new` makes a zero `S.Zero`). Each
+/// step is one 53-bit rounding, as f64 arithmetic; `None` for an integer
+/// coefficient f64 does not hold exactly (its conversion rounds too).
+fn float_ratio_multiple(p: &Ex, q: &Ex) -> Option<bool> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2**53
+    let ((cp, tp), (cq, tq)) = (as_coeff_mul(p), as_coeff_mul(q));
+    if tp != tq || tp.is_number() || !(matches!(cp, Num::Float(_)) || matches!(cq, Num::Float(_))) {
+        return Some(false);
+    }
+    let exact = |n: &Num| match n {
+        Num::Float(f) => Some(*f),
+        Num::Int(i) => i.to_f64().filter(|f| f.abs() < EXACT),
+        _ => None,
+    };
+    let (a, b) = (exact(&cp)?, exact(&cq)?);
+    let r = a / b;
+    if !r.is_finite() {
+        // `int(r)` raises for nan and infinities: no ratio step.
+        return Some(false);
+    }
+    // `int(r)` is exact, and an f64 as well: `d * cq` is one rounding.
+    let d = r.trunc();
+    Some(a - d * b == 0.0)
 }
 
 /// Whether `q` is one monomial (integer coefficient times powers of
