@@ -105,11 +105,14 @@ pub enum Step {
         failure: OracleFailure,
         record: serde_json::Value,
     },
-    /// A divergence of `signature`, kept under `name` once shrunk.
+    /// A divergence of `signature`, kept under `name` once shrunk; `case`
+    /// is the item itself where it is a line of JSON (a spec case), for
+    /// the divergence log.
     Diverge {
         id: String,
         signature: String,
         name: String,
+        case: Option<serde_json::Value>,
     },
 }
 
@@ -192,6 +195,7 @@ impl Target for Cases {
             }
             Finding::Diverge { signature, .. } => Step::Diverge {
                 name: regress::regression_name(family, &signature),
+                case: Some(case.to_json()),
                 id: case.id,
                 signature,
             },
@@ -653,6 +657,7 @@ fn worker<T: Target>(
                 id,
                 signature,
                 name,
+                case,
             } => {
                 shared.divergences_raw.fetch_add(1, Ordering::Relaxed);
                 let fresh = shared
@@ -660,7 +665,9 @@ fn worker<T: Target>(
                     .lock()
                     .expect("not poisoned")
                     .insert(signature.clone());
-                if fresh && !target.is_kept(&cfg.root, &name) {
+                let kept_before = target.is_kept(&cfg.root, &name);
+                note_divergence(cfg, shared, tx, &id, &signature, &name, kept_before, case);
+                if fresh && !kept_before {
                     // One keeper at a time: keeping appends to shared files.
                     let _guard = shared.write.lock().expect("not poisoned");
                     let kept = target.keep(&mut oracle, cfg, index, &signature, &mut oracle_time);
@@ -684,6 +691,45 @@ fn worker<T: Target>(
         );
         shared.mark_done(j);
     }
+}
+
+/// Log a divergence, every one of them (a signature is kept once, but a
+/// later divergence of it may be another bug: the log says which cases to
+/// look at), and append it to the run's divergence log.
+#[allow(clippy::too_many_arguments)]
+fn note_divergence(
+    cfg: &Config,
+    shared: &Shared,
+    tx: &mpsc::Sender<Event>,
+    id: &str,
+    signature: &str,
+    name: &str,
+    kept_before: bool,
+    case: Option<serde_json::Value>,
+) {
+    let note = if kept_before {
+        format!(" (its signature is kept already: {name})")
+    } else {
+        String::new()
+    };
+    let _ = tx.send(Event::Line(format!(
+        "divergence on {id}: {signature}{note}"
+    )));
+    let mut record = serde_json::Map::new();
+    record.insert("id".into(), id.into());
+    record.insert("signature".into(), signature.into());
+    record.insert("name".into(), name.into());
+    record.insert("kept_before".into(), kept_before.into());
+    if let Some(case) = case {
+        record.insert("case".into(), case);
+    }
+    let log = cfg.state.with_file_name("divergences.jsonl");
+    let _guard = shared.write.lock().expect("not poisoned");
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .and_then(|mut file| writeln!(file, "{}", serde_json::Value::Object(record)));
 }
 
 /// Count an oracle failure and append it to the run's failure log.

@@ -770,6 +770,7 @@ impl Mutants {
                 id: m.id.clone(),
                 name: name_of("mutant", &m.class, &signature),
                 signature,
+                case: None,
             },
         };
         self.last = Some((index, m));

@@ -155,6 +155,7 @@ impl Programs {
                                 id,
                                 signature,
                                 name,
+                                case: None,
                             },
                             tallies,
                         )

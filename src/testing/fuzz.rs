@@ -4,11 +4,11 @@
 use super::lookup::{with_wrapper, LookupInput};
 use crate::case::eval::{eval_case_into, eval_lookups, Env};
 use crate::case::wire::{CaseBody, SourceExpr};
+use crate::case::{Case, Outcome};
+use crate::diff::json_eq;
 use crate::pyval::{PyResult, Value};
 use crate::source::lookup::lookup_spec_from_dynamo_source;
 use crate::spec::ShapesSpec;
-use crate::case::{Case, Outcome};
-use crate::diff::json_eq;
 
 /// `case_line`: any bytes as one case line. Parsing either fails with a
 /// positioned error or gives a case; evaluating a case always gives the

@@ -91,6 +91,32 @@ fn write_int(out: &mut String, i: &super::Int) -> PyResult<()> {
     Ok(())
 }
 
+/// The shortest round-tripping digits of a finite `f` as CPython's dtoa
+/// mode 0 picks them, in `{:e}` layout. Rust's `{:e}` finds the same
+/// length, but of two candidates equally near the exact value it takes the
+/// upper one, where dtoa takes the even one (`2229339798237625.25` is
+/// `...625.2`): the correctly rounded digits of that length (`{:.Ne}`
+/// rounds half to even) are dtoa's answer when they round-trip. Only an odd
+/// last digit can be the upper of such a tie.
+fn shortest_digits(f: f64) -> String {
+    let e = format!("{f:e}");
+    let mantissa = e.split_once('e').map_or(e.as_str(), |(m, _)| m);
+    let digits = mantissa.bytes().filter(u8::is_ascii_digit).count();
+    let odd_last = mantissa
+        .bytes()
+        .last()
+        .is_some_and(|b| b.is_ascii_digit() && (b - b'0') % 2 == 1);
+    if digits < 2 || !odd_last {
+        return e;
+    }
+    let rounded = format!("{:.*e}", digits - 1, f);
+    if rounded != e && rounded.parse::<f64>() == Ok(f) {
+        rounded
+    } else {
+        e
+    }
+}
+
 /// `repr(float)`: the shortest string that round-trips, in fixed notation
 /// when the decimal point falls within 16 digits, else `1e-05` style.
 pub fn float_repr(f: f64) -> String {
@@ -100,9 +126,7 @@ pub fn float_repr(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    // Rust's `{:e}` gives the shortest round-tripping digits, like CPython's
-    // dtoa mode 0; only the layout differs.
-    let e = format!("{f:e}");
+    let e = shortest_digits(f);
     let (mantissa, exp) = e.split_once('e').expect("`{:e}` always has an exponent");
     let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
     let (neg, mantissa) = match mantissa.strip_prefix('-') {
