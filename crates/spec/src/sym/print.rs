@@ -309,6 +309,39 @@ impl Printer {
     }
 }
 
+/// mpmath `to_str`'s 15 digits of a positive finite `f` and the exponent of
+/// the first: 18 digits rounded toward zero (`to_digits_exp(s, dps+3)`),
+/// then up when the 16th is 5 or more (`275854.7353515625` is
+/// `275854.735351563`, where a correctly rounded 15 digits would end in
+/// 2). The 18 are the first of 31 correctly rounded digits, unless a
+/// carry may have reached them (the 13 after are all zeros) where the
+/// 16th to 18th are `500`: then `None`.
+fn mpmath_digits(f: f64) -> Option<(String, i32)> {
+    let s = format!("{f:.30e}");
+    let (mant, exp) = s.split_once('e')?;
+    let mut exp: i32 = exp.parse().ok()?;
+    let all: Vec<u8> = mant.bytes().filter(u8::is_ascii_digit).collect();
+    let (head, tail) = all.split_at(18);
+    if tail.iter().all(|&d| d == b'0') && &head[15..] == b"500" {
+        return None;
+    }
+    let mut digits = head[..15].to_vec();
+    if head[15] >= b'5' {
+        match digits.iter().rposition(|&d| d != b'9') {
+            Some(i) => {
+                digits[i] += 1;
+                digits[i + 1..].fill(b'0');
+            }
+            None => {
+                digits.fill(b'0');
+                digits[0] = b'1';
+                exp += 1;
+            }
+        }
+    }
+    Some((String::from_utf8(digits).ok()?, exp))
+}
+
 /// `StrPrinter._print_Float`: mpmath `to_str` with 15 significant digits;
 /// trailing zeros stripped except at the top level (`full_prec="auto"`).
 pub fn float_str(f: f64, strip: bool) -> String {
@@ -322,11 +355,10 @@ pub fn float_str(f: f64, strip: bool) -> String {
     if f.is_nan() {
         return "nan".into();
     }
-    // 15 significant digits, as d.dddddddddddddde±X.
-    let s = format!("{:.14e}", f.abs());
-    let (mant, exp) = s.split_once('e').expect("exponent");
-    let exp: i32 = exp.parse().expect("int");
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    let Some((digits, exp)) = mpmath_digits(f.abs()) else {
+        // A tie the fast digits cannot tell from a near one: exactly.
+        return super::mpf::Mpf::from_f64(f, 53).map_or_else(String::new, |m| m.to_str(15, strip));
+    };
     let sign = if f < 0.0 { "-" } else { "" };
     // mpmath: fixed notation when min_fixed < exp < max_fixed, with
     // min_fixed = min(-dps/3, -5) = -5 and max_fixed = dps = 15.
