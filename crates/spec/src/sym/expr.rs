@@ -1150,6 +1150,9 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
                 return floordiv(&simplify_quotient(&mul(&rest)?)?, &int(1));
             }
         }
+        if let Some(q) = integer_over_poly(base, divisor)? {
+            return Ok(q);
+        }
         // Otherwise sympy.gcd must be proved 1 (see `poly_coprime`); other
         // polynomial gcds (`(x*y + x)//(x**2 + x)`) are not modelled.
         if let Some((b, d)) = linear_gcd_quotients(base, divisor)? {
@@ -1174,6 +1177,31 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
         return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
     }
     Ok(func(Func::FloorDiv, vec![base.clone(), divisor.clone()]))
+}
+
+/// `FloorDiv(n, q)` for an integer `n` and a polynomial `q`: `sympy.gcd`
+/// is the gcd of `n` and `q`'s integer content, taken from the expanded
+/// `q` (`a**2 - a*(a - 2)` is `2*a`: `6 // that` is `3 // a`). `None` when
+/// it is 1; unsupported when the quotient is not linear (what
+/// `sympy.simplify` makes of it is not modelled).
+fn integer_over_poly(base: &Ex, divisor: &Ex) -> PyResult<Option<Ex>> {
+    let (Node::Int(n), Some(qq)) = (&**base, as_poly(divisor)) else {
+        return Ok(None);
+    };
+    let g = qq.iter().fold(n.abs(), |g, (c, _)| g.gcd(c));
+    if g.is_zero() || g.is_one() {
+        return Ok(None);
+    }
+    let quotient: Poly = poly_norm(qq.iter().map(|(c, m)| (c / &g, m.clone())).collect());
+    let linear = quotient
+        .iter()
+        .all(|(_, m)| m.iter().map(|(_, k)| *k).sum::<u32>() <= 1);
+    if !linear {
+        return Err(Raise::unsupported(
+            "sympy.simplify of a polynomial quotient (FloorDiv's safe_gcd)",
+        ));
+    }
+    floordiv(&int(n / &g), &poly_to_ex(&quotient)?).map(Some)
 }
 
 /// An item simplify leaves alone: a symbol, its integer power, or a torch
