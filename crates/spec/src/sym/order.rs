@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use num_bigint::BigInt;
 
-use super::expr::{add_args, as_coeff_mul, mul_args, Ex, Node, Num};
+use super::expr::{add_args, as_coeff_mul, mul_args, Ex, Func, Node, Num};
 use super::print::sstr;
 
 /// A Python tuple of the shapes sort keys use; compared like Python does.
@@ -228,15 +228,20 @@ pub fn ordered_terms(e: &Ex) -> Vec<Ex> {
             }
         }
     }
-    // as_terms(): each term as (coefficient, monomial over the generators).
+    // as_terms(): each term as (coefficient, monomial over the generators,
+    // the factors not known commutative in order).
     let mut gens: Vec<Ex> = Vec::new();
-    type Decomposed = (Ex, f64, Vec<(Ex, BigInt)>);
+    type Decomposed = (Ex, f64, Vec<(Ex, BigInt)>, Vec<Ex>);
     let mut decomposed: Vec<Decomposed> = Vec::new();
     for t in &terms {
         let (c, rest) = as_coeff_mul(t);
-        let mut cpart = Vec::new();
+        let (mut cpart, mut ncpart) = (Vec::new(), Vec::new());
         if !rest.is_int_value(1) {
             for f in mul_args(&rest) {
+                if !is_commutative(&f) {
+                    ncpart.push(f);
+                    continue;
+                }
                 let (b, x) = match &*f {
                     Node::Pow(b, x) if x.as_int().is_some() => {
                         (b.clone(), x.as_int().cloned().expect("int"))
@@ -249,12 +254,12 @@ pub fn ordered_terms(e: &Ex) -> Vec<Ex> {
                 cpart.push((b, x));
             }
         }
-        decomposed.push((t.clone(), c.to_f64(), cpart));
+        decomposed.push((t.clone(), c.to_f64(), cpart, ncpart));
     }
     sort_canonical(&mut gens);
-    let mut keyed: Vec<(Vec<BigInt>, f64, Ex)> = decomposed
+    let mut keyed: Vec<(Vec<BigInt>, Vec<Ex>, f64, Ex)> = decomposed
         .into_iter()
-        .map(|(t, c, cpart)| {
+        .map(|(t, c, cpart, ncpart)| {
             let monom = gens
                 .iter()
                 .map(|g| {
@@ -264,12 +269,39 @@ pub fn ordered_terms(e: &Ex) -> Vec<Ex> {
                         .map_or_else(|| BigInt::from(0), |(_, x)| -x)
                 })
                 .collect();
-            (monom, c, t)
+            (monom, ncpart, c, t)
         })
         .collect();
     keyed.sort_by(|a, b| {
         a.0.cmp(&b.0)
-            .then(a.1.partial_cmp(&b.1).unwrap_or(Ordering::Equal))
+            .then_with(|| nc_cmp(&a.1, &b.1))
+            .then(a.2.partial_cmp(&b.2).unwrap_or(Ordering::Equal))
     });
-    keyed.into_iter().map(|(_, _, t)| t).collect()
+    keyed.into_iter().map(|(_, _, _, t)| t).collect()
+}
+
+/// The `ncpart` tuples of two terms compared as Python compares them: by
+/// each factor's `sort_key`, then by length.
+fn nc_cmp(a: &[Ex], b: &[Ex]) -> Ordering {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| compare(x, y))
+        .find(|o| o.is_ne())
+        .unwrap_or_else(|| a.len().cmp(&b.len()))
+}
+
+/// `e.is_commutative` is True. A BooleanAtom's is None, and so is that of
+/// an opaque `BitwiseFn` of one (its assumptions come from its arguments),
+/// of a power or product with such a part; torch's integer and real
+/// functions (`ToFloat`, `FloorDiv`, ...) are commutative whatever their
+/// arguments.
+fn is_commutative(e: &Ex) -> bool {
+    match &**e {
+        Node::True | Node::False => false,
+        Node::Fn(Func::BitwiseAnd | Func::BitwiseOr, args) | Node::Mul(args) | Node::Add(args) => {
+            args.iter().all(is_commutative)
+        }
+        Node::Pow(b, x) => is_commutative(b) && is_commutative(x),
+        _ => true,
+    }
 }
