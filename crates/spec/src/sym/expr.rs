@@ -985,6 +985,11 @@ fn div_int_exact(p: &Ex, g: &BigInt) -> PyResult<Ex> {
 
 /// `term / factor` for a factor known to occur in every term's `Mul.make_args`.
 fn div_factor(p: &Ex, x: &Ex) -> PyResult<Ex> {
+    // A sum that is the factor itself (`(x - 1) / (x - 1)`) is 1, not taken
+    // term by term.
+    if p == x {
+        return Ok(int(1));
+    }
     let mut out = Vec::new();
     for t in add_args(p) {
         let mut args = mul_args(&t);
