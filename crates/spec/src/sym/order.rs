@@ -220,8 +220,17 @@ pub fn ordered_terms(e: &Ex) -> Vec<Ex> {
         };
         if let (Some(nv), Node::Mul(margs)) = (Num::of(n), &**m) {
             if margs.len() == 2 {
+                // `is_positive` / `is_negative` are not True for sympy's
+                // `oo` (not finite) or nan: `1.0 - oo*x` prints as
+                // `-oo*x + 1.0`. torch's `int_oo` has them: `1 - int_oo*b`.
+                let finite = |n: &Num| !matches!(n, Num::Inf(_) | Num::NaN);
                 if let Some(c) = Num::of(&margs[0]) {
-                    if !nv.is_negative() && !nv.is_zero() && c.is_negative() {
+                    if finite(&nv)
+                        && finite(&c)
+                        && !nv.is_negative()
+                        && !nv.is_zero()
+                        && c.is_negative()
+                    {
                         return vec![n.clone(), m.clone()];
                     }
                 }
