@@ -299,14 +299,15 @@ fn nc_cmp(a: &[Ex], b: &[Ex]) -> Ordering {
         .unwrap_or_else(|| a.len().cmp(&b.len()))
 }
 
-/// `e.is_commutative` is True. A BooleanAtom's is None, and so is that of
-/// an opaque `BitwiseFn` of one (its assumptions come from its arguments),
+/// `e.is_commutative` is True. A BooleanAtom's, a relational's and a
+/// `Not`'s is None (an `And` / `Or`'s is True), and so is that of an opaque
+/// `BitwiseFn` of one (its assumptions come from its arguments),
 /// of a power or product with such a part; torch's integer and real
 /// functions (`ToFloat`, `FloorDiv`, ...) are commutative whatever their
 /// arguments.
 fn is_commutative(e: &Ex) -> bool {
     match &**e {
-        Node::True | Node::False => false,
+        Node::True | Node::False | Node::Rel(..) | Node::Not(_) => false,
         Node::Fn(Func::BitwiseAnd | Func::BitwiseOr, args) | Node::Mul(args) | Node::Add(args) => {
             args.iter().all(is_commutative)
         }
