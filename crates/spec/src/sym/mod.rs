@@ -722,6 +722,9 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
         Magic::BitwiseOr => expr::bitwise(false, &le, &re)?,
         Magic::And => expr::logic_and(&[expr::as_boolean(&le)?, expr::as_boolean(&re)?])?,
         Magic::Or => expr::logic_or(&[expr::as_boolean(&le)?, expr::as_boolean(&re)?])?,
+        Magic::Rel(rel) if unbacked_against_number(&le, &re) => {
+            Rc::new(Node::Rel(rel, le.clone(), re.clone()))
+        }
         Magic::Rel(rel) => expr::relational(rel, &le, &re)?,
     };
     let pytype = match m {
@@ -733,6 +736,17 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
     };
     symop_cache_put(m, &le, &re, &e, pytype);
     Ok(Some(wrap(e, pytype)))
+}
+
+/// `binary_magic_impl`'s shortcut for a comparison of a lone unbacked
+/// symbol with a number: `rel_class(lhs, rhs, evaluate=False)`. Which
+/// symbols are unbacked is `symbol_is_type(SymT.UNBACKED_INT)`, a name
+/// that lowercased starts with `u`, so a spec var named `U` or `units` is
+/// one too (a PyTorch quirk): `U < nan` is a SymBool, where sympy's
+/// evaluation raises `Invalid NaN comparison`.
+fn unbacked_against_number(l: &Ex, r: &Ex) -> bool {
+    let unbacked = |e: &Ex| matches!(&**e, Node::Sym(s) if s.name.starts_with(['u', 'U']));
+    (unbacked(l) && r.is_number()) || (unbacked(r) && l.is_number())
 }
 
 /// One entry of the ShapeEnv's `_symop_cache`: the method, both operand
