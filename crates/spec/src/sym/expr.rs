@@ -1194,8 +1194,8 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
 /// `FloorDiv(n, q)` for an integer `n` and a polynomial `q`: `sympy.gcd`
 /// is the gcd of `n` and `q`'s integer content, taken from the expanded
 /// `q` (`a**2 - a*(a - 2)` is `2*a`: `6 // that` is `3 // a`). `None` when
-/// it is 1; unsupported when the quotient is not linear (what
-/// `sympy.simplify` makes of it is not modelled).
+/// it is 1; unsupported when the expanded quotient's terms share a factor
+/// (what `sympy.simplify` makes of it is not modelled).
 fn integer_over_poly(base: &Ex, divisor: &Ex) -> PyResult<Option<Ex>> {
     let (Node::Int(n), Some(qq)) = (&**base, as_poly(divisor)) else {
         return Ok(None);
@@ -1205,15 +1205,15 @@ fn integer_over_poly(base: &Ex, divisor: &Ex) -> PyResult<Option<Ex>> {
         return Ok(None);
     }
     let quotient: Poly = poly_norm(qq.iter().map(|(c, m)| (c / &g, m.clone())).collect());
-    let linear = quotient
-        .iter()
-        .all(|(_, m)| m.iter().map(|(_, k)| *k).sum::<u32>() <= 1);
-    if !linear {
+    // simplify's `cancel` expands the quotient, and the expanded sum is
+    // the shortest form it finds unless its terms share a factor.
+    let quotient = poly_to_ex(&quotient)?;
+    if !simplify_stable(&quotient) {
         return Err(Raise::unsupported(
             "sympy.simplify of a polynomial quotient (FloorDiv's safe_gcd)",
         ));
     }
-    floordiv(&int(n / &g), &poly_to_ex(&quotient)?).map(Some)
+    floordiv(&int(n / &g), &quotient).map(Some)
 }
 
 /// An item simplify leaves alone: a symbol, its integer power, or a torch
