@@ -37,11 +37,19 @@ MD
   `to_jsonable` is timed as `eval` runs it: straight to the result's JSON
   text (`src/case/text.rs`, `enc` included) into a reused buffer, where
   PyTorch builds the dict. Bounded by the walk itself: one virtual call per
-  spec node (the type), the key search in each node's dict (linear; nodes
-  are small), the writes into the output; for `repr`, the text of the vars
-  (printed once per var and kept) and the indentation; for a lookup that
-  succeeds, the recursion down the source chain, one `ObjectSpec`/`DictSpec`
-  step per level, and dropping the returned value (a reference count).
+  spec node (its type), the key search in each node's dict (linear; nodes
+  are small), the writes into the output. For `repr`, the copies into the
+  text (a `memcpy` per line's indentation and per leaf; a var's repr is
+  printed once and kept with whether it is one plain line) and the check
+  that other leaves' text is plain. For `to_jsonable`, the same copies and
+  the `str`-collision check of `DictSpec` keys. For a lookup that succeeds,
+  a chain of dependent loads: each source node's base (17 nodes at depth 8,
+  half of them `NNModuleSource` markers), then per spec level the node, its
+  fields and the key's bytes, about 4 ns a level (perf: the walk down the
+  source chain 33%, `Dict::get_str` 29%, the type check 18%); then the
+  returned value's reference count. The lookup bench looks at its result in
+  place, as `eval` does (moving it out through `black_box` timed a 40-byte
+  copy too).
 - `derived/build_print_300` (`benches/derived.rs`, `oracle/derived_timing.py`):
   building and printing random derived expressions; bounded by sympy's
   canonical forms (term ordering keys, flattening) and the printer.
