@@ -1335,7 +1335,58 @@ fn factor_common_monomial(x: &Ex) -> PyResult<Option<Ex>> {
     }
     f.push(inner);
     // Mul(2, a, a + 1) keeps the sum (no two-argument distribution).
-    Ok(Some(mul(&f)?))
+    let factored = mul(&f)?;
+    // simplify keeps the shorter by `count_ops`, the factored one on a tie
+    // (`x**2 + x` is `x*(x + 1)`, `x**3 + x` stays).
+    if count_ops(&factored)? > count_ops(x)? {
+        return Ok(Some(x.clone()));
+    }
+    Ok(Some(factored))
+}
+
+/// `sympy.count_ops(e)` for sums, products and powers of symbols and
+/// integers: an ADD or SUB between terms (a NEG if every term is
+/// negative), a MUL between factors (a NEG for a negative coefficient, which
+/// counts as a factor unless it is 1), a POW per power.
+fn count_ops(e: &Ex) -> PyResult<usize> {
+    Ok(match &**e {
+        Node::Add(terms) => {
+            let mut ops = terms.len() - 1;
+            let mut negs = 0;
+            for t in terms {
+                if super::facts::could_extract_minus_sign(t) {
+                    negs += 1;
+                    ops += count_ops(&neg(t)?)?;
+                } else {
+                    ops += count_ops(t)?;
+                }
+            }
+            ops + usize::from(negs == terms.len())
+        }
+        Node::Mul(_) => {
+            let (c, rest) = as_coeff_mul(e);
+            let factors = if rest.is_int_value(1) {
+                vec![]
+            } else {
+                mul_args(&rest)
+            };
+            let coeff = usize::from(!matches!(&c, Num::Int(i) if i.abs().is_one()));
+            let mut ops = usize::from(c.is_negative()) + (factors.len() + coeff).saturating_sub(1);
+            for f in &factors {
+                ops += count_ops(f)?;
+            }
+            ops
+        }
+        Node::Pow(b, x) => 1 + count_ops(b)? + count_ops(x)?,
+        Node::Fn(_, args) => {
+            let mut ops = 1;
+            for a in args {
+                ops += count_ops(a)?;
+            }
+            ops
+        }
+        _ => 0,
+    })
 }
 
 /// `sympy.simplify(x)` for the quotients FloorDiv's gcd path builds, as far
