@@ -1204,6 +1204,23 @@ fn integer_over_poly(base: &Ex, divisor: &Ex) -> PyResult<Option<Ex>> {
     if g.is_zero() || g.is_one() {
         return Ok(None);
     }
+    // A power of a sum in `q` can keep its structure through simplify
+    // (`b**3 - (b - 4)**3` over 4 is `b**3/4 - (b - 4)**3/4`) unless the
+    // expanded quotient is linear (`(b + 3)**2 - b**2` over 3 is `2*b + 3`):
+    // not modelled.
+    let power_of_sum = |t: &Ex| {
+        mul_args(t)
+            .iter()
+            .any(|f| matches!(&**f, Node::Pow(b, _) if matches!(**b, Node::Add(_))))
+    };
+    let linear = qq
+        .iter()
+        .all(|(_, m)| m.iter().map(|(_, k)| *k).sum::<u32>() <= 1);
+    if !linear && add_args(divisor).iter().any(power_of_sum) {
+        return Err(Raise::unsupported(
+            "sympy.simplify of a quotient with a power of a sum (FloorDiv's safe_gcd)",
+        ));
+    }
     let quotient: Poly = poly_norm(qq.iter().map(|(c, m)| (c / &g, m.clone())).collect());
     // simplify's `cancel` expands the quotient, and the expanded sum is
     // the shortest form it finds unless its terms share a factor.
