@@ -723,13 +723,24 @@ fn note_divergence(
     if let Some(case) = case {
         record.insert("case".into(), case);
     }
-    let log = cfg.state.with_file_name("divergences.jsonl");
+    append_log(
+        cfg,
+        shared,
+        "divergences.jsonl",
+        &serde_json::Value::Object(record),
+    );
+}
+
+/// Append `record` as one line to the log `file` beside the state file
+/// (one writer at a time).
+fn append_log(cfg: &Config, shared: &Shared, file: &str, record: &serde_json::Value) {
+    let log = cfg.state.with_file_name(file);
     let _guard = shared.write.lock().expect("not poisoned");
     let _ = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&log)
-        .and_then(|mut file| writeln!(file, "{}", serde_json::Value::Object(record)));
+        .and_then(|mut f| writeln!(f, "{record}"));
 }
 
 /// Count an oracle failure and append it to the run's failure log.
@@ -749,11 +760,5 @@ fn note_failure(
         .entry(failure.class())
         .or_default() += 1;
     let _ = tx.send(Event::Line(format!("oracle failure on {id}: {failure}")));
-    let log = cfg.state.with_file_name("oracle-failures.jsonl");
-    let _guard = shared.write.lock().expect("not poisoned");
-    let _ = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .and_then(|mut file| writeln!(file, "{record}"));
+    append_log(cfg, shared, "oracle-failures.jsonl", record);
 }
