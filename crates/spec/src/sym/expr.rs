@@ -248,6 +248,10 @@ impl Node {
             Node::Rel(..) | Node::And(_) | Node::Or(_) | Node::Not(_) | Node::True | Node::False
         )
     }
+    /// A BooleanAtom: `sympy.true` or `sympy.false`.
+    pub fn is_bool_atom(&self) -> bool {
+        matches!(self, Node::True | Node::False)
+    }
     /// `expr.is_Atom`.
     pub fn is_atom(&self) -> bool {
         self.is_number() || matches!(self, Node::Sym(_) | Node::True | Node::False)
@@ -688,7 +692,10 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
         } else {
             (a, b)
         };
-        if let (Node::Int(n), Node::Add(terms)) = (&**num, &**other) {
+        // `global_parameters.distribute and b.is_commutative`: a sum with an
+        // opaque `BitwiseFn` of a Boolean stays whole (`-(a + (a | False))`).
+        let commutes = super::order::is_commutative(other);
+        if let (Node::Int(n), Node::Add(terms), true) = (&**num, &**other, commutes) {
             if n.is_zero() {
                 return Ok(int(0));
             }
@@ -761,7 +768,8 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
     }
     // Mul.flatten's last step: a finite number times a single sum
     // distributes (`1.5*(a + 1)` is `1.5*a + 1.5`, `int_oo*(a + 1)` too).
-    if out.len() == 1 && coeff.is_finite() {
+    // (`not nc_part`: a non-commutative sum stays a factor.)
+    if out.len() == 1 && coeff.is_finite() && super::order::is_commutative(&out[0]) {
         if let Node::Add(terms) = &*out[0] {
             if let Num::Int(_) = coeff {
                 return mul(&[coeff.to_ex(), out[0].clone()]);
@@ -955,7 +963,7 @@ fn boolean_atom_error() -> Raise {
 }
 
 fn is_bool_atom(e: &Ex) -> bool {
-    matches!(**e, Node::True | Node::False)
+    e.is_bool_atom()
 }
 
 // ---------------------------------------------------------------------------
@@ -2577,12 +2585,26 @@ pub fn rel_eval(op: Rel, l: &Ex, r: &Ex) -> PyResult<Option<bool>> {
     })
 }
 
+/// `_Inequality.__new__`'s check of one side (the left first): it must not
+/// be known non-real, nor nan.
+pub fn inequality_side(me: &Ex) -> PyResult<()> {
+    if super::order::not_real_by_commutativity(me) {
+        return Err(Raise::type_error(format!(
+            "Invalid comparison of non-real {}",
+            super::print::sstr(me)
+        )));
+    }
+    if matches!(**me, Node::NaN) {
+        return Err(Raise::type_error("Invalid NaN comparison"));
+    }
+    Ok(())
+}
+
 /// `sympy.Eq(l, r)`, `sympy.Gt(l, r)`, ...
 pub fn relational(op: Rel, l: &Ex, r: &Ex) -> PyResult<Ex> {
     if !matches!(op, Rel::Eq | Rel::Ne) {
-        if matches!(**l, Node::NaN) || matches!(**r, Node::NaN) {
-            return Err(Raise::type_error("Invalid NaN comparison"));
-        }
+        inequality_side(l)?;
+        inequality_side(r)?;
         // is_ge: `if not (isinstance(lhs, Expr) and isinstance(rhs, Expr))`.
         if l.is_boolean() || r.is_boolean() {
             return Err(Raise::type_error("Can only compare inequalities with Expr"));

@@ -116,6 +116,22 @@ fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
     all
 }
 
+/// `_fuzzy_group(args, quick_exit=True)` (sympy/core/assumptions.py): True
+/// when all are True, False when exactly one is False and the rest True,
+/// otherwise unknown.
+fn fuzzy_group_quick(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+    let mut saw_other = false;
+    for v in it {
+        match v {
+            Some(true) => {}
+            None => return None,
+            Some(false) if saw_other => return None,
+            Some(false) => saw_other = true,
+        }
+    }
+    Some(!saw_other)
+}
+
 /// The assumptions sympy derives for `e`.
 pub fn facts(e: &Ex) -> Facts {
     match &**e {
@@ -204,12 +220,10 @@ fn with_parity(e: &Ex, mut f: Facts) -> Facts {
 fn add_facts(args: &[Ex]) -> Facts {
     let fs: Vec<Facts> = args.iter().map(facts).collect();
     let real = fuzzy_all(fs.iter().map(|f| f.real));
-    // Add._eval_is_integer: all integer is True; one non-integer among
-    // integers is False only for a Rational, which never arises here.
-    let integer = match fuzzy_all(fs.iter().map(|f| f.integer)) {
-        Some(false) => None,
-        x => x,
-    };
+    // Add._eval_is_integer: `_fuzzy_group(..., quick_exit=True)`: all
+    // integer is True, exactly one non-integer among integers (`2.5 + a`) is
+    // False, anything else unknown.
+    let integer = fuzzy_group_quick(fs.iter().map(|f| f.integer));
     let sign = |want_pos: bool| -> Option<bool> {
         let (mut strict, mut weak, mut opposite) = (false, false, false);
         for f in fs.iter().filter(|f| f.zero != Some(true)) {
@@ -236,20 +250,97 @@ fn add_facts(args: &[Ex]) -> Facts {
             None
         }
     };
-    let pos = sign(true);
-    let neg = sign(false);
-    let zero = if pos == Some(true) || neg == Some(true) {
+    let (mut pos, mut neg) = (sign(true), sign(false));
+    let mut f = Facts {
+        pos,
+        neg,
+        zero: None,
+        real,
+        integer,
+    };
+    if let Some((c, a, v)) = monotonic_step(args) {
+        // `s = v + c` against `a`'s sign, as the four handlers test it.
+        let s = v + c;
+        let fa = facts(a);
+        if pos.is_none() && s.is_positive() && fa.nonneg() == Some(true) {
+            pos = Some(true);
+        }
+        if neg.is_none() && s.is_negative() && fa.nonpos() == Some(true) {
+            neg = Some(true);
+        }
+        if pos.is_none() && !s.is_positive() && fa.nonpos() == Some(true) {
+            pos = Some(false);
+        }
+        if neg.is_none() && !s.is_negative() && fa.nonneg() == Some(true) {
+            neg = Some(false);
+        }
+        f.pos = pos;
+        f.neg = neg;
+    }
+    // `zero -> even -> integer`: a sum that is not an integer is not zero.
+    let zero = if pos == Some(true) || neg == Some(true) || integer == Some(false) {
         Some(false)
     } else {
         None
     };
-    Facts {
-        pos,
-        neg,
-        zero,
-        real,
-        integer,
+    f.zero = zero;
+    f
+}
+
+/// The `_monotonic_sign` step of `Add._eval_is_extended_positive` (and of
+/// `_negative`, `_nonnegative`, `_nonpositive`): for `c + a` with a nonzero
+/// number `c`, `v = _monotonic_sign(a)`; the sum's sign follows from
+/// `v + c` and `a`'s. Modelled for `a` a power of an integer to an integer
+/// `n >= 2` (`(Mod(b, 8) + 2)**2 - 1` is non-negative: the power is
+/// composite, so at least 4); elsewhere the step proves nothing here.
+fn monotonic_step(args: &[Ex]) -> Option<(BigInt, &Ex, BigInt)> {
+    let [c, a] = args else { return None };
+    let c = c.as_int().filter(|c| !c.is_zero())?;
+    Some((c.clone(), a, monotonic_sign_pow(a)?))
+}
+
+/// `_monotonic_sign(b**n)` (sympy/core/exprtools.py) for an integer `b` and
+/// an integer `n >= 2`: such a power is never prime (`Pow._eval_is_prime`);
+/// it is composite when `b - 1` is positive, or `b + 1` negative and `n`
+/// even (`Pow._eval_is_composite`): 9 if odd, else 4; otherwise a positive
+/// one is at least 4 if even, else 1, a negative one at most -2 or -1, and
+/// one of known weak sign is 0.
+fn monotonic_sign_pow(a: &Ex) -> Option<BigInt> {
+    let Node::Pow(b, x) = &**a else { return None };
+    let n = x.as_int().filter(|n| *n >= &BigInt::from(2))?;
+    let fb = facts(b);
+    if fb.integer != Some(true) || fb.real != Some(true) {
+        return None;
     }
+    let shifted = |k: i64| super::expr::add(&[b.clone(), super::expr::int(k)]).ok();
+    let composite = shifted(-1).is_some_and(|e| facts(&e).pos == Some(true))
+        || n.is_even() && shifted(1).is_some_and(|e| facts(&e).neg == Some(true));
+    let odd = is_even(a) == Some(false);
+    let even = is_even(a) == Some(true);
+    let fa = facts(a);
+    Some(BigInt::from(if composite {
+        if odd {
+            9
+        } else {
+            4
+        }
+    } else if fa.pos == Some(true) {
+        if even {
+            4
+        } else {
+            1
+        }
+    } else if fa.neg == Some(true) {
+        if even {
+            -2
+        } else {
+            -1
+        }
+    } else if fa.zero == Some(true) || fa.nonpos() == Some(true) || fa.nonneg() == Some(true) {
+        0
+    } else {
+        return None;
+    }))
 }
 
 /// `Mul._eval_pos_neg` and friends, reduced to argument signs.
@@ -962,6 +1053,33 @@ fn is_float_expr(e: &Ex) -> bool {
     }
 }
 
+/// `ValueRangeAnalysis.int_truediv(a, b)` when an operand is a BooleanAtom
+/// (`IntTrueDiv(False, a)`), whose range is `VR[False, False]`: the
+/// membership tests `0 in b` and `-int_oo in a` compare a Boolean bound with
+/// a number, and `sympy_generic_le` asserts `(lower, upper)`; a divisor
+/// whose range holds 0 answers unknown before the dividend is looked at.
+fn int_truediv_bool_range(a: &Ex, b: &Ex) -> Result<(f64, f64), FloatBoundFail> {
+    let asserts = |atom: &Ex, other: &str| {
+        let atom = if matches!(**atom, Node::True) {
+            "True"
+        } else {
+            "False"
+        };
+        Err(FloatBoundFail::Raised(BoundRaise::Raise(
+            "AssertionError",
+            format!("({atom}, {other})"),
+        )))
+    };
+    if b.is_bool_atom() {
+        return asserts(b, "0");
+    }
+    let (lo, hi) = float_bounds(b)?;
+    if lo <= 0.0 && 0.0 <= hi {
+        return Ok((f64::NEG_INFINITY, f64::INFINITY));
+    }
+    asserts(a, "-int_oo")
+}
+
 /// Why [`float_bounds`] has no range.
 enum FloatBoundFail {
     /// A node kind whose float range is not modelled.
@@ -1013,6 +1131,9 @@ fn float_bounds(e: &Ex) -> Result<(f64, f64), FloatBoundFail> {
                 return Err(FloatBoundFail::Raised(BoundRaise::NaN));
             }
             Ok((lo, hi))
+        }
+        Node::Fn(Func::IntTrueDiv, args) if args.iter().any(|a| a.is_bool_atom()) => {
+            int_truediv_bool_range(&args[0], &args[1])
         }
         // ValueRangeAnalysis.truediv / int_truediv: unknown when the
         // divisor's range holds 0 or both hold an infinity, else the corners.

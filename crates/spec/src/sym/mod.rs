@@ -588,14 +588,12 @@ fn symfloat_pow(me: &Operand, _other: &Operand) -> PyResult<Option<Value>> {
 }
 
 /// What building `x >= 0` can raise before its `bool()` / `torch._check`
-/// guards: only a nan expression (`Invalid NaN comparison`).
+/// guards: a nan or known non-real expression (`_Inequality.__new__`).
 fn ge_zero_check(x: &Operand) -> PyResult<()> {
-    if let Operand::Sym(s) = x {
-        if matches!(*s.expr, Node::NaN) {
-            return Err(Raise::type_error("Invalid NaN comparison"));
-        }
+    match x {
+        Operand::Sym(s) => expr::inequality_side(&s.expr),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// `SymFloat.__rpow__(other)` (`other ** self`): `torch._check(other >= 0)`

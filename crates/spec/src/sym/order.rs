@@ -305,7 +305,7 @@ fn nc_cmp(a: &[Ex], b: &[Ex]) -> Ordering {
 /// of a power or product with such a part; torch's integer and real
 /// functions (`ToFloat`, `FloorDiv`, ...) are commutative whatever their
 /// arguments.
-fn is_commutative(e: &Ex) -> bool {
+pub(super) fn is_commutative(e: &Ex) -> bool {
     match &**e {
         Node::True | Node::False | Node::Rel(..) | Node::Not(_) => false,
         Node::Fn(Func::BitwiseAnd | Func::BitwiseOr, args) | Node::Mul(args) | Node::Add(args) => {
@@ -314,4 +314,71 @@ fn is_commutative(e: &Ex) -> bool {
         Node::Pow(b, x) => is_commutative(b) && is_commutative(x),
         _ => true,
     }
+}
+
+/// The `is_commutative` a node carries (its slot, set when it was built):
+/// True, False (a product or sum built with a non-commutative part), or
+/// None (a BooleanAtom, relational or `Not`; a `BitwiseFn` of one; a power
+/// of one; `-x` of one, built by `Expr.__neg__`).
+pub(super) fn commutative_slot(e: &Ex) -> Option<bool> {
+    match &**e {
+        Node::True | Node::False | Node::Rel(..) | Node::Not(_) => None,
+        Node::Fn(Func::BitwiseAnd | Func::BitwiseOr, args) => {
+            let mut all = Some(true);
+            for a in args {
+                match commutative_slot(a) {
+                    Some(false) => return Some(false),
+                    None => all = None,
+                    Some(true) => {}
+                }
+            }
+            all
+        }
+        // `b.is_commutative and e.is_commutative`.
+        Node::Pow(b, x) => match commutative_slot(b) {
+            Some(true) => commutative_slot(x),
+            other => other,
+        },
+        // `-x` of a non-commutative atom: `Mul._from_args((-1, x), None)`
+        // (the same product from `Mul(-1, x)` would be False; a subtraction
+        // is the way the reference builds it).
+        Node::Mul(args) if args.len() == 2 && args[0].is_int_value(-1) => {
+            match commutative_slot(&args[1]) {
+                Some(true) => Some(true),
+                None if !matches!(*args[1], Node::Mul(_) | Node::Add(_)) => None,
+                _ => Some(false),
+            }
+        }
+        // Mul.flatten / Add.flatten: `is_commutative = not nc_part`.
+        Node::Mul(args) | Node::Add(args) => Some(args.iter().all(is_commutative)),
+        _ => Some(true),
+    }
+}
+
+/// `e.is_extended_real is False` for a sum or product because it is not
+/// commutative (`extended_real -> commutative`): `_eval_is_commutative`,
+/// `_fuzzy_group` of the arguments' slots, is False. In a sum the terms
+/// with a coefficient were rebuilt by `Mul(c, s)` (False when `s` does not
+/// commute), except in `Add.flatten`'s fast path for a Rational and a
+/// product, which keeps the product as it came (`1 - (a | True)`: None).
+pub(super) fn not_real_by_commutativity(e: &Ex) -> bool {
+    let slots: Vec<Option<bool>> = match &**e {
+        Node::Mul(args) => args.iter().map(commutative_slot).collect(),
+        Node::Add(args) => {
+            let fast = args.len() == 2
+                && matches!(*args[0], Node::Int(_))
+                && matches!(*args[1], Node::Mul(_));
+            args.iter()
+                .map(|t| match &**t {
+                    Node::Mul(f) if !fast && super::expr::Num::of(&f[0]).is_some() => {
+                        Some(f[1..].iter().all(is_commutative))
+                    }
+                    _ => commutative_slot(t),
+                })
+                .collect()
+        }
+        _ => return false,
+    };
+    // `_fuzzy_group` without quick exit: None if any is None.
+    !slots.contains(&None) && slots.contains(&Some(false))
 }
