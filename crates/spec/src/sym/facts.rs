@@ -767,7 +767,7 @@ pub fn mod_operand_nonneg(e: &Ex) -> torchspec_pyval::PyResult<bool> {
     }
     if let Node::Fn(Func::ToFloat, a) = &**e {
         if a[0].is_boolean() {
-            let lower = if rel_range_lower(&a[0]) {
+            let lower = if rel_range_lower(&a[0]).map_err(BoundRaise::into_raise)? {
                 "True"
             } else {
                 "False"
@@ -805,27 +805,31 @@ pub fn mod_operand_nonneg(e: &Ex) -> torchspec_pyval::PyResult<bool> {
 /// The lower end of a Boolean's value range (ValueRangeAnalysis `lt`,
 /// `eq` and their negations over the operands' bounds, as floats when a
 /// side is a float: `-1.0` is `VR[-1.0, -1.0]`): `true` when the ranges
-/// prove it; a float range not modelled proves nothing.
-fn rel_range_lower(e: &Ex) -> bool {
-    match &**e {
+/// prove it; a float range not modelled proves nothing. An operand whose
+/// range is NaN (`a - int_oo`) raises first, as `ValueRanges` asserts.
+fn rel_range_lower(e: &Ex) -> Result<bool, BoundRaise> {
+    Ok(match &**e {
         Node::True => true,
         Node::Rel(op, l, r) if is_float_expr(l) || is_float_expr(r) => {
-            let range = |e: &Ex| {
+            let range = |e: &Ex| -> Result<Option<(f64, f64)>, BoundRaise> {
                 if is_float_expr(e) {
-                    float_bounds(e).ok()
-                } else {
-                    let (lo, hi) = bounds(e);
-                    Some((ext_f64(&lo), ext_f64(&hi)))
+                    return match float_bounds(e) {
+                        Ok(r) => Ok(Some(r)),
+                        Err(FloatBoundFail::Raised(b)) => Err(b),
+                        Err(FloatBoundFail::Unmodelled) => Ok(None),
+                    };
                 }
+                let (lo, hi) = try_bounds(e)?;
+                Ok(Some((ext_f64(&lo), ext_f64(&hi))))
             };
-            match (range(l), range(r)) {
+            match (range(l)?, range(r)?) {
                 (Some(a), Some(b)) => rel_proven(*op, &a, &b),
                 _ => false,
             }
         }
-        Node::Rel(op, l, r) => rel_proven(*op, &bounds(l), &bounds(r)),
+        Node::Rel(op, l, r) => rel_proven(*op, &try_bounds(l)?, &try_bounds(r)?),
         _ => false,
-    }
+    })
 }
 
 /// Whether ranges `a` and `b` prove `a op b`.
