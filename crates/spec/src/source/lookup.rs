@@ -296,24 +296,50 @@ const FAST_CHAIN: usize = 64;
 /// variadic root, a missing key, a mismatch, `None` on the way, a chain
 /// longer than `budget`), which the faithful path then decides. Each step
 /// takes exactly the conditions of `access_path_into` and `walk_spec`.
+#[inline]
 fn fast_walk<'s>(
     source: &Source,
     params: &'s crate::ParamsSpec,
     budget: usize,
 ) -> Option<&'s Value> {
-    let budget = budget.checked_sub(1)?;
-    if let SourceKind::Local {
-        local_name,
-        is_input: true,
-        is_varargs: false,
-        is_varkw: false,
-        ..
-    } = &source.kind
-    {
-        return params.named_args.get_str(local_name);
+    match fast_root(source) {
+        Some(name) => params.named_args.get_str(name),
+        None => fast_step(source, params, budget.checked_sub(1)?),
     }
-    if source.class.is_nn_module() {
-        return fast_walk(source.base()?, params, budget);
+}
+
+/// The name of an input `LocalSource` that is neither `*args` nor `**kwargs`.
+#[inline]
+fn fast_root(source: &Source) -> Option<&str> {
+    match &source.kind {
+        SourceKind::Local {
+            local_name,
+            is_input: true,
+            is_varargs: false,
+            is_varkw: false,
+            ..
+        } => Some(local_name),
+        _ => None,
+    }
+}
+
+/// One access step of [`fast_walk`] below the root (apart, so that the root
+/// case inlines into the caller and the recursion stays here).
+#[inline(never)]
+fn fast_step<'s>(
+    source: &Source,
+    params: &'s crate::ParamsSpec,
+    mut budget: usize,
+) -> Option<&'s Value> {
+    // NNModuleSource is a guard marker, not an access step: skipped in a
+    // loop (half the nodes of a module attribute chain), not a frame each.
+    let mut source = source;
+    while source.class.is_nn_module() {
+        budget = budget.checked_sub(1)?;
+        source = source.base()?.as_ref();
+    }
+    if let Some(name) = fast_root(source) {
+        return params.named_args.get_str(name);
     }
     match &source.kind {
         SourceKind::DictGetItem {
