@@ -342,20 +342,32 @@ pub fn write_jsonable(out: &mut Vec<u8>, v: &Value, scratch: &mut String) -> PyR
         out.extend_from_slice(b"]}");
         return Ok(());
     } else if let Some(var) = cast::<IntVar>(any, tid) {
-        typed_open(out, var.kind.name(), "name");
-        write_enc(out, &var.name, scratch)?;
-        for (k, v) in [
-            (",\"min\":", &var.min),
-            (",\"max\":", &var.max),
-            (",\"optimization_hint\":", &var.optimization_hint),
-        ] {
-            out.extend_from_slice(k.as_bytes());
-            write_enc(out, v, scratch)?;
-        }
-        out.push(b'}');
+        // A var is a leaf met many times in a tree: its text is made once.
+        out.extend_from_slice(var.cached_text(|| {
+            let mut text = Vec::new();
+            write_intvar(&mut text, var, scratch)?;
+            Ok(text)
+        })?);
         return Ok(());
     }
     write_enc(out, &jsonable_or_self(v)?, scratch)
+}
+
+/// `IntVar.to_jsonable()`: `{"type", "name", "min", "max",
+/// "optimization_hint"}`.
+fn write_intvar(out: &mut Vec<u8>, var: &IntVar, scratch: &mut String) -> PyResult<()> {
+    typed_open(out, var.kind.name(), "name");
+    write_enc(out, &var.name, scratch)?;
+    for (k, v) in [
+        (",\"min\":", &var.min),
+        (",\"max\":", &var.max),
+        (",\"optimization_hint\":", &var.optimization_hint),
+    ] {
+        out.extend_from_slice(k.as_bytes());
+        write_enc(out, v, scratch)?;
+    }
+    out.push(b'}');
+    Ok(())
 }
 
 /// `,"ok":{"repr": repr(v), "jsonable": ...}` as JSON text.

@@ -64,6 +64,9 @@ pub struct IntVar {
     /// `repr()`, made on first use, and whether it is plain (printable
     /// ASCII only, so one line whatever indents it).
     printed: std::cell::OnceCell<(String, bool)>,
+    /// A writer's text of the var (the JSON of its `to_jsonable()`), made
+    /// on first use: the var never changes.
+    text: std::cell::OnceCell<Box<[u8]>>,
 }
 
 /// The per-case `IntVar._uid_counter`.
@@ -105,7 +108,26 @@ impl IntVar {
             optimization_hint: args.optimization_hint.unwrap_or(Value::None),
             sym_expr: std::cell::OnceCell::new(),
             printed: std::cell::OnceCell::new(),
+            text: std::cell::OnceCell::new(),
         })
+    }
+
+    /// The var's text as `make` writes it, made once and kept (a result
+    /// writer's JSON of `to_jsonable()`, say).
+    ///
+    /// ```
+    /// # use torchspec_spec::IntVar;
+    /// # fn demo(var: &IntVar) -> torchspec_pyval::PyResult<()> {
+    /// let text = var.cached_text(|| Ok(b"{...}".to_vec()))?;
+    /// assert_eq!(text, var.cached_text(|| unreachable!())?);
+    /// # Ok(()) }
+    /// ```
+    pub fn cached_text(&self, make: impl FnOnce() -> PyResult<Vec<u8>>) -> PyResult<&[u8]> {
+        if let Some(t) = self.text.get() {
+            return Ok(t);
+        }
+        let made = make()?.into_boxed_slice();
+        Ok(self.text.get_or_init(|| made))
     }
 
     /// The sympy symbol name, `name#uid`.
