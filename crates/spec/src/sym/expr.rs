@@ -694,8 +694,13 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
         };
         // `global_parameters.distribute and b.is_commutative`: a sum with an
         // opaque `BitwiseFn` of a Boolean stays whole (`-(a + (a | False))`).
-        let commutes = super::order::is_commutative(other);
-        if let (Node::Int(n), Node::Add(terms), true) = (&**num, &**other, commutes) {
+        let sum = match (&**num, &**other) {
+            (Node::Int(n), Node::Add(terms)) if super::order::is_commutative(other) => {
+                Some((n, terms))
+            }
+            _ => None,
+        };
+        if let Some((n, terms)) = sum {
             if n.is_zero() {
                 return Ok(int(0));
             }
@@ -769,17 +774,20 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
     // Mul.flatten's last step: a finite number times a single sum
     // distributes (`1.5*(a + 1)` is `1.5*a + 1.5`, `int_oo*(a + 1)` too).
     // (`not nc_part`: a non-commutative sum stays a factor.)
-    if out.len() == 1 && coeff.is_finite() && super::order::is_commutative(&out[0]) {
-        if let Node::Add(terms) = &*out[0] {
-            if let Num::Int(_) = coeff {
-                return mul(&[coeff.to_ex(), out[0].clone()]);
+    if out.len() == 1 && coeff.is_finite() {
+        match &*out[0] {
+            Node::Add(terms) if super::order::is_commutative(&out[0]) => {
+                if let Num::Int(_) = coeff {
+                    return mul(&[coeff.to_ex(), out[0].clone()]);
+                }
+                let mut dist = Vec::new();
+                for t in terms {
+                    let (tc, rest) = as_coeff_mul(t);
+                    dist.push(attach_coeff(&coeff.mul(&tc)?, &rest));
+                }
+                return add(&dist);
             }
-            let mut dist = Vec::new();
-            for t in terms {
-                let (tc, rest) = as_coeff_mul(t);
-                dist.push(attach_coeff(&coeff.mul(&tc)?, &rest));
-            }
-            return add(&dist);
+            _ => {}
         }
     }
     if !coeff.is_one() {
@@ -962,10 +970,6 @@ fn boolean_atom_error() -> Raise {
     Raise::type_error("BooleanAtom not allowed in this context.")
 }
 
-fn is_bool_atom(e: &Ex) -> bool {
-    e.is_bool_atom()
-}
-
 // ---------------------------------------------------------------------------
 // torch functions
 // ---------------------------------------------------------------------------
@@ -1062,7 +1066,7 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     }
     // A BooleanAtom operand (`a // True`) reaches arithmetic (`p / gcd`,
     // `term / divisor`, `base.args[1] * divisor`) and raises there.
-    if is_bool_atom(base) || is_bool_atom(divisor) {
+    if base.is_bool_atom() || divisor.is_bool_atom() {
         if base == divisor {
             return Ok(int(1));
         }

@@ -104,7 +104,7 @@ impl Facts {
     }
 }
 
-fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+pub(super) fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
     let mut all = Some(true);
     for v in it {
         match v {
@@ -116,16 +116,19 @@ fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
     all
 }
 
-/// `_fuzzy_group(args, quick_exit=True)` (sympy/core/assumptions.py): True
-/// when all are True, False when exactly one is False and the rest True,
-/// otherwise unknown.
-fn fuzzy_group_quick(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+/// `_fuzzy_group(args, quick_exit)` (sympy/core/assumptions.py): True when
+/// all are True; unknown at the first unknown; False when some are False
+/// (with `quick_exit`, exactly one: a second makes it unknown).
+pub(super) fn fuzzy_group(
+    it: impl Iterator<Item = Option<bool>>,
+    quick_exit: bool,
+) -> Option<bool> {
     let mut saw_other = false;
     for v in it {
         match v {
             Some(true) => {}
             None => return None,
-            Some(false) if saw_other => return None,
+            Some(false) if quick_exit && saw_other => return None,
             Some(false) => saw_other = true,
         }
     }
@@ -223,7 +226,7 @@ fn add_facts(args: &[Ex]) -> Facts {
     // Add._eval_is_integer: `_fuzzy_group(..., quick_exit=True)`: all
     // integer is True, exactly one non-integer among integers (`2.5 + a`) is
     // False, anything else unknown.
-    let integer = fuzzy_group_quick(fs.iter().map(|f| f.integer));
+    let integer = fuzzy_group(fs.iter().map(|f| f.integer), true);
     let sign = |want_pos: bool| -> Option<bool> {
         let (mut strict, mut weak, mut opposite) = (false, false, false);
         for f in fs.iter().filter(|f| f.zero != Some(true)) {
@@ -251,13 +254,6 @@ fn add_facts(args: &[Ex]) -> Facts {
         }
     };
     let (mut pos, mut neg) = (sign(true), sign(false));
-    let mut f = Facts {
-        pos,
-        neg,
-        zero: None,
-        real,
-        integer,
-    };
     if let Some((c, a, v)) = monotonic_step(args) {
         // `s = v + c` against `a`'s sign, as the four handlers test it.
         let s = v + c;
@@ -274,8 +270,6 @@ fn add_facts(args: &[Ex]) -> Facts {
         if neg.is_none() && !s.is_negative() && fa.nonneg() == Some(true) {
             neg = Some(false);
         }
-        f.pos = pos;
-        f.neg = neg;
     }
     // `zero -> even -> integer`: a sum that is not an integer is not zero.
     let zero = if pos == Some(true) || neg == Some(true) || integer == Some(false) {
@@ -283,8 +277,13 @@ fn add_facts(args: &[Ex]) -> Facts {
     } else {
         None
     };
-    f.zero = zero;
-    f
+    Facts {
+        pos,
+        neg,
+        zero,
+        real,
+        integer,
+    }
 }
 
 /// The `_monotonic_sign` step of `Add._eval_is_extended_positive` (and of

@@ -306,14 +306,7 @@ fn nc_cmp(a: &[Ex], b: &[Ex]) -> Ordering {
 /// functions (`ToFloat`, `FloorDiv`, ...) are commutative whatever their
 /// arguments.
 pub(super) fn is_commutative(e: &Ex) -> bool {
-    match &**e {
-        Node::True | Node::False | Node::Rel(..) | Node::Not(_) => false,
-        Node::Fn(Func::BitwiseAnd | Func::BitwiseOr, args) | Node::Mul(args) | Node::Add(args) => {
-            args.iter().all(is_commutative)
-        }
-        Node::Pow(b, x) => is_commutative(b) && is_commutative(x),
-        _ => true,
-    }
+    commutative_slot(e) == Some(true)
 }
 
 /// The `is_commutative` a node carries (its slot, set when it was built):
@@ -323,16 +316,9 @@ pub(super) fn is_commutative(e: &Ex) -> bool {
 pub(super) fn commutative_slot(e: &Ex) -> Option<bool> {
     match &**e {
         Node::True | Node::False | Node::Rel(..) | Node::Not(_) => None,
+        // Function._eval_is_commutative: `fuzzy_and` of the arguments'.
         Node::Fn(Func::BitwiseAnd | Func::BitwiseOr, args) => {
-            let mut all = Some(true);
-            for a in args {
-                match commutative_slot(a) {
-                    Some(false) => return Some(false),
-                    None => all = None,
-                    Some(true) => {}
-                }
-            }
-            all
+            super::facts::fuzzy_all(args.iter().map(commutative_slot))
         }
         // `b.is_commutative and e.is_commutative`.
         Node::Pow(b, x) => match commutative_slot(b) {
@@ -362,23 +348,22 @@ pub(super) fn commutative_slot(e: &Ex) -> Option<bool> {
 /// commute), except in `Add.flatten`'s fast path for a Rational and a
 /// product, which keeps the product as it came (`1 - (a | True)`: None).
 pub(super) fn not_real_by_commutativity(e: &Ex) -> bool {
-    let slots: Vec<Option<bool>> = match &**e {
-        Node::Mul(args) => args.iter().map(commutative_slot).collect(),
+    use super::facts::fuzzy_group;
+    let slots = match &**e {
+        Node::Mul(args) => fuzzy_group(args.iter().map(commutative_slot), false),
         Node::Add(args) => {
             let fast = args.len() == 2
                 && matches!(*args[0], Node::Int(_))
                 && matches!(*args[1], Node::Mul(_));
-            args.iter()
-                .map(|t| match &**t {
-                    Node::Mul(f) if !fast && super::expr::Num::of(&f[0]).is_some() => {
-                        Some(f[1..].iter().all(is_commutative))
-                    }
-                    _ => commutative_slot(t),
-                })
-                .collect()
+            let slot = |t: &Ex| match &**t {
+                Node::Mul(f) if !fast && super::expr::Num::of(&f[0]).is_some() => {
+                    Some(f[1..].iter().all(is_commutative))
+                }
+                _ => commutative_slot(t),
+            };
+            fuzzy_group(args.iter().map(slot), false)
         }
         _ => return false,
     };
-    // `_fuzzy_group` without quick exit: None if any is None.
-    !slots.contains(&None) && slots.contains(&Some(false))
+    slots == Some(false)
 }
