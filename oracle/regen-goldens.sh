@@ -154,43 +154,11 @@ names=()
 for f in "${case_files[@]}"; do names+=("$(basename "$f")"); done
 programs=()
 for f in "${program_files[@]}"; do programs+=("$(basename "$f" .pt2)"); done
-"$PY" - "$TORCH_VERSION" "$tmp/METADATA.json" "$PY_SHOWN" "$COMMAND_SHOWN" "${#names[@]}" "${names[@]}" "${programs[@]}" <<'PYEOF' 2>"$tmp/.metadata.err" || { cat "$tmp/.metadata.err" >&2; exit 1; }
-import json, platform, sys
-want, out, py, command, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-names, programs = sys.argv[6:6 + n], sys.argv[6 + n:]
-import torch
-if torch.__version__.split("+")[0] != want:
-    sys.exit(f"regen-goldens: torch {torch.__version__} is installed, goldens are for torch {want}")
-meta = {
-    "torch": torch.__version__,
-    "python": sys.version.split()[0],
-    "platform": {"system": platform.system(), "machine": platform.machine()},
-    "case_format": "v1",
-    "command": command,
-    "capture": f"{py} oracle/capture.py "
-               f"corpus/cases/NAME.jsonl > corpus/goldens/torch-{want}/NAME.jsonl",
-    "cases": names,
-    "program_capture": f"{py} oracle/capture.py "
-                       f"--program-goldens corpus/goldens/torch-{want}/programs "
-                       "corpus/programs/NAME.pt2 ... (one line per pipeline of "
-                       "`capture.py --program corpus/programs/NAME.pt2 [--pass P ...]`, "
-                       "probes as `capture.py --probes NAME.pt2 NAME.probes.jsonl`)",
-    "program_pipelines": [[], ["dce"], ["remove-runtime-assertions"],
-                          ["remove-runtime-assertions", "dce"],
-                          ["add-inline-constraint-assertions"],
-                          ["remove-runtime-assertions", "add-inline-constraint-assertions"],
-                          ["common-getitem-elimination"], ["remove-unnecessary-copy"]],
-    "programs": programs,
-    "weights_capture": f"{py} oracle/weights.py --goldens "
-                       f"corpus/goldens/torch-{want}/weights corpus/programs/NAME.pt2 "
-                       "corpus/weights/NAME.pt2 ... (`weights.py --sha256 NAME.pt2` "
-                       "for one)",
-    "mutant_capture": f"{py} oracle/capture.py --mutant-goldens "
-                      f"corpus/goldens/torch-{want}/mutants corpus/mutants/NAME.json ...",
-}
-with open(out, "w", encoding="utf-8") as f:
-    f.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-PYEOF
+regressions=()
+for f in corpus/regressions/*.jsonl; do regressions+=("$(basename "$f")"); done
+"$PY" oracle/golden_metadata.py "$TORCH_VERSION" "$tmp/METADATA.json" "$PY_SHOWN" "$COMMAND_SHOWN" \
+  "${#names[@]}" "${names[@]}" "${#regressions[@]}" "${regressions[@]}" "${programs[@]}" \
+  2>"$tmp/.metadata.err" || { cat "$tmp/.metadata.err" >&2; exit 1; }
 rm -f "$tmp/.metadata.err"
 
 if [[ $programs_only == 0 ]]; then
