@@ -42,12 +42,14 @@ import os
 import sys
 from typing import Any, NoReturn
 
+import export_spec
+
 
 # ---------------------------------------------------------------------------
 # The case language (structure only; no torch needed to validate).
 # ---------------------------------------------------------------------------
 
-KINDS = ("build", "lookup", "source_name")
+KINDS = ("build", "lookup", "source_name", "export_spec")
 
 # Top-level keys allowed per kind ("vars" is optional for every kind). Unknown
 # keys are rejected: the format may grow optional fields that change a case's
@@ -56,11 +58,13 @@ CASE_KEYS = {
     "build": {"id", "kind", "vars", "value"},
     "lookup": {"id", "kind", "vars", "spec", "source"},
     "source_name": {"id", "kind", "vars", "source"},
+    "export_spec": export_spec.CASE_KEYS,
 }
 REQUIRED_CASE_KEYS = {
     "build": ("id", "kind", "value"),
     "lookup": ("id", "kind", "spec", "source"),
     "source_name": ("id", "kind", "source"),
+    "export_spec": export_spec.REQUIRED_KEYS,
 }
 
 VAR_KINDS = ("IntVar", "ShapeVar")
@@ -292,7 +296,12 @@ def check_case(case: Any) -> None:
     for i, var in enumerate(vars_):
         check_var(var, f"vars[{i}]")
     nvars = len(vars_)
-    if kind == "build":
+    if kind == "export_spec":
+        try:
+            export_spec.check_case(case, nvars, sys.modules[__name__])
+        except export_spec.CaseError as e:
+            raise CaseFileError(str(e)) from None
+    elif kind == "build":
         check_value(case["value"], "value", nvars)
     elif kind == "lookup":
         # lookup_spec_from_dynamo_source takes a ShapesSpec or None; anything
@@ -528,6 +537,11 @@ def error_result(case_id: str, e: BaseException) -> dict[str, Any]:
 def evaluate(case: dict[str, Any]) -> str:
     """Evaluate one validated case and return its result line (without newline)."""
     case_id = case["id"]
+    if case["kind"] == "export_spec":
+        try:
+            return dumps(export_spec.evaluate(case, sys.modules[__name__]))
+        except Exception as e:  # serialisation (the result itself is evaluated inside)
+            return dumps(error_result(case_id, e))
     try:
         reset_spec_state()
         vars_ = make_vars(case.get("vars", []))
