@@ -255,7 +255,6 @@ def _build(case: dict[str, Any], lang: Any) -> tuple[Any, ...]:
     """Everything the case evaluates before the API call, in the contract's order."""
     torch = lang.torch
     import torch.utils._pytree as pytree
-    from torch.fx.experimental.dynamic_spec import dynamic_spec
 
     vars_ = lang.make_vars(case.get("vars", []))
     spec = lang.eval_value(case["spec"], vars_) if "spec" in case else _MISSING
@@ -276,7 +275,9 @@ def _build(case: dict[str, Any], lang: Any) -> tuple[Any, ...]:
     exec(src, ns)  # noqa: S102  (the contract's fixed body)
     fn = ns[fn_name]
     if decorator is not _MISSING:
-        fn = dynamic_spec(decorator)(fn)
+        # An attribute lookup, not `from ... import`: a torch without the
+        # decorator raises an AttributeError that names no file.
+        fn = lang.dynamic_spec.dynamic_spec(decorator)(fn)
     module = type("M", (torch.nn.Module,), {"forward": fn} if fn_name == "forward" else {})()
     ns["self"] = module
     for name, t in params:
@@ -372,10 +373,16 @@ def recording_wiring(lang: Any) -> Iterator[list[list[str]]]:
     where imported by name) to record their calls, changing nothing else."""
     import torch._dynamo.variables.builder as builder
     import torch.fx.experimental.symbolic_shapes as ss
-    from torch.fx.experimental.dynamic_spec import IntVar
 
     trace: list[list[str]] = []
+    if not hasattr(ss, "_wire_spec_slot"):
+        # An older torch without spec wiring: nothing to record, and what
+        # the case does there is whatever that torch raises.
+        yield trace
+        return
     orig_slot, orig_emit = ss._wire_spec_slot, ss._emit_pending_spec_assumption
+
+    from torch.fx.experimental.dynamic_spec import IntVar
 
     def slot(spec: Any, size_sym: Any) -> Any:
         if isinstance(spec, IntVar):

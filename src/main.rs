@@ -713,6 +713,12 @@ fn gen(seed: u64, count: usize, kind: &str, out: &mut impl Write) -> torchspec::
             count,
             &format!("gen-source-name-s{seed}"),
         ),
+        "export_spec" => sample(
+            torchspec::testing::export_spec::export_spec_case(),
+            seed,
+            count,
+            &format!("export-spec-gen-s{seed}"),
+        ),
         other => {
             return Err(torchspec::Error::new(format!(
                 "no generator for kind `{other}` yet"

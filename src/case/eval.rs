@@ -22,10 +22,21 @@ use crate::spec::{
 
 /// Evaluate a case; never panics, whatever the case holds.
 pub fn eval_case(case: &Case) -> ResultLine {
+    if let CaseBody::ExportSpec(es) = &case.body {
+        let (result, wiring) = super::export_spec::eval_export_spec(&case.vars, es);
+        let outcome = super::export_spec::outcome_of(result);
+        let wiring = (!matches!(outcome, Outcome::Unsupported(_))).then_some(wiring);
+        return ResultLine {
+            id: case.id.clone(),
+            outcome,
+            wiring,
+        };
+    }
     let outcome = outcome(eval_body(&case.vars, &case.body));
     ResultLine {
         id: case.id.clone(),
         outcome,
+        wiring: None,
     }
 }
 
@@ -205,6 +216,8 @@ impl Env {
                 };
                 Value::object(ShapesSpec::construct(args)?)
             }
+            Expr::Tensor(t) => super::export_spec::tensor_value(t)?,
+            Expr::Pytree(p) => super::export_spec::pytree_value(self, p)?,
         })
     }
 
@@ -330,6 +343,9 @@ fn eval_body_with<T>(
             let source = env.source(source);
             then(&env, move || finish(Finished::Name(source?.name()?)))
         }
+        CaseBody::ExportSpec(_) => Err(Raise::unsupported(
+            "an export_spec case has no value to print",
+        )),
     }
 }
 
@@ -337,6 +353,12 @@ fn eval_body_with<T>(
 /// JSON text directly, byte for byte what `eval_case(case).write_json`
 /// writes. `scratch` is a buffer for the reprs on the way.
 pub fn eval_case_into(case: &Case, out: &mut Vec<u8>, scratch: &mut String) {
+    if let CaseBody::ExportSpec(_) = &case.body {
+        let r = eval_case(case);
+        let _ = r.write_json(out);
+        out.push(b'\n');
+        return;
+    }
     out.extend_from_slice(b"{\"id\":");
     text::write_json_str(out, &case.id);
     let body = out.len();

@@ -3,6 +3,7 @@
 
 mod deep;
 pub mod eval;
+pub mod export_spec;
 pub mod file;
 mod read;
 pub mod result;

@@ -23,6 +23,8 @@ pub enum Outcome {
 pub struct ResultLine {
     pub id: String,
     pub outcome: Outcome,
+    /// `export_spec` only: the spec-wiring calls (`shared/export-spec-format.md`).
+    pub wiring: Option<Json>,
 }
 
 impl ResultLine {
@@ -44,6 +46,9 @@ impl ResultLine {
                 u.insert("reason".into(), Json::String(reason.clone()));
                 m.insert("unsupported".into(), Json::Object(u));
             }
+        }
+        if let Some(w) = &self.wiring {
+            m.insert("wiring".into(), w.clone());
         }
         Json::Object(m)
     }
@@ -92,6 +97,7 @@ impl ResultLine {
         Ok(ResultLine {
             id: id.to_string(),
             outcome,
+            wiring: obj.get("wiring").cloned(),
         })
     }
 }
@@ -162,7 +168,7 @@ impl serde::Serialize for ResultLine {
                 m.end()
             }
         }
-        let mut m = s.serialize_map(Some(2))?;
+        let mut m = s.serialize_map(Some(2 + usize::from(self.wiring.is_some())))?;
         m.serialize_entry("id", &self.id)?;
         match &self.outcome {
             Outcome::Ok(v) => m.serialize_entry("ok", v)?,
@@ -173,6 +179,9 @@ impl serde::Serialize for ResultLine {
             Outcome::Unsupported(why) => {
                 m.serialize_entry("unsupported", &Obj(&[("reason", why)]))?
             }
+        }
+        if let Some(w) = &self.wiring {
+            m.serialize_entry("wiring", w)?;
         }
         m.end()
     }

@@ -19,9 +19,19 @@ pub struct Case {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum CaseBody {
-    Build { value: Expr },
-    Lookup { spec: Expr, source: SourceExpr },
-    SourceName { source: SourceExpr },
+    Build {
+        value: Expr,
+    },
+    Lookup {
+        spec: Expr,
+        source: SourceExpr,
+    },
+    SourceName {
+        source: SourceExpr,
+    },
+    /// What a spec does to export, make_fx and compile
+    /// (`shared/export-spec-format.md`).
+    ExportSpec(Box<super::export_spec::ExportSpecCase>),
 }
 
 impl CaseBody {
@@ -31,6 +41,7 @@ impl CaseBody {
             CaseBody::Build { .. } => "build",
             CaseBody::Lookup { .. } => "lookup",
             CaseBody::SourceName { .. } => "source_name",
+            CaseBody::ExportSpec(_) => "export_spec",
         }
     }
 }
@@ -94,6 +105,31 @@ pub enum Expr {
         assumptions: Option<Box<Expr>>,
         globals: Option<Box<Expr>>,
     },
+    /// An input tensor (`export_spec` inputs only): `{"tensor": {"shape",
+    /// "dtype", "data"?}}`, zeros when `data` is absent.
+    Tensor(Box<TensorExpr>),
+    /// A registered pytree type (`export_spec` inputs only):
+    /// `{"namedtuple" | "dataclass": {"type": NAME, "fields": [[f, VALUE], ...]}}`.
+    Pytree(Box<PytreeExpr>),
+}
+
+/// `{"tensor": {...}}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorExpr {
+    pub shape: Vec<i64>,
+    pub dtype: String,
+    /// `data` as written (only its presence matters before a kernel).
+    pub data: Option<Json>,
+}
+
+/// `{"namedtuple" | "dataclass": {"type", "fields"}}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PytreeExpr {
+    /// Whether it is a dataclass (else a namedtuple).
+    pub dataclass: bool,
+    /// The serialized type name (`torchspec.zoo.Point`).
+    pub type_name: String,
+    pub fields: Vec<(String, Expr)>,
 }
 
 /// A SOURCE: a dynamo `Source` constructor call, its fields in dataclass
@@ -153,6 +189,7 @@ impl Case {
                 v
             }
             CaseBody::SourceName { source } => source_exprs(source),
+            CaseBody::ExportSpec(_) => vec![],
         };
         roots.into_iter().any(derived)
     }
@@ -184,6 +221,7 @@ impl Case {
             CaseBody::SourceName { source } => {
                 m.insert("source".into(), source.to_json());
             }
+            CaseBody::ExportSpec(es) => es.write_fields(&mut m),
         }
         Json::Object(m)
     }
@@ -196,6 +234,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
         Expr::Dict(pairs) => pairs.iter().flat_map(|(k, v)| [k, v]).collect(),
         Expr::Slice(parts) => parts.iter().collect(),
         Expr::Spec(_, arg) => vec![arg],
+        Expr::Pytree(p) => p.fields.iter().map(|(_, v)| v).collect(),
         Expr::ShapesSpec {
             params,
             assumptions,
@@ -293,6 +332,36 @@ impl Expr {
                     }
                 }
                 one("ShapesSpec", Json::Object(m))
+            }
+            Expr::Tensor(t) => {
+                let mut m = Map::new();
+                m.insert(
+                    "shape".into(),
+                    Json::Array(t.shape.iter().map(|d| Json::from(*d)).collect()),
+                );
+                m.insert("dtype".into(), Json::String(t.dtype.clone()));
+                if let Some(d) = &t.data {
+                    m.insert("data".into(), d.clone());
+                }
+                one("tensor", Json::Object(m))
+            }
+            Expr::Pytree(p) => {
+                let mut m = Map::new();
+                m.insert("type".into(), Json::String(p.type_name.clone()));
+                let fields = p
+                    .fields
+                    .iter()
+                    .map(|(f, v)| Json::Array(vec![Json::String(f.clone()), v.to_json()]))
+                    .collect();
+                m.insert("fields".into(), Json::Array(fields));
+                one(
+                    if p.dataclass {
+                        "dataclass"
+                    } else {
+                        "namedtuple"
+                    },
+                    Json::Object(m),
+                )
             }
         }
     }

@@ -44,11 +44,17 @@ fn number_eq(x: &str, y: &str) -> bool {
 
 /// Whether two results agree.
 pub fn results_agree(golden: &ResultLine, ours: &ResultLine) -> bool {
-    match (&golden.outcome, &ours.outcome) {
-        (Outcome::Ok(a), Outcome::Ok(b)) => json_eq(a, b),
-        (Outcome::Error(a), Outcome::Error(b)) => a == b,
+    let wiring = match (&golden.wiring, &ours.wiring) {
+        (None, None) => true,
+        (Some(a), Some(b)) => json_eq(a, b),
         _ => false,
-    }
+    };
+    wiring
+        && match (&golden.outcome, &ours.outcome) {
+            (Outcome::Ok(a), Outcome::Ok(b)) => json_eq(a, b),
+            (Outcome::Error(a), Outcome::Error(b)) => a == b,
+            _ => false,
+        }
 }
 
 /// A result as text that diffs well: reprs as their own lines, JSON pretty.

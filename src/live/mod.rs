@@ -314,6 +314,7 @@ pub fn eval_reference(case: &Case) -> ResultLine {
                     .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_default(),
             }),
+            wiring: None,
         },
     }
 }

@@ -97,6 +97,11 @@ pub fn python_one_liner(case: &Case) -> Result<String> {
             out.push_str(ENC);
             out.push_str(OK_LINE);
         }
+        CaseBody::ExportSpec(_) => {
+            return Err(Error::new(
+                "an export_spec case has no one-liner yet: run it with `oracle/capture.py`",
+            ))
+        }
     }
     Ok(out)
 }
@@ -466,6 +471,15 @@ impl Gen {
                 out.push(')');
             }
             Expr::Var(i) => write!(out, "V[{i}]").unwrap_or(()),
+            Expr::Tensor(t) => {
+                write!(out, "torch.zeros({:?},dtype=torch.{})", t.shape, t.dtype).ok();
+            }
+            Expr::Pytree(p) => {
+                return Err(Error::new(format!(
+                    "no one-liner for the pytree type `{}`",
+                    p.type_name
+                )))
+            }
             Expr::Op(op, args) => match (op, args.as_slice()) {
                 (Op::Not, [a]) => {
                     out.push_str("torch.sym_not(");

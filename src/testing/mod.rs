@@ -4,6 +4,7 @@
 //! replayed.
 
 pub mod derived;
+pub mod export_spec;
 pub mod fuzz;
 pub mod lookup;
 pub mod pyjson;

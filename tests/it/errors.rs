@@ -31,7 +31,32 @@ fn malformed_case_lines() {
     );
     check(
         r#"{"id":"a","kind":"eval","value":1}"#,
-        "line 1: at $.kind: unknown kind `eval` (expected `build`, `lookup` or `source_name`)",
+        "line 1: at $.kind: unknown kind `eval` (expected `build`, `lookup`, `source_name` or `export_spec`)",
+    );
+    let es = r#""kind":"export_spec","signature":[["x","POSITIONAL_OR_KEYWORD"]],"args":{"tuple":[{"tensor":{"shape":[2],"dtype":"float32"}}]}"#;
+    check(
+        &format!(r#"{{"id":"e",{es},"api":"jit"}}"#),
+        "line 1: at $.api: one of `export`, `export_strict`, `make_fx`, `compile`",
+    );
+    check(
+        &format!(r#"{{"id":"e",{es}}}"#),
+        "line 1: at $: missing `api`",
+    );
+    check(
+        r#"{"id":"e","kind":"export_spec","api":"export","signature":[["self","POSITIONAL_OR_KEYWORD"]],"args":{"tuple":[]}}"#,
+        "line 1: at $.signature[0][0]: a parameter name must be an identifier, not self, not starting with __",
+    );
+    check(
+        r#"{"id":"e","kind":"export_spec","api":"export","signature":[],"args":{"tuple":[{"tensor":{"shape":[-1],"dtype":"float32"}}]}}"#,
+        "line 1: at $.args.tuple[0].tensor.shape: must be an array of non-negative integers",
+    );
+    check(
+        r#"{"id":"e","kind":"build","value":{"tensor":{"shape":[1],"dtype":"float32"}}}"#,
+        "line 1: at $.value: unknown VALUE form `tensor`",
+    );
+    check(
+        r#"{"id":"e","kind":"export_spec","api":"make_fx","signature":[],"args":{"tuple":[]},"kwargs":{"dict":[]}}"#,
+        "line 1: at $.kwargs: make_fx passes inputs positionally; a make_fx case has no kwargs",
     );
     check(
         r#"{"id":"a","kind":"build"}"#,

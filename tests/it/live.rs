@@ -132,6 +132,7 @@ fn ok(id: &str, json: &str) -> ResultLine {
     ResultLine {
         id: id.into(),
         outcome: Outcome::Ok(serde_json::from_str(json).unwrap()),
+        wiring: None,
     }
 }
 
@@ -142,6 +143,7 @@ fn err(id: &str, ty: &str, msg: &str) -> ResultLine {
             type_name: ty.into(),
             message: msg.into(),
         }),
+        wiring: None,
     }
 }
 
@@ -187,6 +189,7 @@ fn signatures_name_what_differs() {
     let unsupported = ResultLine {
         id: "a".into(),
         outcome: Outcome::Unsupported("why".into()),
+        wiring: None,
     };
     assert_eq!(
         compare("build", &case, &ok("a", "{}"), &unsupported),
@@ -283,6 +286,7 @@ fn shrinking_reaches_a_minimal_case() {
                 type_name: "X".into(),
                 message: String::new(),
             }),
+            wiring: None,
         };
         Ok(Reply {
             line: r.to_json().to_string(),

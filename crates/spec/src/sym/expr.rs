@@ -78,6 +78,9 @@ pub struct Symbol {
     pub lower: Option<BigInt>,
     /// The upper end of `var_to_range[sym]` (`None`: infinite).
     pub upper: Option<BigInt>,
+    /// `integer=True`: an unbacked symbol of a real ShapeEnv (`u0`); a
+    /// spec var's symbol has no assumptions.
+    pub integer: bool,
 }
 
 impl PartialEq for Symbol {

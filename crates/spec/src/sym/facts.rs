@@ -139,7 +139,13 @@ pub(super) fn fuzzy_group(
 pub fn facts(e: &Ex) -> Facts {
     match &**e {
         n if n.is_number() => Facts::number(&Num::of(e).expect("a number")),
-        // `sympy.Symbol(name)` without assumptions knows nothing.
+        // `sympy.Symbol(name)` without assumptions knows nothing; one made
+        // with `integer=True` is an integer, so real.
+        Node::Sym(s) if s.integer => Facts {
+            integer: Some(true),
+            real: Some(true),
+            ..Facts::default()
+        },
         Node::Sym(_) => Facts::default(),
         // An odd integer is non-zero (sympy's `odd -> nonzero` rule).
         Node::Add(args) => with_parity(e, add_facts(args)),

@@ -11,6 +11,7 @@ pub mod facts;
 pub mod mpf;
 pub mod order;
 pub mod print;
+pub mod subst;
 
 use std::any::Any;
 use std::rc::Rc;
@@ -150,6 +151,7 @@ fn as_sym(v: &Value) -> PyResult<Option<Sym>> {
                     name: var.symbol()?,
                     lower: bound_of(&var.min, true)?,
                     upper: bound_of(&var.max, false)?,
+                    integer: false,
                 };
                 let e: Ex = Rc::new(Node::Sym(Rc::new(sym)));
                 // The var's fields never change: its symbol is built once.
@@ -178,6 +180,13 @@ fn as_sym(v: &Value) -> PyResult<Option<Sym>> {
         }));
     }
     Ok(None)
+}
+
+/// The sympy expression behind a spec var (`var.sympy_sym`, its range
+/// riding along) or a derived value (`x.node.expr`), with the value's
+/// Python type; `None` for any other value.
+pub fn expr_of(v: &Value) -> PyResult<Option<(Ex, PyType)>> {
+    Ok(as_sym(v)?.map(|s| (s.expr, s.pytype)))
 }
 
 fn wrap(expr: Ex, pytype: PyType) -> Value {

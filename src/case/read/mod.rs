@@ -17,6 +17,8 @@ use crate::pyval::ops::Op;
 use crate::source::{FieldKind, SourceClass};
 use crate::spec::VarKind;
 
+mod export_spec;
+
 /// Python's `json` reads nesting up to this depth inside `capture.py` (the
 /// case object itself is depth 1): its C scanner counts each open array or
 /// object against the recursion limit of 1000, on top of the 6 Python frames
@@ -122,16 +124,16 @@ fn parse_shallow(line: &str) -> Result<Case> {
 // ---------------------------------------------------------------------------
 
 #[derive(Clone, Copy)]
-enum Seg {
+enum Seg<'p> {
     Root,
-    Key(&'static str),
+    Key(&'p str),
     Index(usize),
 }
 
 /// A JSON path as a chain of frames: `$.value.dict[0][1]`.
 #[derive(Clone, Copy)]
 struct Path<'p> {
-    seg: Seg,
+    seg: Seg<'p>,
     parent: Option<&'p Path<'p>>,
 }
 
@@ -141,7 +143,7 @@ impl<'p> Path<'p> {
         parent: None,
     };
 
-    fn key(&'p self, key: &'static str) -> Path<'p> {
+    fn key(&'p self, key: &'p str) -> Path<'p> {
         Path {
             seg: Seg::Key(key),
             parent: Some(self),
@@ -185,6 +187,9 @@ struct Ctx {
     nvars: Cell<Option<usize>>,
     /// The largest var index seen before `vars` was read, and where.
     max_var: RefCell<Option<(usize, String)>>,
+    /// Whether the VALUE being read is an `export_spec` input, where
+    /// tensors, registered pytree types and `$float` are VALUEs too.
+    inputs: Cell<bool>,
 }
 
 impl Ctx {
@@ -403,8 +408,11 @@ fn allowed(kind: &str, key: &str) -> bool {
             | ("build", "value")
             | ("lookup", "spec" | "source")
             | ("source_name", "source")
-    )
+    ) || kind == "export_spec" && (key == "spec" || export_spec::KEYS.contains(&key))
 }
+
+/// The case kinds, in the order the format lists them.
+const KINDS: [&str; 4] = ["build", "lookup", "source_name", "export_spec"];
 
 impl<'de> Form<'de> for CaseForm<'_> {
     /// A case, or an error found only once the whole object is read.
@@ -424,6 +432,7 @@ impl<'de> Form<'de> for CaseForm<'_> {
         let mut value = None;
         let mut spec = None;
         let mut source = None;
+        let mut es_fields: Vec<(&'static str, serde_json::Value)> = Vec::new();
         // Keys read before `kind`, which it might not take.
         let mut pending: Vec<String> = Vec::new();
         let mut key = first.map(str::to_string);
@@ -452,14 +461,11 @@ impl<'de> Form<'de> for CaseForm<'_> {
                         path: &p,
                         what: "`kind` must be a string",
                     }))?;
-                    let Some(known) = ["build", "lookup", "source_name"]
-                        .into_iter()
-                        .find(|k| *k == s)
-                    else {
+                    let Some(known) = KINDS.into_iter().find(|k| *k == s) else {
                         return Err(ctx.fail(
                             &p,
                             format!(
-                                "unknown kind `{s}` (expected `build`, `lookup` or `source_name`)"
+                                "unknown kind `{s}` (expected `build`, `lookup`, `source_name` or `export_spec`)"
                             ),
                         ));
                     };
@@ -481,10 +487,25 @@ impl<'de> Form<'de> for CaseForm<'_> {
                     let e = map.next_value_seed(S(ExprForm { ctx, path: &p }))?;
                     value.replace(e).is_some()
                 }
-                "spec" => {
+                "spec" if kind == Some("lookup") => {
                     let p = path.key("spec");
                     let e = map.next_value_seed(S(SpecForm { ctx, path: &p }))?;
                     spec.replace(e).is_some()
+                }
+                "spec" => {
+                    let p = path.key("spec");
+                    let e = map.next_value_seed(S(ExprForm { ctx, path: &p }))?;
+                    spec.replace(e).is_some()
+                }
+                k if export_spec::KEYS.contains(&k) => {
+                    let name = export_spec::KEYS
+                        .into_iter()
+                        .find(|n| *n == k)
+                        .unwrap_or("");
+                    let v: serde_json::Value = map.next_value()?;
+                    let seen = es_fields.iter().any(|(n, _)| *n == name);
+                    es_fields.push((name, v));
+                    seen
                 }
                 "source" => {
                     let p = path.key("source");
@@ -524,9 +545,19 @@ impl<'de> Form<'de> for CaseForm<'_> {
                     value: value.ok_or_else(|| missing("value"))?,
                 },
                 "lookup" => CaseBody::Lookup {
-                    spec: spec.ok_or_else(|| missing("spec"))?,
+                    spec: match spec {
+                        Some(s @ (Expr::None | Expr::ShapesSpec { .. })) => s,
+                        Some(_) => return Err(Error::at("$.spec", SPEC)),
+                        None => return Err(missing("spec")),
+                    },
                     source: source.ok_or_else(|| missing("source"))?,
                 },
+                "export_spec" => CaseBody::ExportSpec(Box::new(export_spec::read(
+                    ctx,
+                    vars.len(),
+                    es_fields,
+                    spec,
+                )?)),
                 _ => CaseBody::SourceName {
                     source: source.ok_or_else(|| missing("source"))?,
                 },
@@ -736,6 +767,15 @@ fn value_object<'de, A: MapAccess<'de>>(
     }
     let sub = |k: &'static str| path.key(k);
     let expr = match key {
+        "tensor" | "namedtuple" | "dataclass" | "$float" if ctx.inputs.get() => {
+            let form = export_spec::INPUT_FORMS
+                .into_iter()
+                .find(|f| *f == key)
+                .unwrap_or("tensor");
+            let p = sub(form);
+            let v: serde_json::Value = map.next_value()?;
+            Some(export_spec::input_form(ctx, &p, form, &v)?)
+        }
         "tuple" => {
             let p = sub("tuple");
             Some(Expr::Tuple(

@@ -1,0 +1,780 @@
+//! `torch.compile(module, dynamic_shapes=spec)`: dynamo wraps each input
+//! as the fixed body reads it (the module's parameters and buffers first),
+//! finds its spec with `lookup_spec_from_dynamo_source` (no binding), and
+//! wires it (`builder.py`'s `wrap_tensor` / `wrap_literal`); the first
+//! graph's placeholders and asserts, then, for later calls, whether the
+//! cached graph's guards pass or the frame recompiles.
+
+use std::rc::Rc;
+
+use num_bigint::BigInt;
+use num_traits::Zero;
+use torchspec_pyval::{PyException, PyResult, Raise, Value};
+use torchspec_spec::source::lookup::lookup_spec_from_dynamo_source;
+use torchspec_spec::source::{DictIndex, Source, SourceClass};
+use torchspec_spec::sym::expr::{Ex, Func, Node, Rel};
+use torchspec_spec::sym::facts::Ext;
+use torchspec_spec::ShapesSpec;
+
+use crate::graph::{self, Input};
+use crate::keys::{self, Key};
+use crate::wiring::{fakify_tensor_spec, Fake, IntSymbols, Size, Wirer};
+use crate::{Body, Call, LaterCall, LaterOutcome, ParamKind, Traced};
+
+/// One input leaf as dynamo wraps it: its source and value.
+struct Leaf {
+    source: Rc<Source>,
+    name: String,
+    value: Value,
+}
+
+fn local(name: &str) -> Rc<Source> {
+    local_kind(name, ParamKind::PositionalOrKeyword)
+}
+
+/// `LocalSource(name, is_input=True)`, flagged for `*args` / `**kwargs`.
+fn local_kind(name: &str, kind: ParamKind) -> Rc<Source> {
+    Rc::new(Source::local(
+        name.to_string(),
+        true,
+        kind == ParamKind::VarPositional,
+        kind == ParamKind::VarKeyword,
+        false,
+    ))
+}
+
+fn child(base: &Rc<Source>, k: &Key) -> PyResult<Rc<Source>> {
+    Ok(Rc::new(match k {
+        Key::Seq(i) => Source::getitem(
+            SourceClass::GetItemSource,
+            base.clone(),
+            Value::int(*i as i64),
+            false,
+        ),
+        Key::Map(key) => Source::dict_getitem(
+            SourceClass::DictGetItemSource,
+            base.clone(),
+            DictIndex::Literal(key.clone()),
+        )?,
+        Key::Attr(a) => Source::attr(SourceClass::AttrSource, base.clone(), a.clone(), None)?,
+    }))
+}
+
+fn leaves_of(base: Rc<Source>, v: &Value, out: &mut Vec<Leaf>) -> PyResult<()> {
+    for (path, value) in keys::leaves_with_path(v)? {
+        let mut s = base.clone();
+        for k in &path {
+            s = child(&s, k)?;
+        }
+        out.push(Leaf {
+            name: s.name()?,
+            source: s,
+            value,
+        });
+    }
+    Ok(())
+}
+
+/// The module's tensors, as `self.<dotted>` reads them.
+fn module_leaves(call: &Call, out: &mut Vec<Leaf>) -> PyResult<()> {
+    for (store, list) in [
+        ("_parameters", &call.parameters),
+        ("_buffers", &call.buffers),
+    ] {
+        for (dotted, t) in list.iter() {
+            let mut s = local("self");
+            let parts: Vec<&str> = dotted.split('.').collect();
+            for m in &parts[..parts.len() - 1] {
+                let mods = Rc::new(Source::attr(
+                    SourceClass::AttrSource,
+                    s,
+                    "_modules".into(),
+                    None,
+                )?);
+                s = child(&mods, &Key::Map(Value::str(m)))?;
+            }
+            let st = Rc::new(Source::attr(
+                SourceClass::UnspecializedParamBufferSource,
+                s,
+                store.into(),
+                None,
+            )?);
+            let leaf = child(&st, &Key::Map(Value::str(parts[parts.len() - 1])))?;
+            out.push(Leaf {
+                name: leaf.name()?,
+                source: leaf,
+                value: t.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every leaf the body reads, in the order it reads them.
+fn body_leaves(call: &Call, args: &[Value], kwargs: &[(Value, Value)]) -> PyResult<Vec<Leaf>> {
+    let mut out = Vec::new();
+    module_leaves(call, &mut out)?;
+    let mut pos = args.iter();
+    for p in &call.signature {
+        let kw = kwargs
+            .iter()
+            .find(|(k, _)| matches!(k, Value::Str(s) if **s == *p.name));
+        let v = match p.kind {
+            ParamKind::VarPositional => Value::Tuple(Rc::new(pos.by_ref().cloned().collect())),
+            ParamKind::VarKeyword => {
+                let mut d = torchspec_pyval::Dict::new();
+                for (k, v) in kwargs {
+                    let named = call.signature.iter().any(|q| {
+                        q.kind != ParamKind::VarKeyword
+                            && matches!(k, Value::Str(s) if **s == *q.name)
+                    });
+                    if !named {
+                        d.insert(k.clone(), v.clone())?;
+                    }
+                }
+                Value::Dict(Rc::new(d))
+            }
+            ParamKind::KeywordOnly => match (kw, &p.default) {
+                (Some((_, v)), _) => v.clone(),
+                (None, Some(d)) => d.clone(),
+                _ => return Err(Raise::unsupported("a call missing a keyword-only input")),
+            },
+            _ => match (pos.next(), kw, &p.default) {
+                (Some(v), None, _) => v.clone(),
+                (None, Some((_, v)), _) => v.clone(),
+                (None, None, Some(d)) => d.clone(),
+                _ => {
+                    return Err(Raise::unsupported(
+                        "a call that does not bind to the signature",
+                    ))
+                }
+            },
+        };
+        leaves_of(local_kind(&p.name, p.kind), &v, &mut out)?;
+    }
+    if pos.next().is_some() {
+        return Err(Raise::unsupported("more positional inputs than parameters"));
+    }
+    Ok(out)
+}
+
+/// An error raised inside dynamo's tracing: `InternalTorchDynamoError`
+/// wrapping it (`TYPE: message`).
+fn internal(r: Raise) -> Raise {
+    match r {
+        Raise::Exception(e) => Raise::new(
+            "InternalTorchDynamoError",
+            format!("{}: {}", e.type_name, e.message),
+        ),
+        other => other,
+    }
+}
+
+/// One graph input of a compiled entry, with what its guards check.
+struct GraphInput {
+    leaf: Leaf,
+    fake: Fake,
+    /// The symbol placeholders dynamo added right before it.
+    new_symbols: Vec<usize>,
+}
+
+/// The constants the body read, by source name.
+type Statics = Vec<(String, Value)>;
+
+/// One compiled entry: its trace, its graph inputs, and the constants the
+/// body read (each guarded to stay equal).
+struct Entry {
+    wirer_env: crate::shape_env::ShapeEnv,
+    inputs: Vec<GraphInput>,
+    statics: Vec<(String, Value)>,
+}
+
+/// Trace one frame: wrap every leaf, wire, finalize.
+fn trace(
+    spec: Option<&ShapesSpec>,
+    leaves: Vec<Leaf>,
+    w: &mut Wirer,
+) -> PyResult<(Vec<GraphInput>, Statics)> {
+    let mut inputs = Vec::new();
+    let mut statics = Vec::new();
+    let mut seen: Vec<usize> = Vec::new();
+    let ints = IntSymbols {
+        nonneg: true,
+        check_static: true,
+    };
+    // Tensors are wrapped as the body's `tree_leaves` meets them; ints
+    // only where the body first uses them, after every tensor.
+    let (tensors, rest): (Vec<Leaf>, Vec<Leaf>) = leaves
+        .into_iter()
+        .partition(|l| keys::tensor(&l.value).is_some());
+    for leaf in tensors.into_iter().chain(rest) {
+        let found = lookup_spec_from_dynamo_source(&leaf.source, spec)?;
+        let leaf_spec = if matches!(found, Value::None) {
+            None
+        } else {
+            Some(found)
+        };
+        let fake = if keys::tensor(&leaf.value).is_some() {
+            if let Some(s) = &leaf_spec {
+                if s.downcast::<torchspec_spec::TensorSpec>().is_none() {
+                    return no_len(s);
+                }
+            }
+            fakify_tensor_spec(w, &leaf.value, leaf_spec.as_ref(), &leaf.name)?
+        } else if matches!(leaf.value, Value::Int(_)) {
+            wrap_literal(w, &leaf, leaf_spec.as_ref(), ints)?
+        } else {
+            statics.push((leaf.name.clone(), leaf.value.clone()));
+            continue;
+        };
+        let mut new_symbols = Vec::new();
+        if let Fake::Tensor(sizes, _) = &fake {
+            for s in sizes {
+                if let Size::Sym(k) = s {
+                    for n in free_syms(&w.env.printed(*k)?) {
+                        if !seen.contains(&n) {
+                            seen.push(n);
+                            new_symbols.push(n);
+                        }
+                    }
+                }
+            }
+        }
+        if let Fake::Const(v) = fake {
+            statics.push((leaf.name.clone(), v));
+            continue;
+        }
+        inputs.push(GraphInput {
+            leaf,
+            fake,
+            new_symbols,
+        });
+    }
+    w.finalize()?;
+    Ok((inputs, statics))
+}
+
+fn no_len<T>(spec: &Value) -> PyResult<T> {
+    let t = match torchspec_spec::sym::expr_of(spec)? {
+        Some((_, torchspec_spec::sym::PyType::Int))
+            if spec.downcast::<torchspec_spec::IntVar>().is_none() =>
+        {
+            "SymInt".to_string()
+        }
+        _ => keys::type_name(spec),
+    };
+    if spec.downcast::<torchspec_spec::IntVar>().is_some()
+        || matches!(spec, Value::Int(_) | Value::Bool(_))
+        || t == "SymInt"
+    {
+        let shown = match spec.downcast::<torchspec_spec::IntVar>() {
+            Some(v) if v.kind == torchspec_spec::VarKind::ShapeVar => "ShapeVar".to_string(),
+            Some(_) => "IntVar".to_string(),
+            None => t,
+        };
+        return Err(Raise::type_error(format!(
+            "object of type '{shown}' has no len()"
+        )));
+    }
+    Err(Raise::unsupported(
+        "a container spec found for a tensor input",
+    ))
+}
+
+/// `wrap_literal` of an int under a spec.
+fn wrap_literal(
+    w: &mut Wirer,
+    leaf: &Leaf,
+    spec: Option<&Value>,
+    ints: IntSymbols,
+) -> PyResult<Fake> {
+    match spec {
+        None => Ok(Fake::Const(leaf.value.clone())),
+        Some(s @ (Value::Int(_) | Value::Bool(_))) => {
+            let want = keys::int_of(s);
+            if want != keys::int_of(&leaf.value) {
+                return Err(Raise::value_error(format!(
+                    "shapes_spec declared {} as static with value {}, but got {} at trace time",
+                    leaf.name,
+                    s.py_str()?,
+                    keys::int_of(&leaf.value)
+                )));
+            }
+            Ok(Fake::Const(leaf.value.clone()))
+        }
+        Some(s) if is_symint(s)? => {
+            let (k, u) = w.int_symbol(ints);
+            w.slot(s, k, &u)?;
+            Ok(Fake::Sym(k))
+        }
+        Some(s) => Err(Raise::value_error(format!(
+            "shapes_spec for {}: unexpected value {} (expected int, IntVar, or None)",
+            leaf.name,
+            s.repr()?
+        ))),
+    }
+}
+
+fn is_symint(v: &Value) -> PyResult<bool> {
+    Ok(v.downcast::<torchspec_spec::IntVar>().is_some()
+        || matches!(
+            torchspec_spec::sym::expr_of(v)?,
+            Some((_, torchspec_spec::sym::PyType::Int))
+        ))
+}
+
+fn free_syms(e: &Ex) -> Vec<usize> {
+    let mut names = Vec::new();
+    torchspec_spec::sym::facts::free_symbols(e, &mut names);
+    let mut out: Vec<usize> = names
+        .iter()
+        .filter_map(|n| crate::shape_env::sym_index(n))
+        .collect();
+    out.sort();
+    out
+}
+
+/// `re.sub(r"[^a-zA-Z0-9]+", "_", source.name).lower()`: a dynamo graph
+/// input's name.
+fn graph_name(source_name: &str) -> String {
+    let mut out = String::new();
+    let mut gap = false;
+    for c in source_name.chars() {
+        if c.is_ascii_alphanumeric() {
+            if gap {
+                out.push('_');
+                gap = false;
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            gap = true;
+        }
+    }
+    if gap {
+        out.push('_');
+    }
+    out
+}
+
+/// The dynamo graph's inputs in order: each tensor (in the order it was
+/// wrapped) after the size symbols it brought in, then the ints, which
+/// become graph inputs where the body first uses them.
+fn graph_inputs(entry: &Entry) -> Vec<Input> {
+    let mut out = Vec::new();
+    for gi in entry
+        .inputs
+        .iter()
+        .filter(|gi| matches!(gi.fake, Fake::Tensor(..)))
+    {
+        for k in &gi.new_symbols {
+            out.push(Input {
+                name: format!("u{k}"),
+                fake: Fake::Sym(*k),
+            });
+        }
+        out.push(Input {
+            name: graph_name(&gi.leaf.name),
+            fake: gi.fake.clone(),
+        });
+    }
+    for gi in entry
+        .inputs
+        .iter()
+        .filter(|gi| !matches!(gi.fake, Fake::Tensor(..)))
+    {
+        out.push(Input {
+            name: graph_name(&gi.leaf.name),
+            fake: gi.fake.clone(),
+        });
+    }
+    out
+}
+
+fn first_graph(entry: &Entry) -> PyResult<Traced> {
+    let inputs = graph_inputs(entry);
+    Ok(Traced {
+        placeholders: graph::placeholders(&inputs, &entry.wirer_env)?,
+        range_constraints: None,
+        asserts: graph::asserts(&inputs, &entry.wirer_env)?,
+        calls: None,
+    })
+}
+
+/// Compile a frame for these inputs; errors as dynamo raises them.
+fn compile_entry(
+    call: &Call,
+    spec: Option<&ShapesSpec>,
+    args: &[Value],
+    kwargs: &[(Value, Value)],
+    w: &mut Wirer,
+) -> PyResult<Entry> {
+    let leaves = body_leaves(call, args, kwargs)?;
+    let shapes_assumptions = spec.map(|s| !s.assumptions.is_empty()).unwrap_or(false);
+    w.reset_env();
+    if shapes_assumptions {
+        if let Some(s) = spec {
+            w.wire_assumptions(s)?;
+        }
+    }
+    let (inputs, statics) = trace(spec, leaves, w).map_err(internal)?;
+    Ok(Entry {
+        wirer_env: w.take_env(),
+        inputs,
+        statics,
+    })
+}
+
+/// What a cached entry's guards say of new inputs.
+enum GuardCheck {
+    Pass,
+    /// A guard on the inputs' structure, a static size or a static int.
+    Static,
+    /// A guard on a symbol (its range or an equality), with its text.
+    Symbolic(Option<String>),
+}
+
+fn short_source(name: &str) -> String {
+    // `L['x'][0]` is printed `x[0]` in a guard.
+    if let Some(rest) = name.strip_prefix("L['") {
+        if let Some(end) = rest.find("']") {
+            return format!("{}{}", &rest[..end], &rest[end + 2..]);
+        }
+    }
+    name.to_string()
+}
+
+/// The value of each symbol for these inputs, or `Static` when a static
+/// guard fails first.
+fn check(
+    entry: &Entry,
+    call: &Call,
+    args: &[Value],
+    kwargs: &[(Value, Value)],
+) -> PyResult<GuardCheck> {
+    let leaves = body_leaves(call, args, kwargs)?;
+    let mut vals: Vec<Option<BigInt>> = vec![None; entry.wirer_env.ranges().len()];
+    let mut where_: Vec<Option<(String, Option<usize>)>> = vec![None; vals.len()];
+    for (name, v) in &entry.statics {
+        match leaves.iter().find(|l| l.name == *name) {
+            Some(l)
+                if torchspec_export::pytree::value_eq(&l.value, v)
+                    && l.value.type_name() == v.type_name() => {}
+            _ => return Ok(GuardCheck::Static),
+        }
+    }
+    if leaves.len() != entry.inputs.len() + entry.statics.len() {
+        return Ok(GuardCheck::Static);
+    }
+    for gi in &entry.inputs {
+        let Some(now) = leaves.iter().find(|l| l.name == gi.leaf.name) else {
+            return Ok(GuardCheck::Static);
+        };
+        match &gi.fake {
+            Fake::Tensor(sizes, dtype) => {
+                let Some(t) = keys::tensor(&now.value) else {
+                    return Ok(GuardCheck::Static);
+                };
+                if t.shape.len() != sizes.len() || &t.dtype != dtype {
+                    return Ok(GuardCheck::Static);
+                }
+                for (d, (s, actual)) in sizes.iter().zip(&t.shape).enumerate() {
+                    match s {
+                        Size::Static(v) if v != actual => return Ok(GuardCheck::Static),
+                        Size::Static(_) => {}
+                        Size::Sym(k) => {
+                            vals[*k] = Some(BigInt::from(*actual));
+                            where_[*k] = Some((short_source(&gi.leaf.name), Some(d)));
+                        }
+                    }
+                }
+            }
+            Fake::Sym(k) => {
+                if !matches!(now.value, Value::Int(_)) {
+                    return Ok(GuardCheck::Static);
+                }
+                vals[*k] = Some(keys::int_of(&now.value));
+                where_[*k] = Some((short_source(&gi.leaf.name), None));
+            }
+            Fake::Const(_) => {}
+        }
+    }
+    let env = &entry.wirer_env;
+    // TENSOR_MATCH first: a size replaced by a number is a static size.
+    for gi in &entry.inputs {
+        if let Fake::Tensor(sizes, _) = &gi.fake {
+            for (d, s) in sizes.iter().enumerate() {
+                let Size::Sym(k) = s else { continue };
+                if let Node::Int(n) = &*env.printed(*k)? {
+                    let actual = vals[*k].clone().unwrap_or_default();
+                    if &actual != n {
+                        return Ok(GuardCheck::Symbolic(Some(format!(
+                            "tensor '{}' size mismatch at index {d}. expected {n}, actual {actual}",
+                            short_source(&gi.leaf.name)
+                        ))));
+                    }
+                }
+            }
+        }
+    }
+    // Equalities the replacements stand for, then the symbols' ranges.
+    let mut failed_eq: Vec<Option<String>> = Vec::new();
+    for (k, v) in vals.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let printed = env.printed(k)?;
+        match &*printed {
+            Node::Int(_) => {}
+            Node::Sym(s) => {
+                let j = crate::shape_env::sym_index(&s.name).unwrap_or(k);
+                if j != k && vals[j].as_ref() != Some(v) {
+                    failed_eq.push(match (&where_[k], &where_[j]) {
+                        (Some((a, Some(da))), Some((b, Some(db)))) => {
+                            Some(format!("{a}.size()[{da}] == {b}.size()[{db}]"))
+                        }
+                        _ => None,
+                    });
+                }
+            }
+            _ => match eval_int(&printed, &vals) {
+                Some(e) if &e == v => {}
+                Some(_) => failed_eq.push(None),
+                None => return Err(Raise::unsupported("a guard on a replaced symbol")),
+            },
+        }
+    }
+    match failed_eq.as_slice() {
+        [] => {}
+        [one] => return Ok(GuardCheck::Symbolic(one.clone())),
+        _ => return Ok(GuardCheck::Symbolic(None)),
+    }
+    for (k, (_, r)) in env.ranges().iter().enumerate() {
+        let Some(v) = &vals[k] else { continue };
+        let lo_ok = match &r.lo {
+            Ext::Fin(lo) => v >= lo,
+            _ => true,
+        };
+        let hi_ok = match &r.hi {
+            Ext::Fin(hi) => v <= hi,
+            _ => true,
+        };
+        if !(lo_ok && hi_ok) {
+            return Ok(GuardCheck::Symbolic(range_guard(&where_[k], r)));
+        }
+    }
+    Ok(GuardCheck::Pass)
+}
+
+fn range_guard(
+    at: &Option<(String, Option<usize>)>,
+    r: &crate::shape_env::Range,
+) -> Option<String> {
+    let (src, dim) = at.as_ref()?;
+    let x = match dim {
+        Some(d) => format!("{src}.size()[{d}]"),
+        None => src.clone(),
+    };
+    Some(match (&r.lo, &r.hi) {
+        (Ext::Fin(lo), Ext::Fin(hi)) => format!("{lo} <= {x} <= {hi}"),
+        (Ext::Fin(lo), _) => format!("{lo} <= {x}"),
+        (_, Ext::Fin(hi)) => format!("{x} <= {hi}"),
+        _ => return None,
+    })
+}
+
+/// An integer expression at the symbols' values.
+fn eval_int(e: &Ex, vals: &[Option<BigInt>]) -> Option<BigInt> {
+    Some(match &**e {
+        Node::Int(i) => i.clone(),
+        Node::Sym(s) => vals.get(crate::shape_env::sym_index(&s.name)?)?.clone()?,
+        Node::Add(a) => a
+            .iter()
+            .map(|x| eval_int(x, vals))
+            .sum::<Option<BigInt>>()?,
+        Node::Mul(a) => a
+            .iter()
+            .map(|x| eval_int(x, vals))
+            .product::<Option<BigInt>>()?,
+        Node::Pow(b, x) => {
+            let b = eval_int(b, vals)?;
+            let x = u32::try_from(eval_int(x, vals)?).ok()?;
+            num_traits::pow(b, x as usize)
+        }
+        Node::Fn(Func::FloorDiv, a) => {
+            let (p, q) = (eval_int(&a[0], vals)?, eval_int(&a[1], vals)?);
+            if q.is_zero() {
+                return None;
+            }
+            num_integer::Integer::div_floor(&p, &q)
+        }
+        Node::Fn(Func::Mod | Func::PythonMod, a) => {
+            let (p, q) = (eval_int(&a[0], vals)?, eval_int(&a[1], vals)?);
+            if q.is_zero() {
+                return None;
+            }
+            num_integer::Integer::mod_floor(&p, &q)
+        }
+        _ => return None,
+    })
+}
+
+fn eval_bool(e: &Ex, vals: &[Option<BigInt>]) -> Option<bool> {
+    let Node::Rel(op, l, r) = &**e else {
+        return None;
+    };
+    let (l, r) = (eval_int(l, vals)?, eval_int(r, vals)?);
+    Some(match op {
+        Rel::Eq => l == r,
+        Rel::Ne => l != r,
+        Rel::Lt => l < r,
+        Rel::Le => l <= r,
+        Rel::Gt => l > r,
+        Rel::Ge => l >= r,
+    })
+}
+
+const GUARD_FAILED: &str = "Guard failed on the same frame it was created. This is a bug - please create an issue.Guard fail reason: ";
+
+/// The first call's graph, then each later call's outcome.
+pub(crate) fn run(call: &Call, spec: Option<Value>, w: &mut Wirer) -> PyResult<Traced> {
+    if call.body == Body::TouchTensors {
+        return Err(Raise::unsupported(
+            "compile of a body that never reads its ints",
+        ));
+    }
+    let shapes = spec.as_ref().and_then(|s| s.downcast::<ShapesSpec>());
+    if shapes.is_none() && !call.calls.is_empty() {
+        return Err(Raise::unsupported(
+            "automatic dynamic shapes over later calls",
+        ));
+    }
+    let mut compiles = 0usize;
+    let first = compile_entry(call, shapes, &call.args, &call.kwargs, w)?;
+    compiles += 1;
+    let mut traced = first_graph(&first)?;
+    match check(&first, call, &call.args, &call.kwargs)? {
+        GuardCheck::Pass => {}
+        GuardCheck::Symbolic(Some(text)) => {
+            return Err(Raise::new(
+                "AssertionError",
+                format!("{GUARD_FAILED}0/0: {text}\n"),
+            ))
+        }
+        _ => return Err(Raise::unsupported("a first call that fails its own guards")),
+    }
+    runtime_asserts(&first, call, &call.args, &call.kwargs, &traced)?;
+    if call.calls.is_empty() {
+        return Ok(traced);
+    }
+    let mut entries = vec![(first, traced.asserts.clone())];
+    let mut outcomes = Vec::new();
+    for later in &call.calls {
+        outcomes.push(later_call(
+            call,
+            shapes,
+            later,
+            &mut entries,
+            &mut compiles,
+            w,
+        )?);
+    }
+    traced.calls = Some(outcomes);
+    Ok(traced)
+}
+
+fn later_call(
+    call: &Call,
+    spec: Option<&ShapesSpec>,
+    later: &LaterCall,
+    entries: &mut Vec<(Entry, Vec<String>)>,
+    compiles: &mut usize,
+    w: &mut Wirer,
+) -> PyResult<LaterOutcome> {
+    for (e, _) in entries.iter().rev() {
+        match check(e, call, &later.args, &later.kwargs)? {
+            GuardCheck::Pass => {
+                let t = Traced {
+                    placeholders: vec![],
+                    range_constraints: None,
+                    asserts: graph_asserts(e)?,
+                    calls: None,
+                };
+                return Ok(
+                    match runtime_asserts(e, call, &later.args, &later.kwargs, &t) {
+                        Ok(()) => LaterOutcome::Recompiled(false),
+                        Err(Raise::Exception(x)) => LaterOutcome::Error(x),
+                        Err(u) => return Err(u),
+                    },
+                );
+            }
+            GuardCheck::Static | GuardCheck::Symbolic(_) => {}
+        }
+    }
+    let id = *compiles;
+    *compiles += 1;
+    let entry = match compile_entry(call, spec, &later.args, &later.kwargs, w) {
+        Ok(e) => e,
+        Err(Raise::Exception(x)) => return Ok(LaterOutcome::Error(x)),
+        Err(u) => return Err(u),
+    };
+    match check(&entry, call, &later.args, &later.kwargs)? {
+        GuardCheck::Pass => {}
+        GuardCheck::Symbolic(Some(text)) => {
+            return Ok(LaterOutcome::Error(PyException {
+                type_name: "AssertionError".into(),
+                message: format!("{GUARD_FAILED}0/{id}: {text}\n"),
+            }))
+        }
+        _ => return Err(Raise::unsupported("a recompile that fails its own guards")),
+    }
+    let asserts = graph_asserts(&entry)?;
+    entries.push((entry, asserts));
+    Ok(LaterOutcome::Recompiled(true))
+}
+
+fn graph_asserts(e: &Entry) -> PyResult<Vec<String>> {
+    graph::asserts(&graph_inputs(e), &e.wirer_env)
+}
+
+/// Running the compiled graph: its `_assert_scalar` nodes on the values.
+fn runtime_asserts(
+    e: &Entry,
+    call: &Call,
+    args: &[Value],
+    kwargs: &[(Value, Value)],
+    t: &Traced,
+) -> PyResult<()> {
+    let leaves = body_leaves(call, args, kwargs)?;
+    let mut vals: Vec<Option<BigInt>> = vec![None; e.wirer_env.ranges().len()];
+    for gi in &e.inputs {
+        let Some(now) = leaves.iter().find(|l| l.name == gi.leaf.name) else {
+            continue;
+        };
+        match (&gi.fake, keys::tensor(&now.value)) {
+            (Fake::Tensor(sizes, _), Some(tn)) => {
+                for (s, a) in sizes.iter().zip(&tn.shape) {
+                    if let Size::Sym(k) = s {
+                        vals[*k] = Some(BigInt::from(*a));
+                    }
+                }
+            }
+            (Fake::Sym(k), _) => vals[*k] = Some(keys::int_of(&now.value)),
+            _ => {}
+        }
+    }
+    let inputs = graph_inputs(e);
+    for (msg, expr) in t
+        .asserts
+        .iter()
+        .zip(graph::assert_exprs(&inputs, &e.wirer_env)?)
+    {
+        match eval_bool(&expr, &vals) {
+            Some(true) => {}
+            Some(false) => return Err(Raise::new("RuntimeError", msg.clone())),
+            None => {
+                return Err(Raise::unsupported(
+                    "a runtime assert the model cannot evaluate",
+                ))
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,883 @@
+//! The part of `ShapeEnv` (torch/fx/experimental/symbolic_shapes.py) that a
+//! spec's facts reach: unbacked symbols with their value ranges,
+//! `guard_or_defer_runtime_assert` (static evaluation, `_maybe_guard_rel`,
+//! `_refine_ranges`, `_set_replacement`, `canonicalize_bool_expr`), the
+//! deferred runtime asserts keyed by symbol, and the axioms they imply.
+//!
+//! Expressions are the spec crate's sympy model; an unbacked symbol `uK`
+//! is an integer symbol with no range attached (sympy knows only
+//! `integer=True`), its range kept here as `var_to_range` is.
+
+use std::rc::Rc;
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{One, Signed, Zero};
+use torchspec_pyval::{PyResult, Raise};
+use torchspec_spec::sym::expr::{self, Ex, Func, Node, Rel, Symbol};
+use torchspec_spec::sym::facts::{self, Ext};
+use torchspec_spec::sym::subst::xreplace;
+
+/// `var_to_range[s]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Range {
+    pub lo: Ext,
+    pub hi: Ext,
+}
+
+impl Range {
+    pub fn new(lo: Ext, hi: Ext) -> Range {
+        Range { lo, hi }
+    }
+    fn intersect(&self, o: &Range) -> Range {
+        Range::new(
+            self.lo.clone().max(o.lo.clone()),
+            self.hi.clone().min(o.hi.clone()),
+        )
+    }
+    fn is_subset(&self, o: &Range) -> bool {
+        o.lo <= self.lo && self.hi <= o.hi
+    }
+    fn singleton(&self) -> Option<&BigInt> {
+        match (&self.lo, &self.hi) {
+            (Ext::Fin(a), Ext::Fin(b)) if a == b => Some(a),
+            _ => None,
+        }
+    }
+}
+
+struct SymInfo {
+    ex: Ex,
+    range: Range,
+    size_like: bool,
+    /// In `unbacked_inputs` (a tensor size, or an int dynamo wrapped),
+    /// not an unbacked int of `create_unbacked_symint` alone.
+    input: bool,
+    replacement: Option<Ex>,
+}
+
+/// The ShapeEnv of one trace.
+pub(crate) struct ShapeEnv {
+    syms: Vec<SymInfo>,
+    /// `deferred_runtime_asserts`: (key symbol index, canonical expr), in
+    /// recording order.
+    pub deferred: Vec<(usize, Ex)>,
+    axioms: Vec<(Ex, bool)>,
+    /// Whether a `Mod(...) == 0` fact was recorded (`divisible`): what
+    /// PyTorch then re-states after a replacement is not modelled.
+    divisible: bool,
+}
+
+fn unsupported<T>(what: &str) -> PyResult<T> {
+    Err(Raise::unsupported(what.to_string()))
+}
+
+/// The index of an unbacked symbol named `uK`.
+pub(crate) fn sym_index(name: &str) -> Option<usize> {
+    name.strip_prefix('u')?.parse().ok()
+}
+
+fn free(e: &Ex) -> Vec<String> {
+    let mut out = Vec::new();
+    facts::free_symbols(e, &mut out);
+    out
+}
+
+fn is_number(e: &Ex) -> bool {
+    matches!(&**e, Node::Int(_))
+}
+
+fn is_neg(t: &Ex) -> bool {
+    match &**t {
+        Node::Int(i) => i.is_negative(),
+        Node::Mul(args) => matches!(&*args[0], Node::Int(i) if i.is_negative()),
+        _ => false,
+    }
+}
+
+/// `_reduce_to_lowest_terms`.
+fn reduce_to_lowest_terms(e: &Ex) -> PyResult<Ex> {
+    fn coeff(x: &Ex) -> BigInt {
+        match &**x {
+            Node::Int(i) => i.abs(),
+            Node::Mul(a) => match &*a[0] {
+                Node::Int(i) => i.abs(),
+                _ => BigInt::one(),
+            },
+            _ => BigInt::one(),
+        }
+    }
+    fn div(x: &Ex, f: &BigInt) -> PyResult<Ex> {
+        match &**x {
+            Node::Int(i) => Ok(expr::int(i / f)),
+            Node::Mul(a) => {
+                let mut args: Vec<Ex> = a.to_vec();
+                match &*args[0] {
+                    Node::Int(i) if i == f => {
+                        args.remove(0);
+                    }
+                    Node::Int(i) => args[0] = expr::int(i / f),
+                    _ => return unsupported("a product without an integer coefficient"),
+                }
+                expr::mul(&args)
+            }
+            _ => unsupported("reducing a term to lowest terms"),
+        }
+    }
+    match &**e {
+        Node::Add(terms) => {
+            let f = terms
+                .iter()
+                .map(coeff)
+                .fold(BigInt::zero(), |a, b| a.gcd(&b));
+            if f.is_one() {
+                return Ok(e.clone());
+            }
+            let parts = terms
+                .iter()
+                .map(|t| div(t, &f))
+                .collect::<PyResult<Vec<_>>>()?;
+            expr::add(&parts)
+        }
+        Node::Int(_) => Ok(expr::int(1)),
+        Node::Mul(_) => div(e, &coeff(e)),
+        _ => Ok(e.clone()),
+    }
+}
+
+fn sum(terms: &[Ex]) -> PyResult<Ex> {
+    match terms {
+        [] => Ok(expr::int(0)),
+        [one] => Ok(one.clone()),
+        _ => expr::add(terms),
+    }
+}
+
+/// `canonicalize_bool_expr` of a relational.
+pub(crate) fn canonicalize(e: &Ex) -> PyResult<Ex> {
+    let Node::Rel(op, l, r) = &**e else {
+        return match &**e {
+            Node::True | Node::False => Ok(e.clone()),
+            _ => unsupported("canonicalizing a boolean that is not a relational"),
+        };
+    };
+    let (t, lhs, rhs) = match op {
+        Rel::Gt => (Rel::Lt, r, l),
+        Rel::Ge => (Rel::Le, r, l),
+        _ => (*op, l, r),
+    };
+    if lhs.is_boolean() || rhs.is_boolean() {
+        return unsupported("a relational between booleans");
+    }
+    let diff = reduce_to_lowest_terms(&expr::sub(rhs, lhs)?)?;
+    let (lhs, rhs) = match &*diff {
+        Node::Add(terms) => {
+            let (mut pos, mut neg) = (Vec::new(), Vec::new());
+            for t in terms {
+                if is_neg(t) {
+                    neg.push(expr::neg(t)?);
+                } else {
+                    pos.push(t.clone());
+                }
+            }
+            (sum(&neg)?, sum(&pos)?)
+        }
+        _ if is_neg(&diff) => (expr::neg(&diff)?, expr::int(0)),
+        _ => (expr::int(0), diff),
+    };
+    Ok(Rc::new(Node::Rel(t, lhs, rhs)))
+}
+
+/// `get_implications(e)` of a canonical relational.
+fn implications(e: &Ex) -> PyResult<Vec<(Ex, bool)>> {
+    let mut out = Vec::new();
+    let add = |x: &Ex, out: &mut Vec<(Ex, bool)>| -> PyResult<()> {
+        let c = canonicalize(x)?;
+        let Node::Rel(op, l, r) = &*c else {
+            return Ok(());
+        };
+        match op {
+            Rel::Eq | Rel::Ne => {
+                let opp = if *op == Rel::Eq { Rel::Ne } else { Rel::Eq };
+                out.push((Rc::new(Node::Rel(*op, l.clone(), r.clone())), true));
+                out.push((Rc::new(Node::Rel(*op, r.clone(), l.clone())), true));
+                out.push((Rc::new(Node::Rel(opp, l.clone(), r.clone())), false));
+                out.push((Rc::new(Node::Rel(opp, r.clone(), l.clone())), false));
+            }
+            _ => {
+                out.push((c.clone(), true));
+                let not = Rc::new(Node::Rel(op.negated(), l.clone(), r.clone()));
+                out.push((canonicalize(&not)?, false));
+            }
+        }
+        Ok(())
+    };
+    add(e, &mut out)?;
+    if let Node::Rel(op, l, r) = &**e {
+        let raw = |op: Rel, a: &Ex, b: &Ex| Rc::new(Node::Rel(op, a.clone(), b.clone()));
+        match op {
+            Rel::Eq => {
+                add(&raw(Rel::Le, l, r), &mut out)?;
+                add(&raw(Rel::Ge, l, r), &mut out)?;
+            }
+            Rel::Lt => {
+                add(&raw(Rel::Le, l, r), &mut out)?;
+                add(&raw(Rel::Ne, l, r), &mut out)?;
+                add(&raw(Rel::Le, l, &expr::sub(r, &expr::int(1))?), &mut out)?;
+            }
+            Rel::Le => add(
+                &raw(Rel::Lt, l, &expr::add(&[r.clone(), expr::int(1)])?),
+                &mut out,
+            )?,
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// What `try_solve` isolates: the relation with the symbol alone on the
+/// left, and the right-hand side (`None` when it is not an integer).
+struct Solved {
+    op: Rel,
+    rhs: Option<Ex>,
+    /// The right-hand side as `num / den` when it is a fraction.
+    frac: Option<(Ex, BigInt)>,
+}
+
+fn mirror(op: Rel) -> Rel {
+    op.reversed()
+}
+
+fn has(e: &Ex, thing: &str) -> bool {
+    free(e).iter().any(|n| n == thing)
+}
+
+/// `try_solve(Rel(op, lhs, rhs), thing)` for the forms a spec makes:
+/// `thing` times an integer plus terms without it, on one side.
+fn try_solve(
+    op: Rel,
+    lhs: &Ex,
+    rhs: &Ex,
+    thing: &str,
+    floordiv_ineq: bool,
+) -> PyResult<Option<Solved>> {
+    let (l_has, r_has) = (has(lhs, thing), has(rhs, thing));
+    if l_has && r_has {
+        return Ok(None);
+    }
+    let (op, mut l, mut r) = if l_has {
+        (op, lhs.clone(), rhs.clone())
+    } else if r_has {
+        (mirror(op), rhs.clone(), lhs.clone())
+    } else {
+        return Ok(None);
+    };
+    // Move the terms without `thing` to the right.
+    if let Node::Add(terms) = &*l {
+        let rest: Vec<Ex> = terms.iter().filter(|t| !has(t, thing)).cloned().collect();
+        if !rest.is_empty() {
+            let c = sum(&rest)?;
+            l = expr::sub(&l, &c)?;
+            r = expr::sub(&r, &c)?;
+            if is_number(&l) {
+                return Ok(None);
+            }
+        }
+    }
+    let mut op = op;
+    let mut den = BigInt::one();
+    if let Node::Mul(factors) = &*l {
+        let other: Vec<Ex> = factors.iter().filter(|t| !has(t, thing)).cloned().collect();
+        match other.as_slice() {
+            [] => {}
+            [c] => match &**c {
+                Node::Int(k) => {
+                    let ineq = !matches!(op, Rel::Eq | Rel::Ne);
+                    if !ineq && is_zero(&r) {
+                        return Ok(None);
+                    }
+                    l = expr::mul(
+                        &factors
+                            .iter()
+                            .filter(|t| has(t, thing))
+                            .cloned()
+                            .collect::<Vec<_>>(),
+                    )?;
+                    if ineq && k.is_negative() {
+                        op = mirror(op);
+                    }
+                    den = k.clone();
+                }
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        }
+    }
+    if let Node::Fn(Func::FloorDiv, _) = &*l {
+        if floordiv_ineq {
+            return Ok(None);
+        }
+    }
+    if !matches!(&*l, Node::Sym(s) if s.name == thing) {
+        return Ok(None);
+    }
+    if den.is_one() {
+        return Ok(Some(Solved {
+            op,
+            rhs: Some(r),
+            frac: None,
+        }));
+    }
+    match divide_exact(&r, &den)? {
+        Some(q) => Ok(Some(Solved {
+            op,
+            rhs: Some(q),
+            frac: None,
+        })),
+        None => Ok(Some(Solved {
+            op,
+            rhs: None,
+            frac: Some((r, den)),
+        })),
+    }
+}
+
+fn is_zero(e: &Ex) -> bool {
+    matches!(&**e, Node::Int(i) if i.is_zero())
+}
+
+/// `e / k` when every term's integer coefficient is a multiple of `k`.
+fn divide_exact(e: &Ex, k: &BigInt) -> PyResult<Option<Ex>> {
+    let terms: Vec<Ex> = match &**e {
+        Node::Add(t) => t.to_vec(),
+        _ => vec![e.clone()],
+    };
+    let mut out = Vec::new();
+    for t in &terms {
+        let (c, rest): (BigInt, Vec<Ex>) = match &**t {
+            Node::Int(i) => (i.clone(), vec![]),
+            Node::Mul(a) => match &*a[0] {
+                Node::Int(i) => (i.clone(), a[1..].to_vec()),
+                _ => (BigInt::one(), a.to_vec()),
+            },
+            _ => (BigInt::one(), vec![t.clone()]),
+        };
+        if !(&c % k).is_zero() {
+            return Ok(None);
+        }
+        let mut f = vec![expr::int(&c / k)];
+        f.extend(rest);
+        out.push(expr::mul(&f)?);
+    }
+    Ok(Some(sum(&out)?))
+}
+
+fn ext_of(b: &Option<BigInt>, lower: bool) -> Ext {
+    match b {
+        Some(v) => Ext::Fin(v.clone()),
+        None if lower => Ext::NegInf,
+        None => Ext::PosInf,
+    }
+}
+
+fn ext_add(e: &Ext, k: i64) -> Ext {
+    match e {
+        Ext::Fin(v) => Ext::Fin(v + k),
+        other => other.clone(),
+    }
+}
+
+impl ShapeEnv {
+    pub fn new() -> ShapeEnv {
+        ShapeEnv {
+            syms: Vec::new(),
+            deferred: Vec::new(),
+            axioms: Vec::new(),
+            divisible: false,
+        }
+    }
+
+    /// `create_unbacked_symint`: a fresh `uK` with its initial range.
+    pub fn new_symbol(&mut self, range: Range, size_like: bool, input: bool) -> (usize, Ex) {
+        let k = self.syms.len();
+        let ex: Ex = Rc::new(Node::Sym(Rc::new(Symbol {
+            name: format!("u{k}"),
+            lower: None,
+            upper: None,
+            integer: true,
+        })));
+        self.syms.push(SymInfo {
+            ex: ex.clone(),
+            range,
+            size_like,
+            input,
+            replacement: None,
+        });
+        (k, ex)
+    }
+
+    pub fn range(&self, k: usize) -> &Range {
+        &self.syms[k].range
+    }
+
+    fn index_of(&self, name: &str) -> PyResult<usize> {
+        match sym_index(name) {
+            Some(k) if k < self.syms.len() => Ok(k),
+            _ => unsupported("a symbol that is not an unbacked input symbol"),
+        }
+    }
+
+    /// `_find(u)`: the expression a symbol stands for after replacements.
+    fn find(&self, k: usize) -> PyResult<Ex> {
+        match &self.syms[k].replacement {
+            None => Ok(self.syms[k].ex.clone()),
+            Some(r) => self.replace(r),
+        }
+    }
+
+    /// `_find(e)` as `_maybe_guard_rel` calls it on a whole side: a
+    /// symbol's replacement, any other expression as it is.
+    fn find_expr(&self, e: &Ex) -> PyResult<Ex> {
+        match &**e {
+            Node::Sym(s) => self.find(self.index_of(&s.name)?),
+            _ => Ok(e.clone()),
+        }
+    }
+
+    /// `replace(expr)`: every symbol by what it stands for.
+    pub fn replace(&self, e: &Ex) -> PyResult<Ex> {
+        if self.syms.iter().all(|s| s.replacement.is_none()) {
+            return Ok(e.clone());
+        }
+        let names = free(e);
+        let mut map: Vec<(String, Ex)> = Vec::new();
+        for n in &names {
+            let k = self.index_of(n)?;
+            if self.syms[k].replacement.is_some() {
+                map.push((n.clone(), self.find(k)?));
+            }
+        }
+        if map.is_empty() {
+            return Ok(e.clone());
+        }
+        xreplace(e, &|s: &Symbol| {
+            map.iter()
+                .find(|(n, _)| *n == s.name)
+                .map(|(_, x)| x.clone())
+        })
+    }
+
+    /// `bound_sympy(e)` with the current ranges (size-like symbols at
+    /// least 2 when `size_oblivious`).
+    pub fn bounds(&self, e: &Ex, size_oblivious: bool) -> PyResult<Range> {
+        let names = free(e);
+        let mut ranged: Vec<(String, Ex)> = Vec::new();
+        for n in &names {
+            let k = self.index_of(n)?;
+            let info = &self.syms[k];
+            let r = if size_oblivious && info.size_like {
+                Range::new(Ext::Fin(BigInt::from(2)), Ext::PosInf)
+            } else {
+                info.range.clone()
+            };
+            let fin = |x: &Ext| match x {
+                Ext::Fin(v) => Some(v.clone()),
+                _ => None,
+            };
+            ranged.push((
+                n.clone(),
+                Rc::new(Node::Sym(Rc::new(Symbol {
+                    name: n.clone(),
+                    lower: fin(&r.lo),
+                    upper: fin(&r.hi),
+                    integer: true,
+                }))),
+            ));
+        }
+        let with = xreplace(e, &|s: &Symbol| {
+            ranged
+                .iter()
+                .find(|(n, _)| *n == s.name)
+                .map(|(_, x)| x.clone())
+        })?;
+        match facts::try_bounds(&with) {
+            Ok((lo, hi)) => Ok(Range::new(lo, hi)),
+            Err(_) => unsupported("a value range bound_sympy cannot give"),
+        }
+    }
+
+    /// `_maybe_evaluate_static(expr)` for a relational: replacements,
+    /// canonical form, axioms, then the range of `rhs - lhs`.
+    fn evaluate_static(&self, e: &Ex) -> PyResult<Option<bool>> {
+        let e = self.replace(e)?;
+        match &*e {
+            Node::True => return Ok(Some(true)),
+            Node::False => return Ok(Some(false)),
+            Node::Rel(..) => {}
+            _ => return unsupported("a fact that is not a relational"),
+        }
+        let c = canonicalize(&e)?;
+        if let Some((_, v)) = self.axioms.iter().find(|(a, _)| *a == c) {
+            return Ok(Some(*v));
+        }
+        let Node::Rel(op, l, r) = &*c else {
+            return Ok(None);
+        };
+        let d = self.bounds(&expr::sub(r, l)?, false)?;
+        let zero = Ext::Fin(BigInt::zero());
+        let one = Ext::Fin(BigInt::one());
+        Ok(match op {
+            Rel::Lt if d.lo >= one => Some(true),
+            Rel::Lt if d.hi <= zero => Some(false),
+            Rel::Le if d.lo >= zero => Some(true),
+            Rel::Le if d.hi < zero => Some(false),
+            Rel::Eq | Rel::Ne => {
+                let eq = if d.lo == zero && d.hi == zero {
+                    Some(true)
+                } else if d.lo > zero || d.hi < zero {
+                    Some(false)
+                } else {
+                    None
+                };
+                eq.map(|b| b == (*op == Rel::Eq))
+            }
+            _ => None,
+        })
+    }
+
+    /// `_maybe_fast_eval_comparison`: `sum >= 0` of non-negative terms.
+    fn fast_true(&self, e: &Ex) -> PyResult<bool> {
+        let sum_expr = match &**e {
+            Node::Rel(Rel::Ge, l, r) if is_zero(r) => l,
+            Node::Rel(Rel::Le, l, r) if is_zero(l) => r,
+            _ => return Ok(false),
+        };
+        let terms: Vec<Ex> = match &**sum_expr {
+            Node::Add(t) => t.to_vec(),
+            _ => vec![sum_expr.clone()],
+        };
+        for t in &terms {
+            let ok = match &**t {
+                Node::Sym(s) => {
+                    let k = self.index_of(&s.name)?;
+                    self.syms[k].range.lo >= Ext::Fin(BigInt::zero())
+                }
+                Node::Int(i) => !i.is_negative(),
+                _ => false,
+            };
+            if !ok {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `guard_or_defer_runtime_assert(expr)` for an expression over
+    /// unbacked symbols only: `false` when the expression is statically
+    /// false (nothing is recorded then).
+    pub fn guard_or_defer(&mut self, e: &Ex) -> PyResult<bool> {
+        if has_fn(e, Func::PythonMod) {
+            // PyTorch records such a fact twice (with `Mod` too); not modelled.
+            return unsupported("a fact with PythonMod");
+        }
+        if self.fast_true(e)? {
+            return Ok(true);
+        }
+        if let Some(v) = self.evaluate_static(e)? {
+            return Ok(v);
+        }
+        self.maybe_guard_rel(e)?;
+        let c = canonicalize(e)?;
+        let key = free(&c)
+            .iter()
+            .filter_map(|n| sym_index(n))
+            .max()
+            .ok_or_else(|| Raise::unsupported("a runtime assert without unbacked symbols"))?;
+        self.deferred.push((key, c.clone()));
+        let simplified = self.replace(&c)?;
+        if let Node::Rel(..) = &*simplified {
+            let imp = implications(&canonicalize(&simplified)?)?;
+            for (k, v) in imp {
+                match self.axioms.iter_mut().find(|(a, _)| *a == k) {
+                    Some(slot) => slot.1 = v,
+                    None => self.axioms.push((k, v)),
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// `_maybe_guard_rel(expr)`.
+    fn maybe_guard_rel(&mut self, e: &Ex) -> PyResult<()> {
+        let Node::Rel(op, lhs, rhs) = &**e else {
+            return unsupported("a fact that is not a relational");
+        };
+        if *op == Rel::Ne {
+            return Ok(());
+        }
+        let names = free(e);
+        if names.is_empty() || names.len() > 5 {
+            return unsupported("a fact over no or many symbols");
+        }
+        self.refine_ranges(e)?;
+        if *op != Rel::Eq {
+            return Ok(());
+        }
+        if has_fn(e, Func::Mod) || has_fn(e, Func::PythonMod) {
+            if mod_is_zero(lhs, rhs).is_some() {
+                self.divisible = true;
+            }
+            return Ok(());
+        }
+        if has_floordiv(lhs) || has_floordiv(rhs) {
+            return Ok(());
+        }
+        if let Some(k) = self.trivial_solve(lhs, rhs)? {
+            let tgt = self.find_expr(rhs)?;
+            return self.set_replacement(k, tgt);
+        }
+        if let Some(k) = self.trivial_solve(rhs, lhs)? {
+            let tgt = self.find_expr(lhs)?;
+            return self.set_replacement(k, tgt);
+        }
+        // Solving for the (name-)largest symbol: only a number may replace
+        // an unbacked symbol.
+        let mut sorted = names.clone();
+        sorted.sort();
+        let target = sorted.last().cloned().unwrap_or_default();
+        if let Some(solved) = try_solve(*op, lhs, rhs, &target, false)? {
+            if let Some(r) = solved.rhs.filter(is_number) {
+                let k = self.index_of(&target)?;
+                self.set_replacement(k, r)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `trivial_solve(lhs, rhs)`: `lhs` a symbol, and `rhs` free of
+    /// unbacked symbols that are not graph inputs.
+    fn trivial_solve(&self, lhs: &Ex, rhs: &Ex) -> PyResult<Option<usize>> {
+        let Node::Sym(s) = &**lhs else {
+            return Ok(None);
+        };
+        for n in free(rhs) {
+            if !self.syms[self.index_of(&n)?].input {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.index_of(&s.name)?))
+    }
+
+    /// `_refine_ranges(expr)`.
+    fn refine_ranges(&mut self, e: &Ex) -> PyResult<()> {
+        let e = self.replace(e)?;
+        let Node::Rel(op, lhs, rhs) = &*e else {
+            return Ok(());
+        };
+        let mut names = free(&e);
+        names.sort();
+        for n in names {
+            let k = self.index_of(&n)?;
+            let Some(solved) = try_solve(*op, lhs, rhs, &n, true)? else {
+                continue;
+            };
+            let Some(rhs) = solved.rhs else { continue };
+            let vr = self.syms[k].range.clone();
+            let rb = self.bounds(&rhs, false)?;
+            let (mut lower, mut upper) = (vr.lo.clone(), vr.hi.clone());
+            if lower <= rb.lo && matches!(solved.op, Rel::Eq | Rel::Ge | Rel::Gt) {
+                lower = ext_add(&rb.lo, i64::from(solved.op == Rel::Gt));
+            }
+            if upper >= rb.hi && matches!(solved.op, Rel::Eq | Rel::Le | Rel::Lt) {
+                upper = ext_add(&rb.hi, -i64::from(solved.op == Rel::Lt));
+            }
+            let new = Range::new(lower, upper);
+            if new == vr {
+                continue;
+            }
+            self.update_range(k, &new)?;
+            if let Some(v) = self.syms[k].range.singleton().cloned() {
+                self.set_replacement(k, expr::int(v))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `_update_var_to_range(s, vr)`: intersect (a size-like symbol's
+    /// upper bound is never refined below 2).
+    pub fn update_range(&mut self, k: usize, vr: &Range) -> PyResult<()> {
+        let mut vr = vr.clone();
+        if vr.hi < Ext::Fin(BigInt::from(2)) && self.syms[k].size_like {
+            vr = Range::new(vr.lo, Ext::Fin(BigInt::from(2)));
+        }
+        let new = self.syms[k].range.intersect(&vr);
+        if new.lo > new.hi {
+            return Err(Raise::new(
+                "ValueRangeError",
+                format!(
+                    "Invalid ranges [{}:{}]",
+                    ext_text(&new.lo),
+                    ext_text(&new.hi)
+                ),
+            ));
+        }
+        self.syms[k].range = new;
+        Ok(())
+    }
+
+    /// `_set_replacement(a, tgt)`.
+    fn set_replacement(&mut self, a: usize, tgt: Ex) -> PyResult<()> {
+        if self.syms[a].replacement.as_ref() == Some(&tgt) {
+            return Ok(());
+        }
+        let name = format!("u{a}");
+        if has(&tgt, &name) {
+            return Ok(());
+        }
+        if self.divisible {
+            return unsupported("a replacement after a divisibility fact");
+        }
+        if self.syms[a].replacement.is_some() {
+            return unsupported("a symbol replaced twice (a replacement chain)");
+        }
+        let src = self.syms[a].range.clone();
+        let mut tgt_bound = self.bounds(&tgt, false)?;
+        self.update_range(a, &tgt_bound)?;
+        let tfree = free(&tgt);
+        if !tgt_bound.is_subset(&src) && tfree.len() == 1 {
+            let b = self.index_of(&tfree[0])?;
+            self.invert_into(a, &tgt, b)?;
+            tgt_bound = self.bounds(&tgt, false)?;
+            if !tgt_bound.is_subset(&src) {
+                return unsupported("a replacement whose bound PyTorch asserts on");
+            }
+        }
+        if !tgt_bound.is_subset(&src) {
+            return Ok(());
+        }
+        if self.syms[a].size_like {
+            let t = self.bounds(&tgt, true)?;
+            let s = self.bounds(&self.syms[a].ex.clone(), true)?;
+            if !t.is_subset(&s) {
+                return Ok(());
+            }
+        }
+        if self.syms[a].size_like {
+            if let Node::Sym(s) = &*tgt {
+                let b = self.index_of(&s.name)?;
+                self.syms[b].size_like = true;
+            }
+        } else if let Node::Sym(s) = &*tgt {
+            let b = self.index_of(&s.name)?;
+            if self.syms[b].size_like {
+                self.syms[a].size_like = true;
+            }
+        }
+        self.syms[a].replacement = Some(tgt);
+        Ok(())
+    }
+
+    /// The range of `b` from `a == tgt` solved for `b`, requantized to
+    /// integers (`CeilToInt` / `FloorToInt` of the rational bounds).
+    fn invert_into(&mut self, a: usize, tgt: &Ex, b: usize) -> PyResult<()> {
+        let bname = format!("u{b}");
+        let a_ex = self.syms[a].ex.clone();
+        let Some(solved) = try_solve(Rel::Eq, &a_ex, tgt, &bname, false)? else {
+            return Ok(());
+        };
+        let (num, den) = match (solved.rhs, solved.frac) {
+            (Some(r), _) => (r, BigInt::one()),
+            (None, Some((n, d))) => (n, d),
+            _ => return Ok(()),
+        };
+        let nb = self.bounds(&num, false)?;
+        let (lo, hi) = if den.is_negative() {
+            (div_ext(&nb.hi, &den, true), div_ext(&nb.lo, &den, false))
+        } else {
+            (div_ext(&nb.lo, &den, true), div_ext(&nb.hi, &den, false))
+        };
+        self.update_range(b, &Range::new(lo, hi))
+    }
+
+    /// The ranges of every symbol, in allocation order.
+    pub fn ranges(&self) -> Vec<(String, Range)> {
+        (0..self.syms.len())
+            .map(|k| (format!("u{k}"), self.syms[k].range.clone()))
+            .collect()
+    }
+
+    /// `str` of `node.expr` for the symbol `uK`: after replacements.
+    pub fn printed(&self, k: usize) -> PyResult<Ex> {
+        self.find(k)
+    }
+}
+
+/// `v / d` rounded up (`ceil`) or down, infinities kept (and flipped by a
+/// negative divisor).
+fn div_ext(v: &Ext, d: &BigInt, ceil: bool) -> Ext {
+    match v {
+        Ext::Fin(x) => {
+            let (q, r) = x.div_mod_floor(d);
+            if ceil && !r.is_zero() {
+                Ext::Fin(q + 1)
+            } else {
+                Ext::Fin(q)
+            }
+        }
+        Ext::NegInf if d.is_negative() => Ext::PosInf,
+        Ext::PosInf if d.is_negative() => Ext::NegInf,
+        other => other.clone(),
+    }
+}
+
+fn has_fn(e: &Ex, f: Func) -> bool {
+    match &**e {
+        Node::Fn(g, args) => *g == f || args.iter().any(|a| has_fn(a, f)),
+        Node::Add(a) | Node::Mul(a) | Node::And(a) | Node::Or(a) => a.iter().any(|x| has_fn(x, f)),
+        Node::Pow(a, b) | Node::Rel(_, a, b) => has_fn(a, f) || has_fn(b, f),
+        Node::Not(a) => has_fn(a, f),
+        _ => false,
+    }
+}
+
+fn has_floordiv(e: &Ex) -> bool {
+    match &**e {
+        Node::Fn(Func::FloorDiv, args) => {
+            !matches!(&*args[1], Node::Int(i) if i.is_one()) || has_floordiv(&args[0])
+        }
+        Node::Fn(_, a) | Node::Add(a) | Node::Mul(a) => a.iter().any(has_floordiv),
+        Node::Pow(a, b) => has_floordiv(a) || has_floordiv(b),
+        _ => false,
+    }
+}
+
+/// `Mod(...) == 0` in either order.
+fn mod_is_zero<'a>(l: &'a Ex, r: &'a Ex) -> Option<&'a Ex> {
+    match (&**l, &**r) {
+        (Node::Fn(Func::Mod | Func::PythonMod, _), _) if is_zero(r) => Some(l),
+        (_, Node::Fn(Func::Mod | Func::PythonMod, _)) if is_zero(l) => Some(r),
+        _ => None,
+    }
+}
+
+/// A bound as sympy prints it in a `ValueRanges` message.
+fn ext_text(e: &Ext) -> String {
+    match e {
+        Ext::Fin(v) => v.to_string(),
+        Ext::NegInf => "-int_oo".into(),
+        Ext::PosInf => "int_oo".into(),
+    }
+}
+
+/// A bound for `range_constraints`: `None` for an infinite one.
+pub(crate) fn fin(e: &Ext) -> Option<BigInt> {
+    match e {
+        Ext::Fin(v) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+/// The range a fresh symbol starts with: `[lo, hi]` (`None`: infinite).
+pub(crate) fn range_of(lo: Option<BigInt>, hi: Option<BigInt>) -> Range {
+    Range::new(ext_of(&lo, true), ext_of(&hi, false))
+}
