@@ -119,6 +119,10 @@ struct Pass<'a> {
     names: Names,
     out: Vec<String>,
     exprs: Vec<Ex>,
+    /// The symbol whose definition each assert was emitted under.
+    groups: Vec<usize>,
+    /// The symbol being defined now.
+    current: usize,
     bound: Vec<usize>,
     constrained: Vec<usize>,
     added: Vec<Ex>,
@@ -132,6 +136,7 @@ impl Pass<'_> {
             "Runtime assertion failed for expression {text} on node '{name}'"
         ));
         self.exprs.push(e.clone());
+        self.groups.push(self.current);
         self.added.push(e.clone());
         Ok(())
     }
@@ -179,6 +184,7 @@ impl Pass<'_> {
         if self.constrained.contains(&k) {
             return Ok(());
         }
+        self.current = k;
         let r = self.env.range(k).clone();
         let max_minus_one = Ext::Fin(BigInt::from(i64::MAX) - 1);
         let hi = if r.hi == max_minus_one {
@@ -221,15 +227,79 @@ fn ge_node(k: usize, v: &BigInt, ge: bool) -> Ex {
 /// placeholder, per symbol it binds, its range checks then the deferred
 /// asserts keyed under it.
 pub(crate) fn asserts(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<String>> {
-    Ok(run_pass(inputs, env)?.0)
+    Ok(retraced(inputs, env)?.0)
 }
 
 /// The expressions of those asserts, in the same order.
 pub(crate) fn assert_exprs(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<Ex>> {
-    Ok(run_pass(inputs, env)?.1)
+    Ok(retraced(inputs, env)?.1)
 }
 
-fn run_pass(inputs: &[Input], env: &ShapeEnv) -> PyResult<(Vec<String>, Vec<Ex>)> {
+/// The asserts once the graph is traced again with them in it: each runs
+/// on the inputs' sizes after replacements (`Eq(Mod(u0, 4), 0)` becomes
+/// `Eq(Mod(2*u1, 4), 0)` once `u0 := 2*u1`): a statically false one raises
+/// its own message, one that is neither true nor known is recorded anew
+/// and lands at the end of its key symbol's group, named after the first
+/// pass's nodes.
+fn retraced(inputs: &[Input], env: &ShapeEnv) -> PyResult<(Vec<String>, Vec<Ex>)> {
+    let mut pass = run_pass(inputs, env)?;
+    let mut env2 = env.clone();
+    let before = env2.deferred.len();
+    for (msg, e) in pass.out.iter().zip(&pass.exprs) {
+        let again = env2.replace(e)?;
+        let fails = match &*again {
+            Node::True => continue,
+            Node::False => true,
+            _ => match env2.evaluate_static(&again)? {
+                Some(v) => !v,
+                None => {
+                    env2.guard_or_defer(&again)?;
+                    false
+                }
+            },
+        };
+        if fails {
+            return Err(Raise::new("RuntimeError", msg.clone()));
+        }
+    }
+    let fresh: Vec<(usize, Ex)> = env2.deferred[before..].to_vec();
+    for (k, e) in fresh {
+        if pass.added.contains(&e) {
+            continue;
+        }
+        let Some(at) = pass
+            .groups
+            .iter()
+            .rposition(|g| *g == k)
+            .map(|i| i + 1)
+            .or_else(|| {
+                pass.constrained.contains(&k).then(|| {
+                    let order = pass.constrained.iter().position(|c| *c == k).unwrap_or(0);
+                    pass.groups
+                        .iter()
+                        .position(|g| {
+                            pass.constrained.iter().position(|c| c == g).unwrap_or(0) > order
+                        })
+                        .unwrap_or(pass.groups.len())
+                })
+            })
+        else {
+            continue;
+        };
+        let name = pass.names.create(node_base(&e)?);
+        let msg = format!(
+            "Runtime assertion failed for expression {} on node '{name}'",
+            sstr(&e)
+        );
+        pass.out.insert(at, msg);
+        pass.exprs.insert(at, e.clone());
+        pass.groups.insert(at, k);
+        pass.added.push(e);
+    }
+    Ok((pass.out, pass.exprs))
+}
+
+fn run_pass<'a>(inputs: &[Input], env: &'a ShapeEnv) -> PyResult<Pass<'a>> {
     let mut by_symbol: Vec<(usize, Vec<Ex>)> = Vec::new();
     for (k, e) in &env.deferred {
         match by_symbol.iter_mut().find(|(s, _)| s == k) {
@@ -242,6 +312,8 @@ fn run_pass(inputs: &[Input], env: &ShapeEnv) -> PyResult<(Vec<String>, Vec<Ex>)
         names: Names::default(),
         out: Vec::new(),
         exprs: Vec::new(),
+        groups: Vec::new(),
+        current: 0,
         bound: Vec::new(),
         constrained: Vec::new(),
         added: Vec::new(),
@@ -264,5 +336,5 @@ fn run_pass(inputs: &[Input], env: &ShapeEnv) -> PyResult<(Vec<String>, Vec<Ex>)
             pass.define(k)?;
         }
     }
-    Ok((pass.out, pass.exprs))
+    Ok(pass)
 }

@@ -46,6 +46,7 @@ impl Range {
     }
 }
 
+#[derive(Clone)]
 struct SymInfo {
     ex: Ex,
     range: Range,
@@ -57,6 +58,7 @@ struct SymInfo {
 }
 
 /// The ShapeEnv of one trace.
+#[derive(Clone)]
 pub(crate) struct ShapeEnv {
     syms: Vec<SymInfo>,
     /// `deferred_runtime_asserts`: (key symbol index, canonical expr), in
@@ -108,6 +110,9 @@ fn reduce_to_lowest_terms(e: &Ex) -> PyResult<Ex> {
         }
     }
     fn div(x: &Ex, f: &BigInt) -> PyResult<Ex> {
+        if f.is_one() {
+            return Ok(x.clone());
+        }
         match &**x {
             Node::Int(i) => Ok(expr::int(i / f)),
             Node::Mul(a) => {
@@ -508,7 +513,7 @@ impl ShapeEnv {
 
     /// `_maybe_evaluate_static(expr)` for a relational: replacements,
     /// canonical form, axioms, then the range of `rhs - lhs`.
-    fn evaluate_static(&self, e: &Ex) -> PyResult<Option<bool>> {
+    pub fn evaluate_static(&self, e: &Ex) -> PyResult<Option<bool>> {
         let e = self.replace(e)?;
         match &*e {
             Node::True => return Ok(Some(true)),
@@ -576,6 +581,10 @@ impl ShapeEnv {
     /// unbacked symbols only: `false` when the expression is statically
     /// false (nothing is recorded then).
     pub fn guard_or_defer(&mut self, e: &Ex) -> PyResult<bool> {
+        if self.divisible && has_fn(e, Func::FloorDiv) {
+            // `divisible` makes `simplify` turn FloorDiv into CleanDiv.
+            return unsupported("a FloorDiv fact after a divisibility fact");
+        }
         if has_fn(e, Func::PythonMod) {
             // PyTorch records such a fact twice (with `Mod` too); not modelled.
             return unsupported("a fact with PythonMod");
@@ -733,9 +742,6 @@ impl ShapeEnv {
         let name = format!("u{a}");
         if has(&tgt, &name) {
             return Ok(());
-        }
-        if self.divisible {
-            return unsupported("a replacement after a divisibility fact");
         }
         if self.syms[a].replacement.is_some() {
             return unsupported("a symbol replaced twice (a replacement chain)");
