@@ -1,21 +1,25 @@
 //! Mirrors torch/_export/serde/serialize.py `GraphModuleDeserializer` and
-//! `ExportedProgramDeserializer.deserialize`, plus what the
-//! `ExportedProgram` constructor does on load (`_common_getitem_elimination_pass`):
-//! the FX graph `torch.export.load` rebuilds, with the loader's node names
-//! (placeholders and synced values keep their serialized names; getitem
-//! nodes for multi-output ops; `<op>_unused` for ops returning None), the
-//! graph signature, the module call graph and the range constraints that
-//! survive loading (only symbols some loaded value mentions).
+//! `ExportedProgramDeserializer.deserialize` up to the `ExportedProgram`
+//! constructor: the FX graph `torch.export.load` rebuilds, with the
+//! loader's node names (placeholders and synced values keep their
+//! serialized names; getitem nodes for multi-output ops; `<op>_unused` for
+//! ops returning None), the graph signature, the module call graph and the
+//! range constraints that survive loading (only symbols some loaded value
+//! mentions). The constructor's getitem elimination and verifiers run after
+//! (`ExportedProgram::load_*`, `passes`, `verify`).
 //!
 //! An OpOverload's arguments are placed by its schema (`ops::schema`, from
 //! the generated table or the registration). Where the reconstruction
 //! needs what only PyTorch's op registry knows (a target that is not an
 //! operator PyTorch ships or the process registered), the result is
-//! [`Unsupported`], never a guess.
+//! [`LoadFailure::Unsupported`], never a guess.
 
 use std::collections::{HashMap, HashSet};
 
+pub use crate::failure::LoadFailure;
 use crate::fx::{self, Arg, Graph, NodeId, Op};
+// The model types under the paths they had when this module held them.
+pub use crate::model::{LoadedGraphModule, ModuleCallEntry, ModuleCallSignature, SubGraph};
 use crate::ops::{self, Resolved};
 use crate::ranges::{Bound, RangeConstraints, ValueRanges};
 use crate::registrations::Registrations;
@@ -24,126 +28,12 @@ use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
 };
 use num_bigint::BigInt;
-use torchspec_pyval::error::Error;
 use torchspec_pyval::pyjson::{PyInt, PyJson};
-
-/// A behaviour the loader does not model yet.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unsupported(pub String);
-
-/// Why loading stopped: PyTorch raises (type, message), or the reference
-/// does not model the input.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LoadFailure {
-    /// PyTorch raises `exception(message)`.
-    Python {
-        /// The exception type's name (`KeyError`).
-        exception: String,
-        /// The exception's message.
-        message: String,
-    },
-    /// What the reference does not model.
-    Unsupported(String),
-}
-
-impl LoadFailure {
-    fn py(exception: &str, message: impl Into<String>) -> LoadFailure {
-        LoadFailure::Python {
-            exception: exception.into(),
-            message: message.into(),
-        }
-    }
-
-    fn unsupported(what: impl Into<String>) -> LoadFailure {
-        LoadFailure::Unsupported(what.into())
-    }
-
-    /// The crate error: Python's exception, or a refusal naming what is unsupported.
-    pub fn into_error(self) -> Error {
-        match self {
-            LoadFailure::Python { exception, message } => Error::python(&exception, message),
-            LoadFailure::Unsupported(what) => {
-                Error::new(format!("unsupported by the reference loader: {what}"))
-            }
-        }
-    }
-}
 
 type R<T> = Result<T, LoadFailure>;
 
 /// A call's `(args, kwargs)`.
 type ArgsKwargs = (Vec<Arg>, Vec<(String, Arg)>);
-
-/// `ModuleCallSignature` after loading (specs kept as the serialized
-/// strings; `crate::pytree` reads them).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ModuleCallSignature {
-    /// `ModuleCallSignature.inputs`.
-    pub inputs: Vec<ArgumentSpec>,
-    /// `ModuleCallSignature.outputs`.
-    pub outputs: Vec<ArgumentSpec>,
-    /// `ModuleCallSignature.in_spec`: the serialized pytree spec of the inputs.
-    pub in_spec: String,
-    /// `ModuleCallSignature.out_spec`: the serialized pytree spec of the outputs.
-    pub out_spec: String,
-    /// `names if names else None`: a non-empty list of names, or the truthy
-    /// value `_dict_to_dataclass` kept as it came (`ep.module()` trips on it).
-    pub forward_arg_names: Option<wire::Loose<Vec<String>>>,
-}
-
-/// `ModuleCallEntry`: one entry of `ep.module_call_graph`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ModuleCallEntry {
-    /// `entry.fqn`: a str, or whatever JSON value `_dict_to_dataclass` kept.
-    pub fqn: wire::Loose<String>,
-    /// `entry.signature`, when the export kept one for this module.
-    pub signature: Option<ModuleCallSignature>,
-}
-
-impl ModuleCallEntry {
-    /// Whether `fqn == ""` (the root module's call).
-    pub fn is_root(&self) -> bool {
-        self.fqn.typed().is_some_and(|f| f.is_empty())
-    }
-}
-
-impl LoadedGraphModule {
-    /// The signature of the root module's call (`fqn == ""`), where
-    /// `ep.module()` takes its in_spec and forward argument names.
-    pub fn root_signature(&self) -> Option<&ModuleCallSignature> {
-        self.module_call_graph
-            .iter()
-            .find(|e| e.is_root())
-            .and_then(|e| e.signature.as_ref())
-    }
-}
-
-/// A submodule graph registered by an `as_graph` argument (`get_attr`).
-#[derive(Clone, Debug)]
-pub struct SubGraph {
-    /// The `get_attr` target the graph is registered under (`true_graph_0`).
-    pub name: String,
-    /// The submodule's graph.
-    pub graph: Graph,
-    /// The graphs its own `as_graph` arguments register.
-    pub submodules: Vec<SubGraph>,
-}
-
-/// What `GraphModuleDeserializer.deserialize` + the `ExportedProgram`
-/// constructor produce.
-#[derive(Clone, Debug)]
-pub struct LoadedGraphModule {
-    /// `ep.graph`.
-    pub graph: Graph,
-    /// The submodule graphs its `as_graph` arguments register (`cond` branches).
-    pub submodules: Vec<SubGraph>,
-    /// `ep.graph_signature`.
-    pub signature: ExportGraphSignature,
-    /// `ep.module_call_graph`.
-    pub module_call_graph: Vec<ModuleCallEntry>,
-    /// `ep.range_constraints`.
-    pub range_constraints: RangeConstraints,
-}
 
 /// `torch.ops.aten._assert_scalar.default` and friends are recognised by
 /// their serialized target string.
@@ -576,7 +466,8 @@ struct Deserializer<'w> {
 }
 
 /// Loads the graph module of a serialized program as `torch.export.load`
-/// rebuilds it in a process with `registrations`.
+/// rebuilds it in a process with `registrations`, before the
+/// `ExportedProgram` constructor's passes and verifiers.
 pub fn load_graph_module<'w>(
     program: &'w wire::ExportedProgram,
     registrations: &'w Registrations,
@@ -621,15 +512,13 @@ pub fn load_graph_module<'w>(
             })
             .collect(),
     );
-    let mut loaded = LoadedGraphModule {
+    Ok(LoadedGraphModule {
         graph,
         submodules,
         signature: d.signature,
         module_call_graph,
         range_constraints,
-    };
-    crate::passes::common_getitem_elimination(&mut loaded);
-    Ok(loaded)
+    })
 }
 
 /// `deserialize_module_call_graph`: `for entry in module_call_graph`, each

@@ -3,9 +3,9 @@
 
 use serde_json::{json, Map, Value as Json};
 
+use crate::model::ExportedProgram;
 use crate::pytree::{treespec_dumps, treespec_loads};
 use crate::signature::{Constant, UserValue};
-use crate::ExportedProgram;
 use torchspec_pyval::{PyException, Raise};
 
 fn error_json(type_name: &str, message: &str) -> Json {

@@ -11,12 +11,12 @@
 
 use std::collections::HashSet;
 
+use crate::failure::LoadFailure;
 use crate::fx::{Arg, Graph, Node, Op};
-use crate::load::{LoadFailure, LoadedGraphModule, SubGraph};
+use crate::model::{LoadedGraphModule, StateDictEntry, SubGraph};
 use crate::ops;
 use crate::registrations::Registrations;
 use crate::signature::{ArgumentSpec, Constant, InputKind, UserValue};
-use crate::StateDictEntry;
 use torchspec_pyval::pyjson::PyJson;
 use torchspec_pyval::repr::str_repr;
 

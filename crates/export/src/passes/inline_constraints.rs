@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::PassError;
 use crate::fx::{Arg, Graph, NodeId, Op};
-use crate::load::LoadedGraphModule;
+use crate::model::LoadedGraphModule;
 use crate::ranges::Bound;
 use crate::schema as wire;
 use num_bigint::BigInt;
@@ -108,7 +108,7 @@ fn module_graphs<'a>(
             })
     }
     fn walk<'a>(
-        subs: &'a mut [crate::load::SubGraph],
+        subs: &'a mut [crate::model::SubGraph],
         values: &'a wire::Graph,
         out: &mut Vec<(&'a mut Graph, &'a wire::Graph)>,
     ) {
