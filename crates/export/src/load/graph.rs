@@ -1,0 +1,251 @@
+//! Mirrors serialize.py's `GraphModuleDeserializer.deserialize_graph`: the
+//! graph's inputs as placeholders, its nodes, its outputs, and
+//! `sync_fx_node`; plus the part of `GraphModule(root, graph)`'s code
+//! generation a loaded graph can fail (`check_codegen`).
+
+use super::inputs::{int_arg, raw_arg};
+use super::raw::{key_error, raw_dict_use, raw_list_use, Use};
+use super::{Deserializer, LoadFailure, R};
+use crate::fx::{Arg, Graph, NodeId, Op};
+use crate::schema as wire;
+
+impl<'w> Deserializer<'w> {
+    /// `sync_fx_node`.
+    pub(super) fn sync(&mut self, name: &str, id: NodeId) -> R<()> {
+        if self.cx.name_to_node.contains_key(name) {
+            return Err(LoadFailure::py(
+                "SerializeError",
+                format!("Node {name} has already been deserialized before."),
+            ));
+        }
+        self.cx.graph.node_mut(id).name = name.to_string();
+        self.cx.name_to_node.insert(name.to_string(), id);
+        self.eval_meta(name)?;
+        self.cx.graph.node_mut(id).meta.val = Some(name.to_string());
+        Ok(())
+    }
+
+    pub(super) fn node_named(&self, name: &str) -> R<NodeId> {
+        self.cx
+            .name_to_node
+            .get(name)
+            .copied()
+            .ok_or_else(|| key_error(name))
+    }
+
+    pub(super) fn deserialize_graph(&mut self, g: &'w wire::Graph) -> R<()> {
+        for table in [
+            "tensor_values",
+            "sym_int_values",
+            "sym_float_values",
+            "sym_bool_values",
+            "custom_obj_values",
+        ] {
+            raw_dict_use(g.raw_field(table))?;
+        }
+        self.index_values(g);
+        raw_list_use(g.raw_field("inputs"), Use::Iter("type"))?;
+        for (i, input) in g.inputs.iter().enumerate() {
+            match input {
+                wire::Argument::AsTensor(wire::TensorArgument { name })
+                | wire::Argument::AsCustomObj(wire::CustomObjArgument { name, .. }) => {
+                    self.placeholder(name)?;
+                }
+                wire::Argument::AsSymInt(s) => match s {
+                    wire::SymIntArgument::AsName(name) => self.placeholder(name)?,
+                    wire::SymIntArgument::AsInt(i) => {
+                        return Err(LoadFailure::py(
+                            "SerializeError",
+                            format!("Deserializing a constant symint SymIntArgument(as_int={i}) as an input"),
+                        ))
+                    }
+                },
+                // `input_.type in ("as_int", ...)`: the payload is not read.
+                a if matches!(
+                    a.tag(),
+                    "as_int" | "as_float" | "as_bool" | "as_none" | "as_string"
+                ) =>
+                {
+                    let spec_name = self
+                        .signature
+                        .input_specs
+                        .get(i)
+                        .map(|s| s.arg.name().to_string())
+                        .ok_or_else(|| LoadFailure::py("IndexError", "list index out of range"))?;
+                    let name = if spec_name.is_empty() {
+                        format!("arg{i}")
+                    } else {
+                        spec_name
+                    };
+                    self.cx
+                        .graph
+                        .create_node(Op::Placeholder, &name, vec![], vec![], None);
+                }
+                raw @ wire::Argument::Raw(_) => {
+                    let mut repr = String::new();
+                    raw.py_repr(&mut repr);
+                    return Err(LoadFailure::py(
+                        "SerializeError",
+                        format!("Invalid input type {repr}"),
+                    ));
+                }
+                other => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "graph input of type `{}`",
+                        other.tag()
+                    )))
+                }
+            }
+        }
+        raw_list_use(g.raw_field("nodes"), Use::Iter("target"))?;
+        for (i, node) in g.nodes.iter().enumerate() {
+            self.deserialize_node(node, i as u32)?;
+        }
+        raw_list_use(g.raw_field("outputs"), Use::Iter("type"))?;
+        let mut outputs = Vec::with_capacity(g.outputs.len());
+        for out in &g.outputs {
+            outputs.push(match out {
+                wire::Argument::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+                wire::Argument::AsSymInt(wire::SymIntArgument::AsName(n))
+                | wire::Argument::AsSymBool(wire::SymBoolArgument::AsName(n))
+                | wire::Argument::AsSymFloat(wire::SymFloatArgument::AsName(n)) => {
+                    Arg::Node(self.node_named(n)?)
+                }
+                wire::Argument::AsInt(i) => int_arg(i),
+                wire::Argument::AsFloat(f) => Arg::Float(*f),
+                wire::Argument::AsBool(b) => Arg::Bool(*b),
+                wire::Argument::AsNone(_) => Arg::None,
+                // `output.as_int` / `output.as_bool` as it came.
+                wire::Argument::Raw(r) if matches!(r.tag, "as_int" | "as_bool") => {
+                    raw_arg(&r.value)
+                }
+                wire::Argument::Raw(r) if r.tag == "as_none" => Arg::None,
+                other => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "graph output of type `{}` (PyTorch raises SerializeError)",
+                        other.tag()
+                    )))
+                }
+            });
+        }
+        let result = if wire::load::loose_truth(&g.is_single_tensor_return, |b| *b) {
+            if outputs.len() != 1 {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!(
+                        "expected single output for single_tensor_return, got {}",
+                        outputs.len()
+                    ),
+                ));
+            }
+            outputs.pop().unwrap_or(Arg::None)
+        } else {
+            Arg::Tuple(outputs)
+        };
+        self.cx
+            .graph
+            .create_node(Op::Output, "output", vec![result], vec![], None);
+        self.unbound_unbacked()
+    }
+
+    /// `Graph.placeholder(name)` then `sync_fx_node(name, ...)`.
+    pub(super) fn placeholder(&mut self, name: &str) -> R<()> {
+        let id = self
+            .cx
+            .graph
+            .create_node(Op::Placeholder, name, vec![], vec![], None);
+        self.sync(name, id)
+    }
+}
+
+/// `magic_methods` of torch/fx/graph.py: the `_operator` functions
+/// `CodeGen` prints as Python operators, with one `{}` per operand.
+pub(super) const MAGIC_METHODS: &[(&str, usize)] = &[
+    ("eq", 2),
+    ("ne", 2),
+    ("lt", 2),
+    ("gt", 2),
+    ("le", 2),
+    ("ge", 2),
+    ("pos", 1),
+    ("neg", 1),
+    ("invert", 1),
+    ("add", 2),
+    ("sub", 2),
+    ("mul", 2),
+    ("floordiv", 2),
+    ("truediv", 2),
+    ("div", 2),
+    ("mod", 2),
+    ("pow", 2),
+    ("lshift", 2),
+    ("rshift", 2),
+    ("and_", 2),
+    ("or_", 2),
+    ("xor", 2),
+    ("getitem", 2),
+    ("matmul", 2),
+];
+
+/// The part of `torch.fx.GraphModule(root, graph)`'s `recompile()` a
+/// loaded graph can fail: an `_operator` call is printed as
+/// `magic_methods[name].format(*args)`, and too few arguments for its
+/// operands is `str.format`'s `IndexError`. (`_create_graph_module_for_export`
+/// builds each subgraph's module when the subgraph is read, the root's
+/// after the module call graph.)
+pub fn check_codegen(g: &Graph) -> Result<(), LoadFailure> {
+    for (_, n) in g.nodes() {
+        if n.op != Op::CallFunction {
+            continue;
+        }
+        let Some(name) = n.target.strip_prefix("operator.") else {
+            continue;
+        };
+        let operands = MAGIC_METHODS.iter().find(|(m, _)| *m == name);
+        if let Some(&(_, operands)) = operands {
+            if n.args.len() < operands {
+                return Err(LoadFailure::py(
+                    "IndexError",
+                    format!(
+                        "Replacement index {} out of range for positional args tuple",
+                        n.args.len()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(target: &str, nargs: usize) -> Graph {
+        let mut g = Graph::new();
+        let x = g.create_node(Op::Placeholder, "x", vec![], vec![], None);
+        let args = vec![Arg::Node(x); nargs];
+        g.create_node(Op::CallFunction, target, args, vec![], None);
+        g
+    }
+
+    #[test]
+    fn codegen_needs_an_operand_per_placeholder() {
+        let err = |g: &Graph| match check_codegen(g) {
+            Err(LoadFailure::Python { exception, message }) => Some((exception, message)),
+            _ => None,
+        };
+        assert_eq!(
+            err(&call("operator.mul", 1)),
+            Some((
+                "IndexError".into(),
+                "Replacement index 1 out of range for positional args tuple".into()
+            ))
+        );
+        assert!(err(&call("operator.neg", 0)).is_some_and(|(_, m)| m.contains("index 0")));
+        assert_eq!(err(&call("operator.neg", 1)), None);
+        // Extra arguments are ignored by `str.format`.
+        assert_eq!(err(&call("operator.add", 3)), None);
+        assert_eq!(err(&call("torch.ops.aten.add.Tensor", 0)), None);
+    }
+}
