@@ -44,6 +44,21 @@ impl<'w> Deserializer<'w> {
             raw_dict_use(g.raw_field(table))?;
         }
         self.index_values(g);
+        self.graph_inputs(g)?;
+        raw_list_use(g.raw_field("nodes"), Use::Iter("target"))?;
+        for (i, node) in g.nodes.iter().enumerate() {
+            self.deserialize_node(node, i as u32)?;
+        }
+        let result = self.graph_outputs(g)?;
+        self.cx
+            .graph
+            .create_node(Op::Output, "output", vec![result], vec![], None);
+        self.unbound_unbacked()
+    }
+
+    /// `deserialize_graph`'s inputs: a placeholder for each, synced to its
+    /// value, or named by the signature for a constant input.
+    fn graph_inputs(&mut self, g: &'w wire::Graph) -> R<()> {
         raw_list_use(g.raw_field("inputs"), Use::Iter("type"))?;
         for (i, input) in g.inputs.iter().enumerate() {
             match input {
@@ -97,10 +112,12 @@ impl<'w> Deserializer<'w> {
                 }
             }
         }
-        raw_list_use(g.raw_field("nodes"), Use::Iter("target"))?;
-        for (i, node) in g.nodes.iter().enumerate() {
-            self.deserialize_node(node, i as u32)?;
-        }
+        Ok(())
+    }
+
+    /// `deserialize_graph`'s outputs: the output node's argument (a tuple,
+    /// or the single value of `is_single_tensor_return`).
+    fn graph_outputs(&mut self, g: &'w wire::Graph) -> R<Arg> {
         raw_list_use(g.raw_field("outputs"), Use::Iter("type"))?;
         let mut outputs = Vec::with_capacity(g.outputs.len());
         for out in &g.outputs {
@@ -128,24 +145,22 @@ impl<'w> Deserializer<'w> {
                 }
             });
         }
-        let result = if wire::load::loose_truth(&g.is_single_tensor_return, |b| *b) {
-            if outputs.len() != 1 {
-                return Err(LoadFailure::py(
-                    "AssertionError",
-                    format!(
-                        "expected single output for single_tensor_return, got {}",
-                        outputs.len()
-                    ),
-                ));
-            }
-            outputs.pop().unwrap_or(Arg::None)
-        } else {
-            Arg::Tuple(outputs)
-        };
-        self.cx
-            .graph
-            .create_node(Op::Output, "output", vec![result], vec![], None);
-        self.unbound_unbacked()
+        Ok(
+            if wire::load::loose_truth(&g.is_single_tensor_return, |b| *b) {
+                if outputs.len() != 1 {
+                    return Err(LoadFailure::py(
+                        "AssertionError",
+                        format!(
+                            "expected single output for single_tensor_return, got {}",
+                            outputs.len()
+                        ),
+                    ));
+                }
+                outputs.pop().unwrap_or(Arg::None)
+            } else {
+                Arg::Tuple(outputs)
+            },
+        )
     }
 
     /// `Graph.placeholder(name)` then `sync_fx_node(name, ...)`.

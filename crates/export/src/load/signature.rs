@@ -64,124 +64,137 @@ pub(super) fn const_spec(value: Constant) -> ArgumentSpec {
     }
 }
 
+/// `deserialize_signature`: the input specs, then the output specs.
 pub(super) fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraphSignature> {
     raw_list_use(sig.raw_field("input_specs"), Use::Iter("type"))?;
-    let mut input_specs = Vec::with_capacity(sig.input_specs.len());
-    for i in &sig.input_specs {
-        use wire::InputSpec as I;
-        input_specs.push(match i {
-            I::UserInput(u) => InputSpec {
-                kind: InputKind::UserInput,
-                arg: deserialize_argument_spec(&u.arg)?,
-                target: None,
-                persistent: None,
-            },
-            I::Parameter(p) => InputSpec {
-                kind: InputKind::Parameter,
-                arg: ArgumentSpec::Tensor {
-                    name: p.arg.name.clone(),
-                },
-                target: Some(p.parameter_name.clone()),
-                persistent: None,
-            },
-            I::Buffer(b) => InputSpec {
-                kind: InputKind::Buffer,
-                arg: ArgumentSpec::Tensor {
-                    name: b.arg.name.clone(),
-                },
-                target: Some(b.buffer_name.clone()),
-                persistent: Some(b.persistent),
-            },
-            I::TensorConstant(t) => InputSpec {
-                kind: InputKind::ConstantTensor,
-                arg: ArgumentSpec::Tensor {
-                    name: t.arg.name.clone(),
-                },
-                target: Some(t.tensor_constant_name.clone()),
-                persistent: None,
-            },
-            I::CustomObj(c) => InputSpec {
-                kind: InputKind::CustomObj,
-                arg: ArgumentSpec::CustomObj {
-                    name: c.arg.name.clone(),
-                    class_fqn: c.arg.class_fqn.clone(),
-                },
-                target: Some(c.custom_obj_name.clone()),
-                persistent: None,
-            },
-            I::Token(t) => InputSpec {
-                kind: InputKind::Token,
-                arg: ArgumentSpec::Token {
-                    name: t.arg.name.clone(),
-                },
-                target: None,
-                persistent: None,
-            },
-            I::ConstantInput(c) => InputSpec {
-                kind: InputKind::UserInput,
-                arg: ArgumentSpec::Constant {
-                    name: c.name.clone(),
-                    value: constant(&c.value),
-                },
-                target: None,
-                persistent: None,
-            },
-        });
-    }
+    let input_specs = sig
+        .input_specs
+        .iter()
+        .map(deserialize_input_spec)
+        .collect::<R<Vec<_>>>()?;
     raw_list_use(sig.raw_field("output_specs"), Use::Iter("type"))?;
-    let mut output_specs = Vec::with_capacity(sig.output_specs.len());
-    for o in &sig.output_specs {
-        use wire::OutputSpec as O;
-        let tensor = |t: &wire::TensorArgument| ArgumentSpec::Tensor {
-            name: t.name.clone(),
-        };
-        output_specs.push(match o {
-            O::UserOutput(u) => OutputSpec {
-                kind: OutputKind::UserOutput,
-                arg: deserialize_argument_spec(&u.arg)?,
-                target: None,
-            },
-            O::LossOutput(l) => OutputSpec {
-                kind: OutputKind::LossOutput,
-                arg: tensor(&l.arg),
-                target: None,
-            },
-            O::BufferMutation(b) => OutputSpec {
-                kind: OutputKind::BufferMutation,
-                arg: tensor(&b.arg),
-                target: Some(b.buffer_name.clone()),
-            },
-            O::ParameterMutation(p) => OutputSpec {
-                kind: OutputKind::ParameterMutation,
-                arg: tensor(&p.arg),
-                target: Some(p.parameter_name.clone()),
-            },
-            O::GradientToParameter(g) => OutputSpec {
-                kind: OutputKind::GradientToParameter,
-                arg: tensor(&g.arg),
-                target: Some(g.parameter_name.clone()),
-            },
-            O::GradientToUserInput(g) => OutputSpec {
-                kind: OutputKind::GradientToUserInput,
-                arg: tensor(&g.arg),
-                target: Some(g.user_input_name.clone()),
-            },
-            O::UserInputMutation(u) => OutputSpec {
-                kind: OutputKind::UserInputMutation,
-                arg: tensor(&u.arg),
-                target: Some(u.user_input_name.clone()),
-            },
-            O::Token(t) => OutputSpec {
-                kind: OutputKind::Token,
-                arg: ArgumentSpec::Token {
-                    name: t.arg.name.clone(),
-                },
-                target: None,
-            },
-        });
-    }
+    let output_specs = sig
+        .output_specs
+        .iter()
+        .map(deserialize_output_spec)
+        .collect::<R<Vec<_>>>()?;
     Ok(ExportGraphSignature {
         input_specs,
         output_specs,
+    })
+}
+
+/// `deserialize_input_spec`.
+fn deserialize_input_spec(i: &wire::InputSpec) -> R<InputSpec> {
+    use wire::InputSpec as I;
+    Ok(match i {
+        I::UserInput(u) => InputSpec {
+            kind: InputKind::UserInput,
+            arg: deserialize_argument_spec(&u.arg)?,
+            target: None,
+            persistent: None,
+        },
+        I::Parameter(p) => InputSpec {
+            kind: InputKind::Parameter,
+            arg: ArgumentSpec::Tensor {
+                name: p.arg.name.clone(),
+            },
+            target: Some(p.parameter_name.clone()),
+            persistent: None,
+        },
+        I::Buffer(b) => InputSpec {
+            kind: InputKind::Buffer,
+            arg: ArgumentSpec::Tensor {
+                name: b.arg.name.clone(),
+            },
+            target: Some(b.buffer_name.clone()),
+            persistent: Some(b.persistent),
+        },
+        I::TensorConstant(t) => InputSpec {
+            kind: InputKind::ConstantTensor,
+            arg: ArgumentSpec::Tensor {
+                name: t.arg.name.clone(),
+            },
+            target: Some(t.tensor_constant_name.clone()),
+            persistent: None,
+        },
+        I::CustomObj(c) => InputSpec {
+            kind: InputKind::CustomObj,
+            arg: ArgumentSpec::CustomObj {
+                name: c.arg.name.clone(),
+                class_fqn: c.arg.class_fqn.clone(),
+            },
+            target: Some(c.custom_obj_name.clone()),
+            persistent: None,
+        },
+        I::Token(t) => InputSpec {
+            kind: InputKind::Token,
+            arg: ArgumentSpec::Token {
+                name: t.arg.name.clone(),
+            },
+            target: None,
+            persistent: None,
+        },
+        I::ConstantInput(c) => InputSpec {
+            kind: InputKind::UserInput,
+            arg: ArgumentSpec::Constant {
+                name: c.name.clone(),
+                value: constant(&c.value),
+            },
+            target: None,
+            persistent: None,
+        },
+    })
+}
+
+/// `deserialize_output_spec`.
+fn deserialize_output_spec(o: &wire::OutputSpec) -> R<OutputSpec> {
+    use wire::OutputSpec as O;
+    let tensor = |t: &wire::TensorArgument| ArgumentSpec::Tensor {
+        name: t.name.clone(),
+    };
+    Ok(match o {
+        O::UserOutput(u) => OutputSpec {
+            kind: OutputKind::UserOutput,
+            arg: deserialize_argument_spec(&u.arg)?,
+            target: None,
+        },
+        O::LossOutput(l) => OutputSpec {
+            kind: OutputKind::LossOutput,
+            arg: tensor(&l.arg),
+            target: None,
+        },
+        O::BufferMutation(b) => OutputSpec {
+            kind: OutputKind::BufferMutation,
+            arg: tensor(&b.arg),
+            target: Some(b.buffer_name.clone()),
+        },
+        O::ParameterMutation(p) => OutputSpec {
+            kind: OutputKind::ParameterMutation,
+            arg: tensor(&p.arg),
+            target: Some(p.parameter_name.clone()),
+        },
+        O::GradientToParameter(g) => OutputSpec {
+            kind: OutputKind::GradientToParameter,
+            arg: tensor(&g.arg),
+            target: Some(g.parameter_name.clone()),
+        },
+        O::GradientToUserInput(g) => OutputSpec {
+            kind: OutputKind::GradientToUserInput,
+            arg: tensor(&g.arg),
+            target: Some(g.user_input_name.clone()),
+        },
+        O::UserInputMutation(u) => OutputSpec {
+            kind: OutputKind::UserInputMutation,
+            arg: tensor(&u.arg),
+            target: Some(u.user_input_name.clone()),
+        },
+        O::Token(t) => OutputSpec {
+            kind: OutputKind::Token,
+            arg: ArgumentSpec::Token {
+                name: t.arg.name.clone(),
+            },
+            target: None,
+        },
     })
 }

@@ -9,12 +9,89 @@ use super::inputs::is_python_keyword;
 use super::{Deserializer, LoadFailure, R};
 use crate::ranges::Bound;
 use crate::schema as wire;
+use crate::sympify::{Parsed, Sympified};
 use num_bigint::BigInt;
 use torchspec_pyval::pyjson::PyJson;
 
 /// A free symbol of a tensor size with no range: its name, and whether the
 /// size is that bare unbacked symbol (its `u >= 0` check is a `KeyError`).
 pub(super) type Unranged = (String, bool);
+
+/// A hint of another type than int (`_dict_to_dataclass` kept it as it
+/// came): its Python type, its text, and its value where it is a number.
+type OddHint = (&'static str, String, Option<f64>);
+
+/// `val.hint.as_int if val.hint else None` of a `deserialize_sym_int`
+/// expression: the int hint, and a hint of another type, which
+/// `create_symintnode` refuses.
+fn sym_int_hint(e: &wire::SymExpr) -> R<(Option<BigInt>, Option<OddHint>)> {
+    // A hint of another type than int: `create_symintnode` refuses it
+    // (a bool counts as its int until then).
+    let mut odd_hint = None;
+    let hint = match &e.hint {
+        None => None,
+        Some(wire::SymExprHint::AsInt(i)) => Some(i.to_bigint()),
+        Some(wire::SymExprHint::Raw(r)) if r.tag == "as_int" => match &r.value {
+            PyJson::Null => None,
+            PyJson::Bool(b) => {
+                let text = if *b { "True" } else { "False" };
+                odd_hint = Some(("bool", text.to_string(), Some(f64::from(u8::from(*b)))));
+                Some(BigInt::from(u8::from(*b)))
+            }
+            PyJson::Float(f) => {
+                let text = torchspec_pyval::repr::float_repr(*f);
+                odd_hint = Some(("float", text, Some(*f)));
+                None
+            }
+            PyJson::Str(s) => {
+                odd_hint = Some(("str", s.clone(), None));
+                None
+            }
+            other => {
+                return Err(LoadFailure::unsupported(format!(
+                    "a symbolic hint that is a {}",
+                    other.type_name()
+                )))
+            }
+        },
+        Some(other) => {
+            return Err(LoadFailure::py(
+                "AssertionError",
+                format!("expected hint type 'as_int', got '{}'", other.tag()),
+            ));
+        }
+    };
+    Ok((hint, odd_hint))
+}
+
+/// `create_symintnode`: an Integer must equal its hint.
+fn check_integer_hint(
+    parsed: &Sympified,
+    odd_hint: Option<&OddHint>,
+    hint: Option<&BigInt>,
+) -> R<()> {
+    let Parsed::Int(n) = &parsed.value else {
+        return Ok(());
+    };
+    let equal = match (odd_hint, hint) {
+        (Some((_, _, number)), _) => {
+            number.is_some_and(|f| n.to_string().parse::<f64>().is_ok_and(|m| m == f))
+        }
+        (None, Some(h)) => n == h,
+        (None, None) => true,
+    };
+    if equal {
+        return Ok(());
+    }
+    let shown = match (odd_hint, hint) {
+        (Some((_, text, _)), _) => text.clone(),
+        (None, h) => h.map(BigInt::to_string).unwrap_or_default(),
+    };
+    Err(LoadFailure::py(
+        "AssertionError",
+        format!("int(sym)={n} != hint={shown}"),
+    ))
+}
 
 /// A symbol an infix text binds as `_free_unbacked_symbols_with_path`
 /// does: `u`, `c*u` or `u*c` with an integer `c`.
@@ -111,130 +188,29 @@ impl<'w> Deserializer<'w> {
                 ))
             }
         };
-        // A hint of another type than int: `create_symintnode` refuses it
-        // (a bool counts as its int until then).
-        let mut odd_hint = None;
-        let hint = match &e.hint {
-            None => None,
-            Some(wire::SymExprHint::AsInt(i)) => Some(i.to_bigint()),
-            Some(wire::SymExprHint::Raw(r)) if r.tag == "as_int" => match &r.value {
-                PyJson::Null => None,
-                PyJson::Bool(b) => {
-                    let text = if *b { "True" } else { "False" };
-                    odd_hint = Some(("bool", text.to_string(), Some(f64::from(u8::from(*b)))));
-                    Some(BigInt::from(u8::from(*b)))
-                }
-                PyJson::Float(f) => {
-                    let text = torchspec_pyval::repr::float_repr(*f);
-                    odd_hint = Some(("float", text, Some(*f)));
-                    None
-                }
-                PyJson::Str(s) => {
-                    odd_hint = Some(("str", s.clone(), None));
-                    None
-                }
-                other => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "a symbolic hint that is a {}",
-                        other.type_name()
-                    )))
-                }
-            },
-            Some(other) => {
-                return Err(LoadFailure::py(
-                    "AssertionError",
-                    format!("expected hint type 'as_int', got '{}'", other.tag()),
-                ));
-            }
-        };
+        let (hint, odd_hint) = sym_int_hint(e)?;
         let parsed = self.parse_sym_expr_of(e)?;
-        // `create_symintnode`: an Integer must equal its hint.
-        if let crate::sympify::Parsed::Int(n) = &parsed.value {
-            let equal = match (&odd_hint, &hint) {
-                (Some((_, _, number)), _) => {
-                    number.is_some_and(|f| n.to_string().parse::<f64>().is_ok_and(|m| m == f))
-                }
-                (None, Some(h)) => n == h,
-                (None, None) => true,
-            };
-            if !equal {
-                let shown = match (&odd_hint, &hint) {
-                    (Some((_, text, _)), _) => text.clone(),
-                    (None, h) => h.as_ref().map(BigInt::to_string).unwrap_or_default(),
-                };
-                return Err(LoadFailure::py(
-                    "AssertionError",
-                    format!("int(sym)={n} != hint={shown}"),
-                ));
-            }
-        }
+        check_integer_hint(&parsed, odd_hint.as_ref(), hint.as_ref())?;
         if hint.is_none() && odd_hint.is_none() {
             self.compute_hint(&parsed, true)?;
         }
         let pending = match parsed.value {
-            crate::sympify::Parsed::NotInt(name) => Some(LoadFailure::py(
+            Parsed::NotInt(name) => Some(LoadFailure::py(
                 "TypeError",
                 format!("Cannot convert {name} to int"),
             )),
             // `torch.empty_strided`'s check of a size evaluates it.
-            crate::sympify::Parsed::Lambda if size => Some(lambda_key_error()),
+            Parsed::Lambda if size => Some(lambda_key_error()),
             _ => None,
         };
-        // `torch.empty_strided`'s checks of a size (`_maybe_evaluate_static`
-        // where sympy cannot decide them) need the range of each free
-        // symbol `symbol_name_to_range` did not constrain: sympy decides
-        // `size >= 0` only for `positive=True` symbols, and `size == 1` only
-        // for `symbol + N`; a bare symbol's falls back on its hint.
-        let mut unranged = None;
-        if size {
-            let free = parsed.free_symbols.iter().flatten();
-            let mut free = free.filter(|n| !self.ranges.contains_key(n.as_str()));
-            unranged = free.find(|n| {
-                let positive = parsed.positive.contains(n);
-                !positive
-                    || (parsed.bare.as_ref() == Some(*n) && hint.is_none())
-                    || (parsed.bare.is_none() && !parsed.plus_positive_int)
-            });
-            // Other forms over positive symbols are not modelled.
-            if let Some(n) = unranged {
-                let modelled = !parsed.positive.contains(n)
-                    || parsed.bare.is_some()
-                    || parsed.plus_positive_int;
-                if !modelled {
-                    unranged = None;
-                }
-            }
-        }
-        // A bare unbacked symbol's `u >= 0` check stops at
-        // `_should_skip_static_eval`'s `var_to_range[u]`: a `KeyError`.
-        let bare_unbacked = |n: &String| parsed.bare.as_ref() == Some(n) && unbacked_int(n);
-        let free: Vec<Unranged> = unranged
-            .map(|n| (n.clone(), bare_unbacked(n)))
-            .into_iter()
-            .collect();
-        let symbol = crate::srepr::bare_symbol(&e.expr_text()).or(parsed.bare.clone());
-        if let (Some(v), Some(name)) = (hint, symbol) {
-            if self.hinted.insert(name.clone()) {
-                if let Some(vr) = self.ranges.get(name.as_str()) {
-                    let below = matches!(&vr.lower, Bound::Int(lo) if v < *lo);
-                    let above = matches!(&vr.upper, Bound::Int(hi) if v > *hi);
-                    if below || above {
-                        return Err(LoadFailure::py(
-                            "AssertionError",
-                            // `AssertionError(f"{v} not in {r}")` (symbolic_shapes.py),
-                            // `r` a ValueRanges: `VR[lower, upper]`.
-                            format!(
-                                "{v} not in {}",
-                                format_args!("VR[{}, {}]", vr.lower, vr.upper)
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
+        let free = match size {
+            true => self.unranged_size_symbol(&parsed, hint.is_some()),
+            false => Vec::new(),
+        };
+        self.constrain_hinted_symbol(e, &parsed, hint)?;
         // `SymNode(...)`: `type(hint) is pytype`.
         if let Some((ty, _, _)) = odd_hint {
-            if !matches!(parsed.value, crate::sympify::Parsed::Int(_)) {
+            if !matches!(parsed.value, Parsed::Int(_)) {
                 return Err(LoadFailure::py(
                     "AssertionError",
                     format!(
@@ -245,6 +221,72 @@ impl<'w> Deserializer<'w> {
             }
         }
         Ok((pending, free))
+    }
+
+    /// `torch.empty_strided`'s checks of a size (`_maybe_evaluate_static`
+    /// where sympy cannot decide them) need the range of each free symbol
+    /// `symbol_name_to_range` did not constrain: sympy decides `size >= 0`
+    /// only for `positive=True` symbols, and `size == 1` only for
+    /// `symbol + N`; a bare symbol's falls back on its hint (`hinted`).
+    fn unranged_size_symbol(&self, parsed: &Sympified, hinted: bool) -> Vec<Unranged> {
+        let free = parsed.free_symbols.iter().flatten();
+        let mut free = free.filter(|n| !self.ranges.contains_key(n.as_str()));
+        let mut unranged = free.find(|n| {
+            let positive = parsed.positive.contains(n);
+            !positive
+                || (parsed.bare.as_ref() == Some(*n) && !hinted)
+                || (parsed.bare.is_none() && !parsed.plus_positive_int)
+        });
+        // Other forms over positive symbols are not modelled.
+        if let Some(n) = unranged {
+            let modelled =
+                !parsed.positive.contains(n) || parsed.bare.is_some() || parsed.plus_positive_int;
+            if !modelled {
+                unranged = None;
+            }
+        }
+        // A bare unbacked symbol's `u >= 0` check stops at
+        // `_should_skip_static_eval`'s `var_to_range[u]`: a `KeyError`.
+        let bare_unbacked = |n: &String| parsed.bare.as_ref() == Some(n) && unbacked_int(n);
+        unranged
+            .map(|n| (n.clone(), bare_unbacked(n)))
+            .into_iter()
+            .collect()
+    }
+
+    /// `add_backed_var_to_val` of a bare symbol seen first with a hint,
+    /// then `constrain_symbol_range`'s check of the hint against the
+    /// symbol's range.
+    fn constrain_hinted_symbol(
+        &mut self,
+        e: &wire::SymExpr,
+        parsed: &Sympified,
+        hint: Option<BigInt>,
+    ) -> R<()> {
+        let symbol = crate::srepr::bare_symbol(&e.expr_text()).or(parsed.bare.clone());
+        let (Some(v), Some(name)) = (hint, symbol) else {
+            return Ok(());
+        };
+        if !self.hinted.insert(name.clone()) {
+            return Ok(());
+        }
+        let Some(vr) = self.ranges.get(name.as_str()) else {
+            return Ok(());
+        };
+        let below = matches!(&vr.lower, Bound::Int(lo) if v < *lo);
+        let above = matches!(&vr.upper, Bound::Int(hi) if v > *hi);
+        if below || above {
+            return Err(LoadFailure::py(
+                "AssertionError",
+                // `AssertionError(f"{v} not in {r}")` (symbolic_shapes.py),
+                // `r` a ValueRanges: `VR[lower, upper]`.
+                format!(
+                    "{v} not in {}",
+                    format_args!("VR[{}, {}]", vr.lower, vr.upper)
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// `SymNode(expr, hint=None)`'s `compute_hint` (sym_node.py), run when

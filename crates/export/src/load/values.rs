@@ -272,61 +272,7 @@ impl<'w> Deserializer<'w> {
     /// its symbolic sizes; a name with no metadata is a `KeyError`.
     pub(super) fn eval_meta(&mut self, name: &str) -> R<()> {
         if let Some(t) = self.tensor_values.get(name).copied() {
-            // `deserialize_tensor_meta`: sizes, strides, then
-            // `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`, then
-            // `torch.empty_strided(..., requires_grad=...)`.
-            let mut pending = None;
-            let mut free = Vec::new();
-            let sizes = iterated(&t.sizes)?;
-            for s in sizes {
-                let (p, f) = self.eval_sym_int(s, true)?;
-                pending = pending.or(p);
-                free.extend(f);
-            }
-            let strides = iterated(&t.strides)?;
-            for s in strides {
-                let (p, f) = self.eval_sym_int(s, false)?;
-                pending = pending.or(p);
-                free.extend(f);
-            }
-            device_text(&t.device)?;
-            // `_maybe_evaluate_static_worker` of a size's check in
-            // `torch.empty_strided`: a free symbol with no range.
-            free.sort();
-            if pending.is_none() {
-                pending = free.first().map(|(k, key_error)| match key_error {
-                    true => LoadFailure::py("KeyError", k.clone()),
-                    false => LoadFailure::py(
-                        "AssertionError",
-                        format!("vr must not be None for symbol {k}"),
-                    ),
-                });
-            }
-            let dtype = enum_key(&t.dtype, |d| d.value()).and_then(|k| {
-                dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string()))
-            })?;
-            // `torch.empty_strided`: `int()` of each size and stride
-            // (sympy's `Expr.__int__`), the static evaluation of the sizes.
-            if let Some(failure) = pending {
-                return Err(failure);
-            }
-            if sizes.len() != strides.len() {
-                return Err(LoadFailure::py(
-                    "RuntimeError",
-                    format!(
-                        "dimensionality of sizes ({}) must match dimensionality of strides ({})",
-                        sizes.len(),
-                        strides.len()
-                    ),
-                ));
-            }
-            if requires_grad(&t.requires_grad)? && !is_floating_or_complex(dtype) {
-                return Err(LoadFailure::py(
-                    "RuntimeError",
-                    "Only Tensors of floating point and complex dtype can require gradients",
-                ));
-            }
-            return Ok(());
+            return self.eval_tensor_meta(t);
         }
         if let Some(s) = self.sym_int_values.get(name).copied() {
             self.eval_sym_int(s, false)?;
@@ -334,33 +280,7 @@ impl<'w> Deserializer<'w> {
         }
         if let Some(s) = self.sym_float_values.get(name).copied() {
             if let wire::SymFloat::AsExpr(e) = s {
-                // `hint = val.hint.as_float if val.hint else None`.
-                match &e.hint {
-                    Some(wire::SymExprHint::AsFloat(_)) => {
-                        self.parse_sym_expr_of(e)?;
-                    }
-                    Some(wire::SymExprHint::Raw(r)) if r.tag == "as_float" => {
-                        let parsed = self.parse_sym_expr_of(e)?;
-                        match &r.value {
-                            PyJson::Null => self.compute_hint(&parsed, false)?,
-                            v => {
-                                return Err(LoadFailure::py(
-                                    "AssertionError",
-                                    format!(
-                                        "Cannot create SymNode of type <class 'float'> with \
-                                         incompatible hint of type <class '{}'>",
-                                        v.type_name()
-                                    ),
-                                ))
-                            }
-                        }
-                    }
-                    Some(_) => return Err(field_not_set("as_float")),
-                    None => {
-                        let parsed = self.parse_sym_expr_of(e)?;
-                        self.compute_hint(&parsed, false)?;
-                    }
-                }
+                self.eval_sym_float(e)?;
             }
             return Ok(());
         }
@@ -375,5 +295,95 @@ impl<'w> Deserializer<'w> {
             return Ok(());
         }
         Err(key_error(name))
+    }
+
+    /// `deserialize_tensor_meta`: sizes, strides, then
+    /// `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`, then
+    /// `torch.empty_strided(..., requires_grad=...)`.
+    fn eval_tensor_meta(&mut self, t: &wire::TensorMeta) -> R<()> {
+        let mut pending = None;
+        let mut free = Vec::new();
+        let sizes = iterated(&t.sizes)?;
+        for s in sizes {
+            let (p, f) = self.eval_sym_int(s, true)?;
+            pending = pending.or(p);
+            free.extend(f);
+        }
+        let strides = iterated(&t.strides)?;
+        for s in strides {
+            let (p, f) = self.eval_sym_int(s, false)?;
+            pending = pending.or(p);
+            free.extend(f);
+        }
+        device_text(&t.device)?;
+        // `_maybe_evaluate_static_worker` of a size's check in
+        // `torch.empty_strided`: a free symbol with no range.
+        free.sort();
+        if pending.is_none() {
+            pending = free.first().map(|(k, key_error)| match key_error {
+                true => LoadFailure::py("KeyError", k.clone()),
+                false => LoadFailure::py(
+                    "AssertionError",
+                    format!("vr must not be None for symbol {k}"),
+                ),
+            });
+        }
+        let dtype = enum_key(&t.dtype, |d| d.value()).and_then(|k| {
+            dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string()))
+        })?;
+        // `torch.empty_strided`: `int()` of each size and stride
+        // (sympy's `Expr.__int__`), the static evaluation of the sizes.
+        if let Some(failure) = pending {
+            return Err(failure);
+        }
+        if sizes.len() != strides.len() {
+            return Err(LoadFailure::py(
+                "RuntimeError",
+                format!(
+                    "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                    sizes.len(),
+                    strides.len()
+                ),
+            ));
+        }
+        if requires_grad(&t.requires_grad)? && !is_floating_or_complex(dtype) {
+            return Err(LoadFailure::py(
+                "RuntimeError",
+                "Only Tensors of floating point and complex dtype can require gradients",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `deserialize_sym_float` of an expression.
+    fn eval_sym_float(&mut self, e: &wire::SymExpr) -> R<()> {
+        // `hint = val.hint.as_float if val.hint else None`.
+        match &e.hint {
+            Some(wire::SymExprHint::AsFloat(_)) => {
+                self.parse_sym_expr_of(e)?;
+            }
+            Some(wire::SymExprHint::Raw(r)) if r.tag == "as_float" => {
+                let parsed = self.parse_sym_expr_of(e)?;
+                match &r.value {
+                    PyJson::Null => self.compute_hint(&parsed, false)?,
+                    v => {
+                        return Err(LoadFailure::py(
+                            "AssertionError",
+                            format!(
+                                "Cannot create SymNode of type <class 'float'> with \
+                                 incompatible hint of type <class '{}'>",
+                                v.type_name()
+                            ),
+                        ))
+                    }
+                }
+            }
+            Some(_) => return Err(field_not_set("as_float")),
+            None => {
+                let parsed = self.parse_sym_expr_of(e)?;
+                self.compute_hint(&parsed, false)?;
+            }
+        }
+        Ok(())
     }
 }
