@@ -2,10 +2,11 @@
 //! OpOverload's schema and `ArgumentKind`), `deserialize_hoo_inputs` and
 //! `deserialize_input`: one argument by its union tag, subgraphs included.
 
-use super::graph::check_codegen;
+use super::codegen::check_codegen;
 use super::raw::key_error;
+use super::state::{Deserializer, GraphCx, R};
 use super::values::{device_text, dtype_name, layout_name, memory_format_name, raw_enum_key};
-use super::{Deserializer, GraphCx, LoadFailure, R};
+use crate::failure::LoadFailure;
 use crate::fx::{Arg, Op};
 use crate::model::SubGraph;
 use crate::ops::{self, Resolved};

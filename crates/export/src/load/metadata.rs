@@ -3,7 +3,8 @@
 //! `treespec_namedtuple_fields` at the end of `deserialize_graph_module`.
 
 use super::raw::{json_loads, no_attribute, truthy};
-use super::{LoadFailure, R};
+use super::state::R;
+use crate::failure::LoadFailure;
 use crate::ops::{self, Resolved};
 use crate::registrations::Registrations;
 use crate::schema as wire;

@@ -13,7 +13,9 @@
 //! `outputs` (a node's arguments and results), `values` (tensor metadata,
 //! devices, enum tables), `symbols` (`deserialize_sym_int` and the
 //! ShapeEnv), `signature`, `module_call_graph`, `metadata`,
-//! `range_constraints`, and `raw` (fields kept as they came).
+//! `range_constraints`, and `raw` (fields kept as they came), each adding
+//! its methods to the deserializer's `state`; `codegen` is what
+//! `GraphModule(root, graph)` then refuses. This file is the sequence.
 //!
 //! An OpOverload's arguments are placed by its schema (`ops::schema`, from
 //! the generated table or the registration). Where the reconstruction
@@ -21,6 +23,7 @@
 //! operator PyTorch ships or the process registered), the result is
 //! [`LoadFailure::Unsupported`], never a guess.
 
+mod codegen;
 mod graph;
 mod inputs;
 mod metadata;
@@ -30,82 +33,23 @@ mod outputs;
 mod range_constraints;
 mod raw;
 mod signature;
+mod state;
 mod symbols;
 mod values;
 
 use std::collections::{HashMap, HashSet};
 
 pub use crate::failure::LoadFailure;
-use crate::fx::{Graph, NodeId};
 // The model types under the paths they had when this module held them.
 pub use crate::model::{LoadedGraphModule, ModuleCallEntry, ModuleCallSignature, SubGraph};
-use crate::ranges::ValueRanges;
 use crate::registrations::Registrations;
 use crate::schema as wire;
-use crate::signature::ExportGraphSignature;
 
-pub use graph::check_codegen;
+pub use codegen::check_codegen;
 pub use nodes::printed_target;
 pub use values::{dtype_name, enum_key, raw_enum_key};
 
-type R<T> = Result<T, LoadFailure>;
-
-/// The state of one `deserialize_graph` (saved and restored around
-/// subgraphs, as `save_graph_module` does).
-struct GraphCx {
-    graph: Graph,
-    name_to_node: HashMap<String, NodeId>,
-    submodules: Vec<SubGraph>,
-    /// The call_function nodes `deserialize_outputs` gave no `val` (a node
-    /// serialized with no outputs).
-    valueless: Vec<NodeId>,
-    /// `self.unbacked_symbols`: the unbacked symbols first parsed in this
-    /// graph, in order.
-    unbacked: Vec<String>,
-}
-
-impl GraphCx {
-    fn new() -> GraphCx {
-        GraphCx {
-            graph: Graph::new(),
-            name_to_node: HashMap::new(),
-            submodules: Vec::new(),
-            valueless: Vec::new(),
-            unbacked: Vec::new(),
-        }
-    }
-
-    /// The graph as read: every node has its `val` but the valueless ones.
-    fn finish(mut self) -> (Graph, Vec<SubGraph>) {
-        let ids: Vec<NodeId> = self.graph.node_ids().to_vec();
-        for id in ids {
-            self.graph.node_mut(id).meta.has_val = !self.valueless.contains(&id);
-        }
-        (self.graph, self.submodules)
-    }
-}
-
-/// `GraphModuleDeserializer`'s state: the value tables of the graph being
-/// read, the symbols met so far, and the graph being built.
-struct Deserializer<'w> {
-    /// Metadata of the values of the graph being read.
-    tensor_values: HashMap<&'w str, &'w wire::TensorMeta>,
-    sym_int_values: HashMap<&'w str, &'w wire::SymInt>,
-    sym_float_values: HashMap<&'w str, &'w wire::SymFloat>,
-    sym_bool_values: HashMap<&'w str, &'w wire::SymBool>,
-    custom_obj_values: HashSet<&'w str>,
-    /// `symbol_name_to_symbol`: every symbol name some loaded value parsed.
-    symbols: HashSet<String>,
-    /// `symbol_name_to_range`, by the serialized key.
-    ranges: HashMap<&'w str, ValueRanges>,
-    /// The symbols `shape_env.backed_var_to_val` holds a hint for.
-    hinted: HashSet<String>,
-    signature: ExportGraphSignature,
-    cx: GraphCx,
-    /// The custom ops of the loading process (node targets resolve against
-    /// the built-in table and these).
-    registrations: &'w Registrations,
-}
+use state::{Deserializer, GraphCx, R};
 
 /// Loads the graph module of a serialized program as `torch.export.load`
 /// rebuilds it in a process with `registrations`, before the

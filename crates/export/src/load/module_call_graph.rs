@@ -3,7 +3,8 @@
 
 use super::raw::{json_loads, raw_list_use, truthy, Use};
 use super::signature::deserialize_argument_spec;
-use super::{LoadFailure, R};
+use super::state::R;
+use crate::failure::LoadFailure;
 use crate::model::{ModuleCallEntry, ModuleCallSignature};
 use crate::schema as wire;
 

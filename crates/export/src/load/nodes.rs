@@ -3,10 +3,12 @@
 //! ops, OpOverloads, other callables), and "handle ShapeEnv asserts".
 
 use super::metadata::check_metadata;
+use super::outputs::hop_single_tensor_return;
 use super::outputs::sym_output_name;
 use super::raw::{key_error, raw_list_use, Use};
+use super::state::{Deserializer, R};
 use super::symbols::{lambda_key_error, unbacked_int};
-use super::{Deserializer, LoadFailure, R};
+use crate::failure::LoadFailure;
 use crate::fx::{Arg, NodeId, Op};
 use crate::ops::{self, Resolved};
 use crate::ranges::Bound;
@@ -78,12 +80,6 @@ pub(super) enum TargetKind {
     /// `_allowed_torch_functions` (vmap's `_add_batch_dim`, ...), or an
     /// `OpOverloadPacket`, which the verifier refuses.
     Callable,
-}
-
-/// `getattr(serialized_node, "is_hop_single_tensor_return", True)` as a
-/// truth value (the field always exists: a null is false).
-pub(super) fn hop_single_tensor_return(n: &wire::Node) -> bool {
-    wire::load::loose_truth(&n.is_hop_single_tensor_return, |b| *b == Some(true))
 }
 
 impl<'w> Deserializer<'w> {

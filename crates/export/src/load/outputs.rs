@@ -3,9 +3,9 @@
 //! outputs synced to its name, or getitem nodes for each.
 
 use super::metadata::check_metadata;
-use super::nodes::hop_single_tensor_return;
 use super::raw::{field_not_set, raw_list_use, Use};
-use super::{Deserializer, LoadFailure, R};
+use super::state::{Deserializer, R};
+use crate::failure::LoadFailure;
 use crate::fx::{self, Arg, NodeId, Op};
 use crate::schema as wire;
 use torchspec_pyval::pyjson::PyJson;
@@ -303,4 +303,10 @@ impl<'w> Deserializer<'w> {
         );
         self.sync(name, id)
     }
+}
+
+/// `getattr(serialized_node, "is_hop_single_tensor_return", True)` as a
+/// truth value (the field always exists: a null is false).
+pub(super) fn hop_single_tensor_return(n: &wire::Node) -> bool {
+    wire::load::loose_truth(&n.is_hop_single_tensor_return, |b| *b == Some(true))
 }

@@ -6,7 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::raw::raw_dict_use;
-use super::{LoadFailure, R};
+use super::state::R;
+use crate::failure::LoadFailure;
 use crate::ranges::{Bound, RangeConstraints, ValueRanges};
 use crate::schema as wire;
 use num_bigint::BigInt;

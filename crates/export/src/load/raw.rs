@@ -3,7 +3,8 @@
 //! (`for x in v`, `len(v)`, `v[0]`, `v.items()`, `json.loads(v)`), and the
 //! `KeyError` / `AttributeError` helpers the deserializer shares.
 
-use super::{LoadFailure, R};
+use super::state::R;
+use crate::failure::LoadFailure;
 use crate::schema as wire;
 use torchspec_pyval::pyjson::PyJson;
 

@@ -2,7 +2,8 @@
 //! `deserialize_output_spec` and `deserialize_argument_spec`.
 
 use super::raw::{field_not_set, raw_list_use, Use};
-use super::{LoadFailure, R};
+use super::state::R;
+use crate::failure::LoadFailure;
 use crate::schema as wire;
 use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,

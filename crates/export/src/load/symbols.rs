@@ -6,7 +6,8 @@
 use std::collections::HashSet;
 
 use super::inputs::is_python_keyword;
-use super::{Deserializer, LoadFailure, R};
+use super::state::{Deserializer, R};
+use crate::failure::LoadFailure;
 use crate::ranges::Bound;
 use crate::schema as wire;
 use crate::sympify::{Parsed, Sympified};

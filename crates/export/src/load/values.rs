@@ -3,7 +3,8 @@
 //! `deserialize_device`, and the `_SERIALIZE_TO_TORCH_*` enum tables.
 
 use super::raw::{field_not_set, iterated, key_error};
-use super::{Deserializer, LoadFailure, R};
+use super::state::{Deserializer, R};
+use crate::failure::LoadFailure;
 use crate::schema as wire;
 use torchspec_pyval::pyjson::PyJson;
 
