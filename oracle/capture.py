@@ -1145,7 +1145,7 @@ def main_probes(program: str, probes_path: str) -> int:
 def shard_of(case_id: str, n: int) -> int:
     """The 0-based shard of a case id among n: FNV-1a 64 of its UTF-8 bytes, mod n.
 
-    The same function as torchspec's `--shard k/n` (src/live/shard.rs), so
+    The same function as torchspec's `--shard k/n` (src/shard.rs), so
     `capture.py --shard k/n` and `torchspec check --shard k/n` take the same cases.
     """
     h = 0xcbf29ce484222325

@@ -20,5 +20,6 @@ pub mod diff;
 pub mod drift;
 pub mod live;
 pub mod repro;
+pub mod shard;
 pub mod testing;
 pub mod weights;

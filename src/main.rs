@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 
 use torchspec::case::file::eval_file;
 use torchspec::conformance;
-use torchspec::live::shard::Shard;
+use torchspec::shard::Shard;
 use torchspec::testing::{derived, lookup, sample, strategies};
 
 #[derive(Parser)]

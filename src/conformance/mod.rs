@@ -11,7 +11,7 @@ use crate::case::file::{each_case_in, parse_results, read_results};
 use crate::case::{eval_case, Outcome, ResultLine};
 use crate::diff::{differing_paths, render_divergence, results_agree};
 use crate::error::{Error, Result};
-use crate::live::shard::Shard;
+use crate::shard::Shard;
 
 pub mod mutants;
 pub mod programs;

@@ -20,7 +20,6 @@ pub mod oracle;
 pub mod plan;
 pub mod programs;
 pub mod regress;
-pub mod shard;
 pub mod shrink;
 pub mod state;
 
@@ -35,11 +34,11 @@ use crate::case::{eval_case, Case, Outcome, ResultLine};
 use crate::error::{Error, Result};
 use crate::pyval::PyException;
 
+use crate::shard::Shard;
 use compare::{compare, Finding};
 use gen::Generator;
 use oracle::{Oracle, OracleCommand, OracleFailure, ProcessOracle};
 use regress::Kept;
-use shard::Shard;
 use state::State;
 
 /// A live run's settings.

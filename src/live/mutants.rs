@@ -35,8 +35,8 @@ use super::oracle::{OracleFailure, ProcessOracle, Requests};
 use super::plan::Plan;
 use super::programs::{absolute, export_plan, rows_signature, Outcome, Programs, SCRATCH};
 use super::regress::{allow_line, allow_list, fence, write_file};
-use super::shard::fnv1a64;
 use super::{Config, KeptLine, Step, Target};
+use crate::shard::fnv1a64;
 
 /// Where Python-versus-C++ findings are kept.
 pub const UPSTREAM: &str = "docs/upstream";

@@ -34,8 +34,8 @@ use crate::export::ExportedProgram;
 use super::oracle::{OracleFailure, ProcessOracle, Requests};
 use super::plan::Plan;
 use super::regress::{allow_line, allow_list, fence, write_file};
-use super::shard::fnv1a64;
 use super::{Config, KeptLine, Step, Target};
+use crate::shard::fnv1a64;
 
 /// Where plans are exported while they are judged (under the root).
 pub const SCRATCH: &str = "target/live/plans";

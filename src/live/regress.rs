@@ -11,7 +11,7 @@ use crate::case::{Case, ResultLine};
 use crate::conformance::{Verdict, ALLOW_LIST, GOLDENS, REGRESSIONS};
 use crate::error::{Error, Result};
 
-use super::shard::fnv1a64;
+use crate::shard::fnv1a64;
 
 /// A shrunk divergence, ready to be written.
 #[derive(Clone, Debug)]

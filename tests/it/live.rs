@@ -15,9 +15,9 @@ use torchspec::live::oracle::{
     parse_reply, Oracle, OracleCommand, OracleFailure, ProcessOracle, Reply,
 };
 use torchspec::live::regress::{self, Kept};
-use torchspec::live::shard::Shard;
 use torchspec::live::{shrink_divergence, Summary};
 use torchspec::pyval::PyException;
+use torchspec::shard::Shard;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -11,9 +11,11 @@
 //! ```
 
 pub mod archive;
+pub mod failure;
 pub mod fx;
 pub mod inputs;
 pub mod load;
+pub mod model;
 pub mod ops;
 pub mod passes;
 pub mod pickle;
@@ -32,59 +34,14 @@ pub mod weights;
 
 use std::path::Path;
 
-use load::LoadedGraphModule;
+use failure::LoadFailure;
+use model::LoadedGraphModule;
+pub use model::{ExportedProgram, StateDictEntry, TensorInfo};
 use registrations::Registrations;
 use schema::Mode;
 use std::sync::Arc;
 use torchspec_pyval::pyjson::PyInt;
 pub use torchspec_pyval::{Error, Result};
-
-/// One `ep.state_dict` entry as the weights config describes it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StateDictEntry {
-    /// The state dict key: the parameter's or buffer's FQN.
-    pub name: String,
-    /// The tensor's metadata, or why the reference cannot tell it (a
-    /// pickled weight).
-    pub meta: std::result::Result<TensorInfo, String>,
-}
-
-/// A weight's metadata as the weights config records it (`PayloadMeta`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TensorInfo {
-    /// `t.shape`, every size concrete.
-    pub shape: Vec<i64>,
-    /// `str(t.dtype)` (`torch.float32`).
-    pub dtype: String,
-    /// `isinstance(t, torch.nn.Parameter)`: the config's `is_param`.
-    pub parameter: bool,
-}
-
-/// An exported program as `torch.export.load` has it.
-#[derive(Clone, Debug)]
-pub struct ExportedProgram {
-    /// The serialized program as read (schema 8.20 wire types). A
-    /// transform keeps its input's: the serializer takes what the loader
-    /// keeps verbatim from it (`Meta.origin`), so it is not this program's
-    /// JSON after passes; [`ExportedProgram::to_json`] is.
-    pub serialized: std::sync::Arc<schema::ExportedProgram>,
-    /// The graph, signature, module call graph and range constraints the
-    /// loader rebuilt.
-    pub graph_module: LoadedGraphModule,
-    /// `ep.state_dict`, when the program came from an archive.
-    pub state_dict: Option<Vec<StateDictEntry>>,
-    /// Strict mode's findings (empty in the default mode).
-    pub diagnostics: Vec<schema::Diagnostic>,
-    /// `ep._guards_code`: the serialized program's, until a transform
-    /// builds a new program without it.
-    pub guards_code: schema::Loose<Vec<String>>,
-    /// The `.pt2` the program was loaded from (its weights, constants and
-    /// sample inputs go into a `.pt2` written back).
-    pub archive: Option<Arc<archive::ArchiveBytes>>,
-    /// What the loading process registered (custom ops, pytree types):
-    /// [`Registrations::plain`] unless loaded with `*_in`.
-    pub registrations: Arc<Registrations>,
-}
 
 /// How to load a program: the mode and what the loading process has
 /// registered. The one set of options behind every `load_*` constructor.
@@ -216,14 +173,15 @@ impl ExportedProgram {
             Err(e) => return Err(e),
         };
         let program = archive.read_program()?;
-        let mut ep = Self::load_json_unverified(&program, mode, registrations)
+        let (loaded, graph_module) = deserialize(&program, mode, registrations)
             .map_err(|e| e.in_entry("models/model.json"))?;
-        if let Some(config) = archive.read_weights_config("model")? {
-            ep.state_dict = Some(
+        let state_dict = match archive.read_weights_config("model")? {
+            Some(config) => Some(
                 read_weights_config(&config)
                     .map_err(|e| e.in_entry("data/weights/model_weights_config.json"))?,
-            );
-        }
+            ),
+            None => None,
+        };
         let constants = match archive.read_constants_config("model")? {
             Some(config) => Some(
                 read_weights_config(&config)
@@ -235,8 +193,14 @@ impl ExportedProgram {
             None => None,
         };
         drop(archive);
-        ep.verify(constants.as_ref())
-            .map_err(|e| e.in_entry("models/model.json"))?;
+        let mut ep = Self::new(
+            loaded,
+            graph_module,
+            state_dict,
+            constants.as_ref(),
+            registrations,
+        )
+        .map_err(|e| e.in_entry("models/model.json"))?;
         ep.archive = Some(bytes);
         Ok(ep)
     }
@@ -296,46 +260,48 @@ impl ExportedProgram {
         mode: Mode,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
-        let ep = Self::load_json_unverified(bytes, mode, registrations)?;
-        ep.verify(None)?;
+        let (loaded, graph_module) = deserialize(bytes, mode, registrations)?;
+        Self::new(loaded, graph_module, None, None, registrations)
+    }
+
+    /// `ExportedProgram.__init__` on a deserialized program:
+    /// `_common_getitem_elimination_pass`, then, as its last step,
+    /// `self.validate()` (the verifiers the program names, with
+    /// `ep.state_dict` and the constants' names where known).
+    fn new(
+        loaded: schema::Loaded,
+        mut graph_module: LoadedGraphModule,
+        state_dict: Option<Vec<StateDictEntry>>,
+        constants: Option<&std::collections::HashSet<String>>,
+        registrations: &Arc<Registrations>,
+    ) -> Result<ExportedProgram> {
+        passes::common_getitem_elimination(&mut graph_module);
+        let ep = ExportedProgram {
+            guards_code: loaded.program.guards_code.clone(),
+            serialized: Arc::new(loaded.program),
+            graph_module,
+            state_dict,
+            diagnostics: loaded.diagnostics,
+            archive: None,
+            registrations: registrations.clone(),
+        };
+        ep.validate(constants)?;
         Ok(ep)
     }
 
-    /// The `ExportedProgram` constructor's `self.validate()`: the
-    /// verifiers the program names (`verify`), with `ep.state_dict` and
-    /// the constants' names where known.
-    fn verify(&self, constants: Option<&std::collections::HashSet<String>>) -> Result<()> {
+    /// `self.validate()`: the verifiers the program names (`verify`).
+    fn validate(&self, constants: Option<&std::collections::HashSet<String>>) -> Result<()> {
         let dialects = verify::load_verifiers(
             &self.serialized.verifiers,
             self.serialized.raw_field("verifiers"),
         )
-        .map_err(load::LoadFailure::into_error)?;
+        .map_err(LoadFailure::into_error)?;
         let cx = verify::Context {
             registrations: &self.registrations,
             state_dict: self.state_dict.as_deref(),
             constants,
         };
-        verify::check(&self.graph_module, &dialects, &cx).map_err(load::LoadFailure::into_error)
-    }
-
-    /// Everything of `torch.export.load` but the verifiers.
-    fn load_json_unverified(
-        bytes: &[u8],
-        mode: Mode,
-        registrations: &Arc<Registrations>,
-    ) -> Result<ExportedProgram> {
-        let loaded = schema::load_program(bytes, mode)?;
-        let graph_module = load::load_graph_module(&loaded.program, registrations)
-            .map_err(load::LoadFailure::into_error)?;
-        Ok(ExportedProgram {
-            guards_code: loaded.program.guards_code.clone(),
-            serialized: std::sync::Arc::new(loaded.program),
-            graph_module,
-            state_dict: None,
-            diagnostics: loaded.diagnostics,
-            archive: None,
-            registrations: registrations.clone(),
-        })
+        verify::check(&self.graph_module, &dialects, &cx).map_err(LoadFailure::into_error)
     }
 
     /// The program JSON `torch.export.save` writes for this program as it
@@ -388,6 +354,19 @@ impl ExportedProgram {
     pub fn report(&self) -> serde_json::Value {
         report::program_report(self)
     }
+}
+
+/// `ExportedProgramDeserializer.deserialize` up to the constructor: the
+/// program JSON read into wire types, then the graph module rebuilt.
+fn deserialize(
+    bytes: &[u8],
+    mode: Mode,
+    registrations: &Registrations,
+) -> Result<(schema::Loaded, LoadedGraphModule)> {
+    let loaded = schema::load_program(bytes, mode)?;
+    let graph_module =
+        load::load_graph_module(&loaded.program, registrations).map_err(LoadFailure::into_error)?;
+    Ok((loaded, graph_module))
 }
 
 fn read_weights_config(bytes: &[u8]) -> Result<Vec<StateDictEntry>> {

@@ -3,9 +3,9 @@
 
 use serde_json::{json, Map, Value as Json};
 
+use crate::model::{ExportedProgram, StateDictEntry};
 use crate::pytree::{treespec_dumps, treespec_loads};
-use crate::signature::{Constant, UserValue};
-use crate::ExportedProgram;
+use crate::signature::{Constant, ExportGraphSignature, UserValue};
 use torchspec_pyval::{PyException, Raise};
 
 fn error_json(type_name: &str, message: &str) -> Json {
@@ -59,13 +59,28 @@ fn mapping(v: Vec<(String, String)>) -> Json {
 /// only when the weights config was read).
 pub fn program_report(ep: &ExportedProgram) -> Json {
     let gm = &ep.graph_module;
-    let sig = &gm.signature;
     let mut r = Map::new();
     let v = &ep.serialized.schema_version;
     r.insert(
         "schema_version".into(),
         json!([loose_int_json(&v.major), loose_int_json(&v.minor)]),
     );
+    signature_keys(&gm.signature, &mut r);
+    call_spec_keys(ep, &mut r);
+    r.insert(
+        "range_constraints".into(),
+        Json::String(gm.range_constraints.to_string()),
+    );
+    r.insert("graph".into(), Json::String(gm.graph.to_python_string()));
+    if let Some(sd) = &ep.state_dict {
+        r.insert("state_dict".into(), state_dict_json(sd));
+    }
+    Json::Object(r)
+}
+
+/// The report's `graph_signature` and the signature's derived views, from
+/// `parameters` to `backward_signature`.
+fn signature_keys(sig: &ExportGraphSignature, r: &mut Map<String, Json>) {
     r.insert("graph_signature".into(), Json::String(sig.to_string()));
     r.insert("parameters".into(), strings(sig.parameters()));
     r.insert("buffers".into(), strings(sig.buffers()));
@@ -129,6 +144,11 @@ pub fn program_report(ep: &ExportedProgram) -> Json {
             Err(e) => exc_json(&e),
         },
     );
+}
+
+/// The report's `in_spec`, `in_spec_str`, `out_spec` and `out_spec_str`:
+/// `treespec_dumps` and `str()` of the call spec's trees.
+fn call_spec_keys(ep: &ExportedProgram, r: &mut Map<String, Json>) {
     let (in_spec, out_spec) = call_spec(ep);
     for (key, spec) in [("in_spec", in_spec), ("out_spec", out_spec)] {
         let (dumps, text) = match spec {
@@ -151,29 +171,26 @@ pub fn program_report(ep: &ExportedProgram) -> Json {
         r.insert(key.into(), dumps);
         r.insert(format!("{key}_str"), text);
     }
-    r.insert(
-        "range_constraints".into(),
-        Json::String(gm.range_constraints.to_string()),
-    );
-    r.insert("graph".into(), Json::String(gm.graph.to_python_string()));
-    if let Some(sd) = &ep.state_dict {
-        let mut m = Map::new();
-        for e in sd {
-            m.insert(
-                e.name.clone(),
-                match &e.meta {
-                    Ok(meta) => json!({
-                        "shape": meta.shape,
-                        "dtype": meta.dtype,
-                        "parameter": meta.parameter,
-                    }),
-                    Err(why) => json!({"unsupported": {"reason": why}}),
-                },
-            );
-        }
-        r.insert("state_dict".into(), Json::Object(m));
+}
+
+/// The report's `state_dict`: each entry's shape, dtype and
+/// `Parameter`-ness, or why the reference cannot tell them.
+fn state_dict_json(sd: &[StateDictEntry]) -> Json {
+    let mut m = Map::new();
+    for e in sd {
+        m.insert(
+            e.name.clone(),
+            match &e.meta {
+                Ok(meta) => json!({
+                    "shape": meta.shape,
+                    "dtype": meta.dtype,
+                    "parameter": meta.parameter,
+                }),
+                Err(why) => json!({"unsupported": {"reason": why}}),
+            },
+        );
     }
-    Json::Object(r)
+    Json::Object(m)
 }
 
 /// The value as `json.loads` read it (the oracle reads `schema_version`

@@ -11,12 +11,12 @@
 
 use std::collections::HashSet;
 
+use crate::failure::LoadFailure;
 use crate::fx::{Arg, Graph, Node, Op};
-use crate::load::{LoadFailure, LoadedGraphModule, SubGraph};
+use crate::model::{LoadedGraphModule, StateDictEntry, SubGraph};
 use crate::ops;
 use crate::registrations::Registrations;
-use crate::signature::{ArgumentSpec, Constant, InputKind, UserValue};
-use crate::StateDictEntry;
+use crate::signature::{ArgumentSpec, Constant, ExportGraphSignature, InputKind, UserValue};
 use torchspec_pyval::pyjson::PyJson;
 use torchspec_pyval::repr::str_repr;
 
@@ -414,8 +414,16 @@ fn exception(e: torchspec_pyval::PyException) -> LoadFailure {
     py(&e.type_name, e.message)
 }
 
-/// `_verify_exported_program_signature`.
+/// `_verify_exported_program_signature`: the input specs against the
+/// placeholders, then the output specs against the output node.
 fn check_signature(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
+    check_input_specs(gm, cx)?;
+    check_output_specs(gm)
+}
+
+/// The input half of `_verify_exported_program_signature`: one spec per
+/// placeholder, of the same name, each target where its kind says.
+fn check_input_specs(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
     let gs = &gm.signature;
     let input_node_names: Vec<String> = gm
         .graph
@@ -440,8 +448,6 @@ fn check_signature(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
             set_difference_repr(&spec_names, &input_node_names),
         )));
     }
-    let in_state_dict = |name: &str| cx.state_dict.map(|sd| sd.iter().find(|e| e.name == name));
-    let in_constants = |name: &str| cx.constants.map(|c| c.contains(name));
     for (spec, node) in gs.input_specs.iter().zip(&input_node_names) {
         if matches!(
             spec.arg,
@@ -459,90 +465,80 @@ fn check_signature(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
         let Some(target) = spec.target.as_deref() else {
             continue;
         };
-        match spec.kind {
-            InputKind::Parameter => match in_state_dict(target) {
-                Some(None) => {
+        check_input_target(spec.kind, spec.persistent, target, cx)?;
+    }
+    Ok(())
+}
+
+/// An input spec's target in the state dict or the constants, as its kind
+/// wants (skipped where the program came without them).
+fn check_input_target(
+    kind: InputKind,
+    persistent: Option<bool>,
+    target: &str,
+    cx: &Context<'_>,
+) -> R<()> {
+    let in_state_dict = |name: &str| cx.state_dict.map(|sd| sd.iter().find(|e| e.name == name));
+    let in_constants = |name: &str| cx.constants.map(|c| c.contains(name));
+    match kind {
+        InputKind::Parameter => match in_state_dict(target) {
+            Some(None) => {
+                return Err(spec_violation(format!(
+                    "Parameter {target} is not in the state dict."
+                )))
+            }
+            Some(Some(entry)) => match &entry.meta {
+                Ok(info) if !info.parameter => {
                     return Err(spec_violation(format!(
-                        "Parameter {target} is not in the state dict."
+                        "State dict entry for parameter {target} is not an instance of torch.nn.Parameter."
                     )))
                 }
-                Some(Some(entry)) => match &entry.meta {
-                    Ok(info) if !info.parameter => {
-                        return Err(spec_violation(format!(
-                            "State dict entry for parameter {target} is not an instance of torch.nn.Parameter."
-                        )))
-                    }
-                    Ok(_) => {}
-                    Err(why) => {
-                        return Err(LoadFailure::Unsupported(format!(
-                            "whether the state dict entry `{target}` is a Parameter ({why})"
-                        )))
-                    }
-                },
-                None => {}
+                Ok(_) => {}
+                Err(why) => {
+                    return Err(LoadFailure::Unsupported(format!(
+                        "whether the state dict entry `{target}` is a Parameter ({why})"
+                    )))
+                }
             },
-            InputKind::Buffer => {
-                let persistent = spec.persistent.unwrap_or(true);
-                let held = in_state_dict(target).map(|e| e.is_some());
-                if persistent && held == Some(false) && in_constants(target) == Some(false) {
-                    // (`graph_module.state_dict()` holds no buffer of a
-                    // loaded program: the deserializer registers none.)
-                    return Err(spec_violation(format!(
-                        "Buffer {target} is not in the state dict."
-                    )));
-                }
-                if !persistent && held == Some(true) {
-                    return Err(spec_violation(format!(
-                        "Non-persistent buffer {target} is in the state dict, it should not be."
-                    )));
-                }
-            }
-            InputKind::ConstantTensor if in_constants(target) == Some(false) => {
+            None => {}
+        },
+        InputKind::Buffer => {
+            let persistent = persistent.unwrap_or(true);
+            let held = in_state_dict(target).map(|e| e.is_some());
+            if persistent && held == Some(false) && in_constants(target) == Some(false) {
+                // (`graph_module.state_dict()` holds no buffer of a
+                // loaded program: the deserializer registers none.)
                 return Err(spec_violation(format!(
-                    "Constant tensor {target} is not in the constants dictionary."
+                    "Buffer {target} is not in the state dict."
                 )));
             }
-            InputKind::CustomObj if in_constants(target) == Some(false) => {
+            if !persistent && held == Some(true) {
                 return Err(spec_violation(format!(
-                    "Custom object {target} is not in the constants dictionary."
+                    "Non-persistent buffer {target} is in the state dict, it should not be."
                 )));
             }
-            _ => {}
         }
+        InputKind::ConstantTensor if in_constants(target) == Some(false) => {
+            return Err(spec_violation(format!(
+                "Constant tensor {target} is not in the constants dictionary."
+            )));
+        }
+        InputKind::CustomObj if in_constants(target) == Some(false) => {
+            return Err(spec_violation(format!(
+                "Custom object {target} is not in the constants dictionary."
+            )));
+        }
+        _ => {}
     }
+    Ok(())
+}
 
-    // Check outputs.
-    let Some((_, output)) = gm.graph.nodes().last().filter(|(_, n)| n.op == Op::Output) else {
-        return Err(py("AssertionError", "last node must be output"));
-    };
-    let items = match output.args.first() {
-        Some(Arg::Tuple(items)) | Some(Arg::List(items)) => items,
-        Some(Arg::Node(_)) => {
-            return Err(py("TypeError", "'Node' object is not iterable"));
-        }
-        _ => {
-            return Err(LoadFailure::Unsupported(
-                "an output node whose argument is not a tuple".into(),
-            ))
-        }
-    };
-    let mut output_nodes = Vec::with_capacity(items.len());
-    for a in items {
-        output_nodes.push(match a {
-            Arg::Node(id) => PyVal::Str(gm.graph.node(*id).name.clone()),
-            Arg::None => PyVal::None,
-            Arg::Bool(b) => PyVal::Bool(*b),
-            Arg::Int(i) => PyVal::Int(*i),
-            Arg::BigInt(b) => PyVal::BigInt(b.to_string()),
-            Arg::Float(f) => PyVal::Float(*f),
-            Arg::Str(s) => PyVal::Str(s.clone()),
-            _ => {
-                return Err(LoadFailure::Unsupported(
-                    "a graph output that is neither a node nor a constant".into(),
-                ))
-            }
-        });
-    }
+/// The output half of `_verify_exported_program_signature`: one spec per
+/// output, the mutations first (after the tokens), then the user outputs
+/// in order.
+fn check_output_specs(gm: &LoadedGraphModule) -> R<()> {
+    let gs = &gm.signature;
+    let output_nodes = output_values(gm)?;
     if output_nodes.len() != gs.output_specs.len() {
         let names: Option<Vec<String>> = output_nodes
             .iter()
@@ -582,13 +578,72 @@ fn check_signature(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
         + num_tokens)
         .min(output_nodes.len());
     let start = num_tokens.min(end);
+    check_mutations(gs, &output_nodes[start..end])?;
+    let user_values: Vec<PyVal> = user_outputs.iter().map(PyVal::of_user).collect();
+    let user_output_nodes = &output_nodes[end..(end + user_values.len()).min(output_nodes.len())];
+    for (node, name) in user_output_nodes.iter().zip(&user_values) {
+        if !node.eq(name) {
+            return Err(spec_violation(format!(
+                "User output {} is not in the correct order or is not found in the \
+                 exported program's user_output list: {}. ",
+                node.str(),
+                tuple_repr(&user_values),
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `[arg.name if isinstance(arg, torch.fx.Node) else arg for arg in
+/// output_node.args[0]]` of the graph's last node, which must be the output.
+fn output_values(gm: &LoadedGraphModule) -> R<Vec<PyVal>> {
+    let Some((_, output)) = gm.graph.nodes().last().filter(|(_, n)| n.op == Op::Output) else {
+        return Err(py("AssertionError", "last node must be output"));
+    };
+    let items = match output.args.first() {
+        Some(Arg::Tuple(items)) | Some(Arg::List(items)) => items,
+        Some(Arg::Node(_)) => {
+            return Err(py("TypeError", "'Node' object is not iterable"));
+        }
+        _ => {
+            return Err(LoadFailure::Unsupported(
+                "an output node whose argument is not a tuple".into(),
+            ))
+        }
+    };
+    let mut output_nodes = Vec::with_capacity(items.len());
+    for a in items {
+        output_nodes.push(match a {
+            Arg::Node(id) => PyVal::Str(gm.graph.node(*id).name.clone()),
+            Arg::None => PyVal::None,
+            Arg::Bool(b) => PyVal::Bool(*b),
+            Arg::Int(i) => PyVal::Int(*i),
+            Arg::BigInt(b) => PyVal::BigInt(b.to_string()),
+            Arg::Float(f) => PyVal::Float(*f),
+            Arg::Str(s) => PyVal::Str(s.clone()),
+            _ => {
+                return Err(LoadFailure::Unsupported(
+                    "a graph output that is neither a node nor a constant".into(),
+                ))
+            }
+        });
+    }
+    Ok(output_nodes)
+}
+
+/// Each mutation output names a buffer, a parameter or a user input to
+/// mutate that exists.
+fn check_mutations(gs: &ExportGraphSignature, mutate_nodes: &[PyVal]) -> R<()> {
+    let buffers_to_mutate = gs.buffers_to_mutate();
+    let parameters_to_mutate = gs.parameters_to_mutate();
+    let user_inputs_to_mutate = gs.user_inputs_to_mutate();
     let lookup = |map: &[(String, String)], key: &PyVal| -> Option<String> {
         match key {
             PyVal::Str(k) => map.iter().find(|(n, _)| n == k).map(|(_, t)| t.clone()),
             _ => None,
         }
     };
-    for node in &output_nodes[start..end] {
+    for node in mutate_nodes {
         if let Some(buffer) = lookup(&buffers_to_mutate, node) {
             let buffers = gs.buffers();
             if !buffers.contains(&buffer) {
@@ -630,18 +685,6 @@ fn check_signature(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
                 node.str(),
                 dict_repr(&buffers_to_mutate),
                 dict_repr(&user_inputs_to_mutate),
-            )));
-        }
-    }
-    let user_values: Vec<PyVal> = user_outputs.iter().map(PyVal::of_user).collect();
-    let user_output_nodes = &output_nodes[end..(end + user_values.len()).min(output_nodes.len())];
-    for (node, name) in user_output_nodes.iter().zip(&user_values) {
-        if !node.eq(name) {
-            return Err(spec_violation(format!(
-                "User output {} is not in the correct order or is not found in the \
-                 exported program's user_output list: {}. ",
-                node.str(),
-                tuple_repr(&user_values),
             )));
         }
     }

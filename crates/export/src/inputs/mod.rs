@@ -14,11 +14,11 @@ use std::rc::Rc;
 use num_bigint::BigInt;
 use serde_json::json;
 
+use crate::model::ExportedProgram;
 use crate::pytree::{tree_flatten, treespec_loads, value_eq, NodeKind, PyType, Registry, TreeSpec};
 use crate::ranges::Bound;
 use crate::schema::{Argument, InputSpec, Loose, SymInt, SymIntArgument};
 use crate::srepr::{linear_form, subexpression_strs};
-use crate::ExportedProgram;
 use probe::{Probe, ProbeLine, Tensor};
 use pyexpr::{EvalStop, Expr, GVal};
 use torchspec_pyval::{PyException, Raise, Value};

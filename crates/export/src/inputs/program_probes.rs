@@ -18,10 +18,10 @@ use torchspec_pyval::{Dict, Value};
 
 use super::probe::{Probe, Tensor};
 use super::pyexpr::{self, BinOp, Expr};
+use crate::model::ExportedProgram;
 use crate::pytree::{tree_unflatten, treespec_loads, TreeSpec};
 use crate::ranges::Bound;
 use crate::schema::{Argument, InputSpec, SymExprHint, SymInt, SymIntArgument};
-use crate::ExportedProgram;
 
 /// At most this many probes per program.
 pub const MAX_DERIVED_PROBES: usize = 64;

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::PassError;
 use crate::fx::{Arg, Graph, NodeId, Op};
-use crate::load::LoadedGraphModule;
+use crate::model::LoadedGraphModule;
 use crate::ranges::Bound;
 use crate::schema as wire;
 use num_bigint::BigInt;
@@ -108,7 +108,7 @@ fn module_graphs<'a>(
             })
     }
     fn walk<'a>(
-        subs: &'a mut [crate::load::SubGraph],
+        subs: &'a mut [crate::model::SubGraph],
         values: &'a wire::Graph,
         out: &mut Vec<(&'a mut Graph, &'a wire::Graph)>,
     ) {
@@ -162,7 +162,8 @@ struct Seen<'a> {
     ranges: &'a crate::ranges::RangeConstraints,
 }
 
-/// The pass over one module's graph.
+/// The pass over one module's graph: `add_assertions(node.meta["val"])`
+/// of each call_function node, then its callbacks.
 fn assert_graph(
     graph: &mut Graph,
     values: &wire::Graph,
@@ -181,21 +182,7 @@ fn assert_graph(
             continue;
         };
         let node_name = node.name.clone();
-        // (dim, symbol) pairs needing a check: the node itself (dim None)
-        // or each dim of its tensor value.
-        let mut wanted: Vec<(Option<usize>, String)> = Vec::new();
-        if let Some(s) = node_sym.get(&id) {
-            wanted.push((None, s.clone()));
-        } else if let Some((_, t)) = values.tensor_values.iter().find(|(k, _)| *k == val) {
-            for (i, size) in t.sizes.items().iter().enumerate() {
-                if let wire::SymInt::AsExpr(e) = size {
-                    if let Some(s) = unbacked_symbol(&e.expr_text()) {
-                        wanted.push((Some(i), s));
-                    }
-                }
-            }
-        }
-        for (dim, sym) in wanted {
+        for (dim, sym) in wanted_symbols(id, &val, &node_sym, values) {
             if cx.existing.contains(&sym) || generated.contains(&sym) {
                 continue;
             }
@@ -216,67 +203,122 @@ fn assert_graph(
                         upper.text()
                     ),
                 ),
-                Some(i) => {
-                    let size = graph.create_node_after(
-                        id,
-                        Op::CallFunction,
-                        "torch.ops.aten.sym_size.int",
-                        vec![Arg::Node(id), Arg::Int(i as i64)],
-                        vec![],
-                        None,
-                    );
-                    // `create_size_node` copies `val.size(dim)` when the tensor has a val.
-                    graph.node_mut(size).meta.has_val = true;
-                    (
-                        size,
-                        format!(
-                            "{node_name}.shape[{i}] is outside of inline constraint [{}, {}].",
-                            lower.text(),
-                            upper.text()
-                        ),
-                    )
-                }
+                Some(i) => (
+                    sym_size_node(graph, id, i),
+                    format!(
+                        "{node_name}.shape[{i}] is outside of inline constraint [{}, {}].",
+                        lower.text(),
+                        upper.text()
+                    ),
+                ),
             };
-            let mut last = target;
-            for (op, bound) in [("operator.ge", &lower), ("operator.le", &upper)] {
-                let bound = match (op, bound) {
-                    ("operator.ge", End::NegInf) | ("operator.le", End::Inf) => continue,
-                    (_, End::Int(i)) => match i64::try_from(i.clone()) {
-                        Ok(v) => Arg::Int(v),
-                        Err(_) => Arg::BigInt(Box::new(i.clone())),
-                    },
-                    (_, End::Inf) => Arg::Float(f64::INFINITY),
-                    (_, End::NegInf) => Arg::Float(f64::NEG_INFINITY),
-                };
-                *counter += 1;
-                let cmp = graph.create_node_after(
-                    last,
-                    Op::CallFunction,
-                    op,
-                    vec![Arg::Node(target), bound],
-                    vec![],
-                    None,
-                );
-                let t = graph.create_node_after(
-                    cmp,
-                    Op::CallFunction,
-                    "torch.ops.aten.scalar_tensor.default",
-                    vec![Arg::Node(cmp)],
-                    vec![],
-                    None,
-                );
-                last = graph.create_node_after(
-                    t,
-                    Op::CallFunction,
-                    "torch.ops.aten._assert_async.msg",
-                    vec![Arg::Node(t), Arg::Str(msg.clone())],
-                    vec![],
-                    None,
-                );
-                // `_assert_async.msg` returns nothing: the verifier accepts it.
-                graph.node_mut(last).meta.has_val = true;
-            }
+            *counter += assert_range_constraint(graph, target, &lower, &upper, &msg);
         }
     }
     Ok(())
+}
+
+/// The symbols `add_assertions(val)` asserts: the node's own (dim `None`),
+/// or, for a tensor value, the unbacked symbol of each dim that is one.
+fn wanted_symbols(
+    id: NodeId,
+    val: &str,
+    node_sym: &HashMap<NodeId, String>,
+    values: &wire::Graph,
+) -> Vec<(Option<usize>, String)> {
+    let mut wanted = Vec::new();
+    if let Some(s) = node_sym.get(&id) {
+        wanted.push((None, s.clone()));
+    } else if let Some((_, t)) = values.tensor_values.iter().find(|(k, _)| *k == val) {
+        for (i, size) in t.sizes.items().iter().enumerate() {
+            if let wire::SymInt::AsExpr(e) = size {
+                if let Some(s) = unbacked_symbol(&e.expr_text()) {
+                    wanted.push((Some(i), s));
+                }
+            }
+        }
+    }
+    wanted
+}
+
+/// `sym_size_cb`: `aten.sym_size.int(node, dim)`, inserted after the node.
+fn sym_size_node(graph: &mut Graph, of: NodeId, dim: usize) -> NodeId {
+    let size = graph.create_node_after(
+        of,
+        Op::CallFunction,
+        "torch.ops.aten.sym_size.int",
+        vec![Arg::Node(of), Arg::Int(dim as i64)],
+        vec![],
+        None,
+    );
+    // `create_size_node` copies `val.size(dim)` when the tensor has a val.
+    graph.node_mut(size).meta.has_val = true;
+    size
+}
+
+/// `_assert_range_constraint`: `target >= lower` unless `lower` is `-oo`,
+/// then `target <= upper` unless `upper` is `oo`, each through
+/// `_insert_assert_async`; the number of asserts inserted.
+fn assert_range_constraint(
+    graph: &mut Graph,
+    target: NodeId,
+    lower: &End,
+    upper: &End,
+    msg: &str,
+) -> usize {
+    let mut last = target;
+    let mut inserted = 0;
+    for (op, bound) in [("operator.ge", lower), ("operator.le", upper)] {
+        let bound = match (op, bound) {
+            ("operator.ge", End::NegInf) | ("operator.le", End::Inf) => continue,
+            (_, End::Int(i)) => match i64::try_from(i.clone()) {
+                Ok(v) => Arg::Int(v),
+                Err(_) => Arg::BigInt(Box::new(i.clone())),
+            },
+            (_, End::Inf) => Arg::Float(f64::INFINITY),
+            (_, End::NegInf) => Arg::Float(f64::NEG_INFINITY),
+        };
+        inserted += 1;
+        last = insert_assert_async(graph, last, op, target, bound, msg);
+    }
+    inserted
+}
+
+/// `_insert_assert_async`: `op(target, bound)`, `aten.scalar_tensor` of it
+/// and `aten._assert_async.msg`, inserted after `last`; the assert node.
+fn insert_assert_async(
+    graph: &mut Graph,
+    last: NodeId,
+    op: &str,
+    target: NodeId,
+    bound: Arg,
+    msg: &str,
+) -> NodeId {
+    let cmp = graph.create_node_after(
+        last,
+        Op::CallFunction,
+        op,
+        vec![Arg::Node(target), bound],
+        vec![],
+        None,
+    );
+    let t = graph.create_node_after(
+        cmp,
+        Op::CallFunction,
+        "torch.ops.aten.scalar_tensor.default",
+        vec![Arg::Node(cmp)],
+        vec![],
+        None,
+    );
+    let assert = graph.create_node_after(
+        t,
+        Op::CallFunction,
+        "torch.ops.aten._assert_async.msg",
+        vec![Arg::Node(t), Arg::Str(msg.to_string())],
+        vec![],
+        None,
+    );
+    // `_assert_async.msg` returns nothing: the verifier accepts it.
+    graph.node_mut(assert).meta.has_val = true;
+    assert
 }

@@ -8,11 +8,10 @@ use std::collections::HashMap;
 
 use crate::registrations::Registrations;
 use crate::signature::{InputSpec, OutputSpec};
-use crate::ExportedProgram;
 use torchspec_pyval::PyException;
 
 use crate::fx::{Arg, Graph, NodeId, Op};
-use crate::load::{LoadedGraphModule, ModuleCallEntry, SubGraph};
+use crate::model::{ExportedProgram, LoadedGraphModule, ModuleCallEntry, SubGraph};
 use crate::signature::{ArgumentSpec, ExportGraphSignature};
 
 /// `torch.export.exported_program._common_getitem_elimination_pass`: a
@@ -25,7 +24,7 @@ pub fn common_getitem_elimination(gm: &mut LoadedGraphModule) {
         Some(&mut gm.signature),
         &mut gm.module_call_graph,
     );
-    let mut stack: Vec<&mut crate::load::SubGraph> = gm.submodules.iter_mut().collect();
+    let mut stack: Vec<&mut SubGraph> = gm.submodules.iter_mut().collect();
     while let Some(sub) = stack.pop() {
         eliminate_in(&mut sub.graph, None, &mut gm.module_call_graph);
         stack.extend(sub.submodules.iter_mut());
@@ -378,8 +377,10 @@ fn verify(gm: &LoadedGraphModule, registrations: &Registrations) -> Result<(), P
     for g in graphs {
         for (_, n) in g.nodes() {
             crate::verify::check_val(n, registrations).map_err(|e| match e {
-                crate::load::LoadFailure::Python { exception, message } => py(&exception, message),
-                crate::load::LoadFailure::Unsupported(what) => PassError::Unsupported(what),
+                crate::failure::LoadFailure::Python { exception, message } => {
+                    py(&exception, message)
+                }
+                crate::failure::LoadFailure::Unsupported(what) => PassError::Unsupported(what),
             })?;
         }
     }

@@ -39,14 +39,13 @@ pub mod pt2;
 use std::collections::HashMap;
 
 use crate::fx::{Arg, Graph, NodeId, Op};
-use crate::load::{LoadedGraphModule, ModuleCallEntry, SubGraph};
+use crate::model::{ExportedProgram, LoadedGraphModule, ModuleCallEntry, SubGraph};
 use crate::ranges::Bound;
 use crate::registrations::Registrations;
 use crate::schema as wire;
 use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
 };
-use crate::ExportedProgram;
 use torchspec_pyval::error::{Error, Result};
 use torchspec_pyval::pyjson::PyInt;
 

@@ -1,0 +1,174 @@
+//! Mirrors serialize.py's `GraphModuleDeserializer.deserialize_graph`: the
+//! graph's inputs as placeholders, its nodes, its outputs, and
+//! `sync_fx_node`.
+
+use super::inputs::{int_arg, raw_arg};
+use super::raw::{key_error, raw_dict_use, raw_list_use, Use};
+use super::state::{Deserializer, R};
+use crate::failure::LoadFailure;
+use crate::fx::{Arg, NodeId, Op};
+use crate::schema as wire;
+
+impl<'w> Deserializer<'w> {
+    /// `sync_fx_node`.
+    pub(super) fn sync(&mut self, name: &str, id: NodeId) -> R<()> {
+        if self.cx.name_to_node.contains_key(name) {
+            return Err(LoadFailure::py(
+                "SerializeError",
+                format!("Node {name} has already been deserialized before."),
+            ));
+        }
+        self.cx.graph.node_mut(id).name = name.to_string();
+        self.cx.name_to_node.insert(name.to_string(), id);
+        self.eval_meta(name)?;
+        self.cx.graph.node_mut(id).meta.val = Some(name.to_string());
+        Ok(())
+    }
+
+    pub(super) fn node_named(&self, name: &str) -> R<NodeId> {
+        self.cx
+            .name_to_node
+            .get(name)
+            .copied()
+            .ok_or_else(|| key_error(name))
+    }
+
+    pub(super) fn deserialize_graph(&mut self, g: &'w wire::Graph) -> R<()> {
+        for table in [
+            "tensor_values",
+            "sym_int_values",
+            "sym_float_values",
+            "sym_bool_values",
+            "custom_obj_values",
+        ] {
+            raw_dict_use(g.raw_field(table))?;
+        }
+        self.index_values(g);
+        self.graph_inputs(g)?;
+        raw_list_use(g.raw_field("nodes"), Use::Iter("target"))?;
+        for (i, node) in g.nodes.iter().enumerate() {
+            self.deserialize_node(node, i as u32)?;
+        }
+        let result = self.graph_outputs(g)?;
+        self.cx
+            .graph
+            .create_node(Op::Output, "output", vec![result], vec![], None);
+        self.unbound_unbacked()
+    }
+
+    /// `deserialize_graph`'s inputs: a placeholder for each, synced to its
+    /// value, or named by the signature for a constant input.
+    fn graph_inputs(&mut self, g: &'w wire::Graph) -> R<()> {
+        raw_list_use(g.raw_field("inputs"), Use::Iter("type"))?;
+        for (i, input) in g.inputs.iter().enumerate() {
+            match input {
+                wire::Argument::AsTensor(wire::TensorArgument { name })
+                | wire::Argument::AsCustomObj(wire::CustomObjArgument { name, .. }) => {
+                    self.placeholder(name)?;
+                }
+                wire::Argument::AsSymInt(s) => match s {
+                    wire::SymIntArgument::AsName(name) => self.placeholder(name)?,
+                    wire::SymIntArgument::AsInt(i) => {
+                        return Err(LoadFailure::py(
+                            "SerializeError",
+                            format!("Deserializing a constant symint SymIntArgument(as_int={i}) as an input"),
+                        ))
+                    }
+                },
+                // `input_.type in ("as_int", ...)`: the payload is not read.
+                a if matches!(
+                    a.tag(),
+                    "as_int" | "as_float" | "as_bool" | "as_none" | "as_string"
+                ) =>
+                {
+                    let spec_name = self
+                        .signature
+                        .input_specs
+                        .get(i)
+                        .map(|s| s.arg.name().to_string())
+                        .ok_or_else(|| LoadFailure::py("IndexError", "list index out of range"))?;
+                    let name = if spec_name.is_empty() {
+                        format!("arg{i}")
+                    } else {
+                        spec_name
+                    };
+                    self.cx
+                        .graph
+                        .create_node(Op::Placeholder, &name, vec![], vec![], None);
+                }
+                raw @ wire::Argument::Raw(_) => {
+                    let mut repr = String::new();
+                    raw.py_repr(&mut repr);
+                    return Err(LoadFailure::py(
+                        "SerializeError",
+                        format!("Invalid input type {repr}"),
+                    ));
+                }
+                other => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "graph input of type `{}`",
+                        other.tag()
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `deserialize_graph`'s outputs: the output node's argument (a tuple,
+    /// or the single value of `is_single_tensor_return`).
+    fn graph_outputs(&mut self, g: &'w wire::Graph) -> R<Arg> {
+        raw_list_use(g.raw_field("outputs"), Use::Iter("type"))?;
+        let mut outputs = Vec::with_capacity(g.outputs.len());
+        for out in &g.outputs {
+            outputs.push(match out {
+                wire::Argument::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+                wire::Argument::AsSymInt(wire::SymIntArgument::AsName(n))
+                | wire::Argument::AsSymBool(wire::SymBoolArgument::AsName(n))
+                | wire::Argument::AsSymFloat(wire::SymFloatArgument::AsName(n)) => {
+                    Arg::Node(self.node_named(n)?)
+                }
+                wire::Argument::AsInt(i) => int_arg(i),
+                wire::Argument::AsFloat(f) => Arg::Float(*f),
+                wire::Argument::AsBool(b) => Arg::Bool(*b),
+                wire::Argument::AsNone(_) => Arg::None,
+                // `output.as_int` / `output.as_bool` as it came.
+                wire::Argument::Raw(r) if matches!(r.tag, "as_int" | "as_bool") => {
+                    raw_arg(&r.value)
+                }
+                wire::Argument::Raw(r) if r.tag == "as_none" => Arg::None,
+                other => {
+                    return Err(LoadFailure::unsupported(format!(
+                        "graph output of type `{}` (PyTorch raises SerializeError)",
+                        other.tag()
+                    )))
+                }
+            });
+        }
+        Ok(
+            if wire::load::loose_truth(&g.is_single_tensor_return, |b| *b) {
+                if outputs.len() != 1 {
+                    return Err(LoadFailure::py(
+                        "AssertionError",
+                        format!(
+                            "expected single output for single_tensor_return, got {}",
+                            outputs.len()
+                        ),
+                    ));
+                }
+                outputs.pop().unwrap_or(Arg::None)
+            } else {
+                Arg::Tuple(outputs)
+            },
+        )
+    }
+
+    /// `Graph.placeholder(name)` then `sync_fx_node(name, ...)`.
+    pub(super) fn placeholder(&mut self, name: &str) -> R<()> {
+        let id = self
+            .cx
+            .graph
+            .create_node(Op::Placeholder, name, vec![], vec![], None);
+        self.sync(name, id)
+    }
+}

@@ -1,0 +1,427 @@
+//! Mirrors serialize.py's `deserialize_inputs` (arguments placed by the
+//! OpOverload's schema and `ArgumentKind`), `deserialize_hoo_inputs` and
+//! `deserialize_input`: one argument by its union tag, subgraphs included.
+
+use super::codegen::check_codegen;
+use super::raw::key_error;
+use super::state::{Deserializer, GraphCx, R};
+use super::values::{device_text, dtype_name, layout_name, memory_format_name, raw_enum_key};
+use crate::failure::LoadFailure;
+use crate::fx::{Arg, Op};
+use crate::model::SubGraph;
+use crate::ops::{self, Resolved};
+use crate::schema as wire;
+use torchspec_pyval::pyjson::{PyInt, PyJson};
+
+/// A call's `(args, kwargs)`.
+pub(super) type ArgsKwargs = (Vec<Arg>, Vec<(String, Arg)>);
+
+/// A value `json.loads` made, as an FX argument (`inp.as_int` kept raw).
+pub(super) fn raw_arg(v: &PyJson) -> Arg {
+    match v {
+        PyJson::Null => Arg::None,
+        PyJson::Bool(b) => Arg::Bool(*b),
+        PyJson::Int(i) => int_arg(i),
+        PyJson::Float(f) => Arg::Float(*f),
+        PyJson::Str(s) => Arg::Str(s.clone()),
+        PyJson::List(items) => Arg::List(items.iter().map(raw_arg).collect()),
+        PyJson::Object(entries) => Arg::Dict(
+            entries
+                .iter()
+                .map(|(k, v)| (k.clone(), raw_arg(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// `deserialize_input` of a payload `_dict_to_dataclass` kept raw: an enum
+/// table looked up by the raw key, `as_none` ignored, `list(value)` of a
+/// list, any other value as it came.
+pub(super) fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg> {
+    let table: fn(i64) -> Option<&'static str> = match r.tag {
+        "as_none" => return Ok(Arg::None),
+        "as_scalar_type" => dtype_name,
+        "as_memory_format" => memory_format_name,
+        "as_layout" => layout_name,
+        "as_ints" | "as_tensors" => {
+            return match &r.value {
+                PyJson::List(_) if r.tag == "as_ints" => Ok(raw_arg(&r.value)),
+                // TensorArguments with a field of another type.
+                PyJson::List(_) => Err(LoadFailure::unsupported(
+                    "an `as_tensors` item whose fields are not of the schema's types",
+                )),
+                _ => {
+                    let mut repr = String::new();
+                    a.py_repr(&mut repr);
+                    Err(LoadFailure::py(
+                        "SerializeError",
+                        format!("Unhandled argument {repr}"),
+                    ))
+                }
+            };
+        }
+        _ => return Ok(raw_arg(&r.value)),
+    };
+    let key = raw_enum_key(&r.value)?;
+    match table(key) {
+        Some(name) => Ok(Arg::Torch(name.into())),
+        None => {
+            let mut repr = String::new();
+            wire::load::repr_raw(&r.value, &mut repr);
+            Err(LoadFailure::py("KeyError", repr))
+        }
+    }
+}
+
+pub(super) fn int_arg(i: &PyInt) -> Arg {
+    match i {
+        PyInt::Small(v) => Arg::Int(*v),
+        PyInt::Big(b) => Arg::BigInt(Box::new(b.clone())),
+    }
+}
+
+/// An `as_scalar_type`, `as_memory_format` or `as_layout` argument through
+/// its table. An unknown enum value stays the raw int `_dict_to_dataclass`
+/// read, so `_SERIALIZE_TO_TORCH_DTYPE[inp.as_scalar_type]` (and the memory
+/// format / layout maps) raise `KeyError(99)`: the message is `99`.
+pub(super) fn enum_input(a: &wire::Argument) -> R<Arg> {
+    let (value, name) = match a {
+        wire::Argument::AsScalarType(s) => (s.value(), dtype_name(s.value())),
+        wire::Argument::AsMemoryFormat(m) => (m.value(), memory_format_name(m.value())),
+        wire::Argument::AsLayout(l) => (l.value(), layout_name(l.value())),
+        other => {
+            return Err(LoadFailure::unsupported(format!(
+                "argument `{}`",
+                other.tag()
+            )))
+        }
+    };
+    let name = name.ok_or_else(|| LoadFailure::py("KeyError", value.to_string()))?;
+    Ok(Arg::Torch(name.into()))
+}
+
+/// `deserialize_inputs`' `kind == ArgumentKind.POSITIONAL`: an `IntEnum`
+/// equals the int, float or bool of its value; anything else (a string,
+/// an unknown value) matches no kind.
+pub(super) fn argument_kind(
+    kind: &wire::Loose<Option<wire::ArgumentKind>>,
+) -> Option<wire::ArgumentKind> {
+    match kind {
+        wire::Loose::Typed(k) => *k,
+        wire::Loose::Raw(PyJson::Bool(b)) => Some(wire::ArgumentKind::from_value(i64::from(*b))),
+        wire::Loose::Raw(PyJson::Float(f)) if f.fract() == 0.0 && f.abs() < 1e15 => {
+            Some(wire::ArgumentKind::from_value(*f as i64))
+        }
+        wire::Loose::Raw(_) => None,
+    }
+}
+
+/// `keyword.iskeyword`.
+pub(super) fn is_python_keyword(s: &str) -> bool {
+    matches!(
+        s,
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
+    )
+}
+
+impl<'w> Deserializer<'w> {
+    /// `deserialize_inputs`: every serialized input is deserialized first,
+    /// in file order, into `actual_args` (a dict by name: a repeated name
+    /// keeps its last value and kind); then the schema's arguments are
+    /// walked in schema order, each placed by its serialized
+    /// `ArgumentKind`, or, without a POSITIONAL/KEYWORD kind, by the old
+    /// rules (no default and not kwarg-only: positional, a missing one a
+    /// `KeyError`). Inputs whose names the schema lacks are dropped.
+    pub(super) fn op_inputs(
+        &mut self,
+        schema: &ops::schema::Schema,
+        inputs: &'w [wire::NamedArgument],
+    ) -> R<ArgsKwargs> {
+        let mut actual: Vec<(&'w str, Option<wire::ArgumentKind>, Arg)> = Vec::new();
+        for input in inputs {
+            let value = self.deserialize_input(&input.arg)?;
+            match actual.iter_mut().find(|(k, _, _)| *k == input.name) {
+                Some(slot) => {
+                    slot.1 = argument_kind(&input.kind);
+                    slot.2 = value;
+                }
+                None => actual.push((&input.name, argument_kind(&input.kind), value)),
+            }
+        }
+        let mut args = Vec::new();
+        let mut kwargs: Vec<(String, Arg)> = Vec::new();
+        let put = |kwargs: &mut Vec<(String, Arg)>, name: &str, value: Arg| match kwargs
+            .iter_mut()
+            .find(|(k, _)| k == name)
+        {
+            Some(slot) => slot.1 = value,
+            None => kwargs.push((name.to_string(), value)),
+        };
+        for schema_arg in &schema.arguments {
+            let name = schema_arg.name.as_str();
+            let found = actual.iter().find(|(k, _, _)| *k == name);
+            if let Some((_, kind, value)) = found {
+                match kind {
+                    Some(wire::ArgumentKind::POSITIONAL) => {
+                        args.push(value.clone());
+                        continue;
+                    }
+                    Some(wire::ArgumentKind::KEYWORD) if !is_python_keyword(name) => {
+                        put(&mut kwargs, name, value.clone());
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            // "If there's no ArgumentKind found, fallback to the old cases."
+            let is_positional = !schema_arg.has_default && !schema_arg.kwarg_only;
+            if is_positional {
+                let (_, _, value) = found.ok_or_else(|| key_error(name))?;
+                args.push(value.clone());
+            } else if is_python_keyword(name) {
+                if schema_arg.kwarg_only {
+                    return Err(LoadFailure::py(
+                        "AssertionError",
+                        format!("schema_arg {name} should not be kwarg_only"),
+                    ));
+                }
+                // `kwargs = OrderedDict(); args.extend(list(kwargs.values()))`:
+                // the kwargs so far are dropped, not moved.
+                kwargs.clear();
+                let (_, _, value) = found.ok_or_else(|| key_error(name))?;
+                args.push(value.clone());
+            } else if let Some((_, _, value)) = found {
+                put(&mut kwargs, name, value.clone());
+            }
+        }
+        Ok((args, kwargs))
+    }
+
+    /// `deserialize_hoo_inputs`.
+    pub(super) fn hoo_inputs(&mut self, inputs: &'w [wire::NamedArgument]) -> R<ArgsKwargs> {
+        let mut args = Vec::new();
+        let mut kwargs: Vec<(String, Arg)> = Vec::new();
+        for input in inputs {
+            let value = self.deserialize_input(&input.arg)?;
+            if argument_kind(&input.kind) == Some(wire::ArgumentKind::POSITIONAL)
+                || input.name.is_empty()
+            {
+                args.push(value);
+            } else {
+                match kwargs.iter_mut().find(|(k, _)| *k == input.name) {
+                    Some(slot) => slot.1 = value,
+                    None => kwargs.push((input.name.clone(), value)),
+                }
+            }
+        }
+        Ok((args, kwargs))
+    }
+
+    /// `deserialize_input`: one argument, by its union tag.
+    pub(super) fn deserialize_input(&mut self, a: &'w wire::Argument) -> R<Arg> {
+        use wire::Argument as A;
+        Ok(match a {
+            A::Raw(r) => raw_input(a, r)?,
+            A::AsNone(_) => Arg::None,
+            A::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+            A::AsScalarType(_) | A::AsMemoryFormat(_) | A::AsLayout(_) => enum_input(a)?,
+            A::AsGraph(g) => self.graph_input(g)?,
+            A::AsDevice(d) => Arg::Device(device_text(d)?),
+            A::AsInt(i) => int_arg(i),
+            A::AsFloat(f) => Arg::Float(*f),
+            A::AsBool(b) => Arg::Bool(*b),
+            A::AsString(s) => Arg::Str(s.clone()),
+            A::AsComplex(c) => Arg::Complex(c.real, c.imag),
+            A::AsSymInt(s) => self.sym_int_arg(s)?,
+            A::AsSymFloat(s) => self.sym_float_arg(s)?,
+            A::AsSymBool(s) => self.sym_bool_arg(s)?,
+            A::AsStringToArgument(items) => {
+                let mut out: Vec<(String, Arg)> = Vec::with_capacity(items.len());
+                for (k, v) in items {
+                    out.push((k.clone(), self.deserialize_input(v)?));
+                }
+                Arg::Dict(out)
+            }
+            A::AsOptionalTensor(o) => self.optional_tensor_arg(o)?,
+            A::AsCustomObj(c) => match self.cx.name_to_node.get(&c.name) {
+                Some(id) => Arg::Node(*id),
+                None => return Err(LoadFailure::unsupported(
+                    "a custom object argument that is not a graph input (a ScriptObject constant)",
+                )),
+            },
+            A::AsOperator(op) => self.operator_input(op)?,
+            _ => self.list_input(a)?,
+        })
+    }
+
+    /// The list forms of `deserialize_input` (`as_tensors`, `as_ints`,
+    /// `as_sym_ints`, `as_optional_tensors`, ...): each item as its scalar
+    /// form is read.
+    pub(super) fn list_input(&mut self, a: &'w wire::Argument) -> R<Arg> {
+        use wire::Argument as A;
+        let tensors = |this: &mut Self, ts: &[wire::TensorArgument]| -> R<Arg> {
+            Ok(Arg::List(
+                ts.iter()
+                    .map(|t| this.node_named(&t.name).map(Arg::Node))
+                    .collect::<R<_>>()?,
+            ))
+        };
+        Ok(match a {
+            A::AsTensors(ts) => tensors(self, ts)?,
+            A::AsInts(v) => Arg::List(v.iter().map(int_arg).collect()),
+            A::AsFloats(v) => Arg::List(v.iter().map(|f| Arg::Float(*f)).collect()),
+            A::AsBools(v) => Arg::List(v.iter().map(|b| Arg::Bool(*b)).collect()),
+            A::AsStrings(v) => Arg::List(v.iter().map(|s| Arg::Str(s.clone())).collect()),
+            A::AsIntLists(v) => Arg::List(
+                v.iter()
+                    .map(|l| Arg::Tuple(l.iter().map(int_arg).collect()))
+                    .collect(),
+            ),
+            A::AsFloatLists(v) => Arg::List(
+                v.iter()
+                    .map(|l| Arg::List(l.iter().map(|f| Arg::Float(*f)).collect()))
+                    .collect(),
+            ),
+            A::AsNestedTensors(v) => {
+                let mut out = Vec::with_capacity(v.len());
+                for inner in v {
+                    out.push(tensors(self, inner)?);
+                }
+                Arg::List(out)
+            }
+            A::AsSymInts(v) => Arg::List(v.iter().map(|s| self.sym_int_arg(s)).collect::<R<_>>()?),
+            A::AsSymFloats(v) => {
+                Arg::List(v.iter().map(|s| self.sym_float_arg(s)).collect::<R<_>>()?)
+            }
+            A::AsSymBools(v) => {
+                Arg::List(v.iter().map(|s| self.sym_bool_arg(s)).collect::<R<_>>()?)
+            }
+            A::AsOptionalTensors(v) => Arg::List(
+                v.iter()
+                    .map(|o| self.optional_tensor_arg(o))
+                    .collect::<R<_>>()?,
+            ),
+            // deserialize_input reads every other form itself.
+            other => {
+                return Err(LoadFailure::unsupported(format!(
+                    "argument `{}`",
+                    other.tag()
+                )))
+            }
+        })
+    }
+
+    /// An `as_graph` argument: the subgraph deserialized with its own value
+    /// tables, registered as a submodule, and a `get_attr` node naming it.
+    pub(super) fn graph_input(&mut self, g: &'w wire::GraphArgument) -> R<Arg> {
+        let saved = std::mem::replace(&mut self.cx, GraphCx::new());
+        let saved_values = (
+            std::mem::take(&mut self.tensor_values),
+            std::mem::take(&mut self.sym_int_values),
+            std::mem::take(&mut self.sym_float_values),
+            std::mem::take(&mut self.sym_bool_values),
+            std::mem::take(&mut self.custom_obj_values),
+        );
+        let result = self.deserialize_graph(&g.graph);
+        let sub = std::mem::replace(&mut self.cx, saved);
+        (
+            self.tensor_values,
+            self.sym_int_values,
+            self.sym_float_values,
+            self.sym_bool_values,
+            self.custom_obj_values,
+        ) = saved_values;
+        result?;
+        check_codegen(&sub.graph)?;
+        let (graph, submodules) = sub.finish();
+        self.cx.submodules.push(SubGraph {
+            name: g.name.clone(),
+            graph,
+            submodules,
+        });
+        let id = self
+            .cx
+            .graph
+            .create_node(Op::GetAttr, &g.name, vec![], vec![], Some(&g.name));
+        Ok(Arg::Node(id))
+    }
+
+    /// An `as_operator` argument, through `deserialize_operator`: an
+    /// overload the process has prints as `str(OpOverload)`
+    /// (`testlib.foo.default`); one it cannot resolve stays the target
+    /// string, which `_format_arg` prints as is
+    /// (`torch.ops.testlib.foo.default`).
+    pub(super) fn operator_input(&self, op: &str) -> R<Arg> {
+        let unsupported = || LoadFailure::unsupported(format!("operator argument `{op}`"));
+        match ops::resolve(op, self.registrations) {
+            Resolved::OpOverload(t) => match t.strip_prefix("torch.ops.") {
+                Some(rest) => Ok(Arg::Torch(rest.to_string())),
+                None => Err(unsupported()),
+            },
+            Resolved::Str(s) => Ok(Arg::Str(s)),
+            _ => Err(unsupported()),
+        }
+    }
+
+    pub(super) fn sym_float_arg(&mut self, s: &wire::SymFloatArgument) -> R<Arg> {
+        Ok(match s {
+            wire::SymFloatArgument::AsFloat(f) => Arg::Float(*f),
+            wire::SymFloatArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+        })
+    }
+
+    pub(super) fn sym_bool_arg(&mut self, s: &wire::SymBoolArgument) -> R<Arg> {
+        Ok(match s {
+            wire::SymBoolArgument::AsBool(b) => Arg::Bool(*b),
+            wire::SymBoolArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+        })
+    }
+
+    pub(super) fn optional_tensor_arg(&mut self, o: &wire::OptionalTensorArgument) -> R<Arg> {
+        Ok(match o {
+            wire::OptionalTensorArgument::AsNone(_) => Arg::None,
+            wire::OptionalTensorArgument::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+        })
+    }
+
+    pub(super) fn sym_int_arg(&mut self, s: &wire::SymIntArgument) -> R<Arg> {
+        Ok(match s {
+            wire::SymIntArgument::AsInt(i) => int_arg(i),
+            wire::SymIntArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+        })
+    }
+}

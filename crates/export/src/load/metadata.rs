@@ -1,0 +1,188 @@
+//! Mirrors serialize.py's `deserialize_metadata` (what it raises on a
+//! node's metadata) and the graph module's `metadata` and
+//! `treespec_namedtuple_fields` at the end of `deserialize_graph_module`.
+
+use super::raw::{json_loads, no_attribute, truthy};
+use super::state::R;
+use crate::failure::LoadFailure;
+use crate::ops::{self, Resolved};
+use crate::registrations::Registrations;
+use crate::schema as wire;
+use torchspec_pyval::pyjson::PyJson;
+
+/// The end of `deserialize_graph_module`: `metadata.get("custom")` and
+/// `json.loads` of it when truthy, then `treespec_namedtuple_fields.items()`
+/// (each value's `field_names`).
+pub(super) fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
+    use torchspec_pyval::pyjson::PyJson;
+    match &gm.metadata {
+        wire::Loose::Typed(m) => {
+            if let Some(text) = meta_get(m, "custom").filter(|t| !t.is_empty()) {
+                json_loads(&PyJson::Str(text.to_string()))?;
+            }
+        }
+        wire::Loose::Raw(PyJson::Object(entries)) => {
+            let custom = entries.iter().rev().find(|(k, _)| k == "custom");
+            if let Some((_, v)) = custom.filter(|(_, v)| truthy(v)) {
+                json_loads(v)?;
+            }
+        }
+        wire::Loose::Raw(v) => return Err(no_attribute(v, "get")),
+    }
+    match &gm.treespec_namedtuple_fields {
+        wire::Loose::Typed(_) => Ok(()),
+        wire::Loose::Raw(PyJson::Object(_)) => Err(LoadFailure::unsupported(
+            "a treespec_namedtuple_fields value that is not a NamedTupleDef",
+        )),
+        wire::Loose::Raw(v) => Err(no_attribute(v, "items")),
+    }
+}
+
+/// `metadata.get(key)` of the node's metadata dict (a repeated key keeps
+/// its last value), when truthy.
+pub(super) fn meta_get<'a>(metadata: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    metadata
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+}
+
+/// `metadata_split` of `deserialize_metadata`: splits at the commas
+/// outside `[(`…`)]` nesting (one counter for both kinds).
+pub(super) fn metadata_split_len(item: &str) -> usize {
+    let mut parts = 1;
+    let mut depth = 0i64;
+    for c in item.chars() {
+        match c {
+            '[' | '(' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => parts += 1,
+            _ => {}
+        }
+    }
+    parts
+}
+
+/// What `GraphModuleDeserializer.deserialize_metadata` raises on a node's
+/// metadata (the values it keeps are not modelled: the report does not
+/// show them).
+pub(super) fn check_metadata(
+    metadata: &wire::Loose<Vec<(String, String)>>,
+    registrations: &Registrations,
+) -> R<()> {
+    let raw = match metadata {
+        wire::Loose::Typed(m) => return check_str_metadata(m, registrations),
+        wire::Loose::Raw(raw) => raw,
+    };
+    // `metadata.get(key)` on what `_dict_to_dataclass` kept: a dict of raw
+    // values, or something with no `.get`.
+    let PyJson::Object(entries) = raw else {
+        return Err(LoadFailure::py(
+            "AttributeError",
+            format!("'{}' object has no attribute 'get'", raw.type_name()),
+        ));
+    };
+    let mut strs = Vec::with_capacity(entries.len());
+    for key in [
+        "nn_module_stack",
+        "source_fn_stack",
+        "torch_fn",
+        "custom",
+        "from_node",
+    ] {
+        let Some((_, v)) = entries.iter().rev().find(|(k, _)| k == key) else {
+            continue;
+        };
+        match v {
+            PyJson::Str(s) => strs.push((key.to_string(), s.clone())),
+            v if !truthy(v) => {}
+            // `nn_module_stack_str.split(ST_DELIMITER)`, `json.loads(custom_str)`.
+            v if key == "custom" || key == "from_node" => {
+                // The checks before this key run first.
+                check_str_metadata(&strs, registrations)?;
+                return Err(LoadFailure::py(
+                    "TypeError",
+                    format!(
+                        "the JSON object must be str, bytes or bytearray, not {}",
+                        v.type_name()
+                    ),
+                ));
+            }
+            v => {
+                check_str_metadata(&strs, registrations)?;
+                return Err(LoadFailure::py(
+                    "AttributeError",
+                    format!("'{}' object has no attribute 'split'", v.type_name()),
+                ));
+            }
+        }
+    }
+    check_str_metadata(&strs, registrations)
+}
+
+/// `deserialize_metadata` on a `dict[str, str]`.
+pub(super) fn check_str_metadata(
+    metadata: &[(String, String)],
+    registrations: &Registrations,
+) -> R<()> {
+    if let Some(stack) = meta_get(metadata, "nn_module_stack") {
+        for item in stack.split(';') {
+            let n = metadata_split_len(item);
+            if n != 3 {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("expected metadata_split to return 3 parts, got {n}"),
+                ));
+            }
+        }
+    }
+    if let Some(stack) = meta_get(metadata, "source_fn_stack") {
+        for item in stack.split(';') {
+            // `name, target_str = source_fn_str.split(",")`
+            let parts: Vec<&str> = item.split(',').collect();
+            match parts.len() {
+                1 => {
+                    return Err(LoadFailure::py(
+                        "ValueError",
+                        "not enough values to unpack (expected 2, got 1)",
+                    ))
+                }
+                2 => {}
+                _ => {
+                    return Err(LoadFailure::py(
+                        "ValueError",
+                        "too many values to unpack (expected 2)",
+                    ))
+                }
+            }
+            // `deserialize_meta_func`: a target not under `torch` goes
+            // through `deserialize_operator`, which raises only for `#…`.
+            let target = parts[1];
+            if !target.starts_with("torch") {
+                if let Resolved::Raises(exception, message) = ops::resolve(target, registrations) {
+                    return Err(LoadFailure::py(exception, message));
+                }
+            }
+        }
+    }
+    for key in ["custom", "from_node"] {
+        if let Some(text) = meta_get(metadata, key) {
+            let value = json_loads(&torchspec_pyval::pyjson::PyJson::Str(text.to_string()))?;
+            if key == "from_node"
+                && !matches!(
+                    value,
+                    torchspec_pyval::pyjson::PyJson::Null
+                        | torchspec_pyval::pyjson::PyJson::List(_)
+                )
+            {
+                return Err(LoadFailure::py(
+                    "AssertionError",
+                    format!("expected list, got {}", value.type_name()),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

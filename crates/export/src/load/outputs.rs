@@ -1,0 +1,312 @@
+//! Mirrors serialize.py's `deserialize_outputs`,
+//! `deserialize_multiple_outputs` and `generate_getitems`: a node's
+//! outputs synced to its name, or getitem nodes for each.
+
+use super::metadata::check_metadata;
+use super::raw::{field_not_set, raw_list_use, Use};
+use super::state::{Deserializer, R};
+use crate::failure::LoadFailure;
+use crate::fx::{self, Arg, NodeId, Op};
+use crate::schema as wire;
+use torchspec_pyval::pyjson::PyJson;
+
+/// `arg.type == "as_none"`: the union's tag, whatever its payload
+/// (`_dict_to_dataclass` keeps `{"as_none": 1}` as it came).
+pub(super) fn is_as_none(a: &wire::Argument) -> bool {
+    match a {
+        wire::Argument::AsNone(_) => true,
+        wire::Argument::Raw(r) => r.tag == "as_none",
+        _ => false,
+    }
+}
+
+/// `deserialize_multiple_outputs` of one output that is not
+/// `as_tensors`: `isinstance(outputs[0].value, list)`, then
+/// `isinstance(value[0], TensorArgument)`, each an `AssertionError` naming
+/// `type(...).__name__` (an enum value `_dict_to_dataclass` kept as a raw
+/// int is an `int`).
+pub(super) fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
+    use wire::Argument as A;
+    let not_list = |ty: &str| LoadFailure::py("AssertionError", format!("expected list, got {ty}"));
+    let first = |ty: Option<&str>| match ty {
+        Some(ty) => LoadFailure::py(
+            "AssertionError",
+            format!("expected TensorArgument, got {ty}"),
+        ),
+        None => LoadFailure::py("IndexError", "list index out of range"),
+    };
+    let some_if = |empty: bool, ty: &'static str| (!empty).then_some(ty);
+    match a {
+        A::AsInt(_) => not_list("int"),
+        A::AsFloat(_) => not_list("float"),
+        A::AsBool(_) => not_list("bool"),
+        A::AsString(_) | A::AsOperator(_) => not_list("str"),
+        A::AsStringToArgument(_) => not_list("dict"),
+        A::AsDevice(_) => not_list("Device"),
+        A::AsComplex(_) => not_list("ComplexValue"),
+        A::AsCustomObj(_) => not_list("CustomObjArgument"),
+        A::AsGraph(_) => not_list("GraphArgument"),
+        A::AsOptionalTensor(_) => not_list("OptionalTensorArgument"),
+        A::AsScalarType(wire::ScalarType::Other(_))
+        | A::AsLayout(wire::Layout::Other(_))
+        | A::AsMemoryFormat(wire::MemoryFormat::Other(_)) => not_list("int"),
+        A::AsScalarType(_) => not_list("ScalarType"),
+        A::AsLayout(_) => not_list("Layout"),
+        A::AsMemoryFormat(_) => not_list("MemoryFormat"),
+        A::AsInts(v) => first(some_if(v.is_empty(), "int")),
+        A::AsFloats(v) => first(some_if(v.is_empty(), "float")),
+        A::AsBools(v) => first(some_if(v.is_empty(), "bool")),
+        A::AsStrings(v) => first(some_if(v.is_empty(), "str")),
+        A::AsSymInts(v) => first(some_if(v.is_empty(), "SymIntArgument")),
+        A::AsSymBools(v) => first(some_if(v.is_empty(), "SymBoolArgument")),
+        A::AsSymFloats(v) => first(some_if(v.is_empty(), "SymFloatArgument")),
+        A::AsOptionalTensors(v) => first(some_if(v.is_empty(), "OptionalTensorArgument")),
+        A::AsNestedTensors(v) => first(some_if(v.is_empty(), "list")),
+        A::AsIntLists(v) => first(some_if(v.is_empty(), "list")),
+        A::AsFloatLists(v) => first(some_if(v.is_empty(), "list")),
+        A::Raw(r) => match &r.value {
+            PyJson::List(_) if r.tag == "as_tensors" => LoadFailure::unsupported(
+                "an `as_tensors` output whose items' fields are not of the schema's types",
+            ),
+            PyJson::List(items) => first(items.first().map(PyJson::type_name)),
+            v => not_list(v.type_name()),
+        },
+        other => LoadFailure::unsupported(format!("a single `{}` node output", other.tag())),
+    }
+}
+
+pub(super) fn sym_int_name(s: &wire::SymIntArgument) -> R<String> {
+    match s {
+        wire::SymIntArgument::AsName(n) => Ok(n.clone()),
+        wire::SymIntArgument::AsInt(_) => Err(field_not_set("as_name")),
+    }
+}
+
+/// `type(argument.value).__name__`: the Python class of a union payload
+/// as `_dict_to_dataclass` built it (a raw payload's, as `json.loads`
+/// made it). `None` for a class this does not name.
+pub(super) fn payload_type_name(a: &wire::Argument) -> Option<&'static str> {
+    use wire::Argument as A;
+    Some(match a {
+        A::Raw(r) => r.value.type_name(),
+        A::AsNone(_) | A::AsBool(_) => "bool",
+        A::AsInt(_) => "int",
+        A::AsFloat(_) => "float",
+        A::AsString(_) | A::AsOperator(_) => "str",
+        A::AsTensor(_) => "TensorArgument",
+        A::AsCustomObj(_) => "CustomObjArgument",
+        A::AsGraph(_) => "GraphArgument",
+        A::AsDevice(_) => "Device",
+        A::AsComplex(_) => "ComplexValue",
+        A::AsOptionalTensor(_) => "OptionalTensorArgument",
+        A::AsStringToArgument(_) => "dict",
+        A::AsScalarType(wire::ScalarType::Other(_))
+        | A::AsLayout(wire::Layout::Other(_))
+        | A::AsMemoryFormat(wire::MemoryFormat::Other(_)) => "int",
+        A::AsScalarType(_) => "ScalarType",
+        A::AsLayout(_) => "Layout",
+        A::AsMemoryFormat(_) => "MemoryFormat",
+        A::AsTensors(_)
+        | A::AsInts(_)
+        | A::AsFloats(_)
+        | A::AsBools(_)
+        | A::AsStrings(_)
+        | A::AsSymInts(_)
+        | A::AsSymBools(_)
+        | A::AsSymFloats(_)
+        | A::AsOptionalTensors(_)
+        | A::AsNestedTensors(_)
+        | A::AsIntLists(_)
+        | A::AsFloatLists(_) => "list",
+        _ => return None,
+    })
+}
+
+/// `serialized_node.outputs[0].value.as_name` of a symbolic op.
+pub(super) fn sym_output_name(n: &wire::Node) -> R<String> {
+    use wire::Argument as A;
+    match n.outputs.first() {
+        Some(A::AsSymInt(s)) => sym_int_name(s),
+        Some(A::AsSymBool(wire::SymBoolArgument::AsName(s)))
+        | Some(A::AsSymFloat(wire::SymFloatArgument::AsName(s))) => Ok(s.clone()),
+        Some(A::AsSymBool(_) | A::AsSymFloat(_)) => Err(field_not_set("as_name")),
+        // `.as_name` of a payload that is not a symbolic union.
+        Some(other) => Err(match payload_type_name(other) {
+            Some(ty) => LoadFailure::py(
+                "AttributeError",
+                format!("'{ty}' object has no attribute 'as_name'"),
+            ),
+            None => {
+                LoadFailure::unsupported(format!("symbolic op output of type `{}`", other.tag()))
+            }
+        }),
+        None => Err(LoadFailure::py("IndexError", "list index out of range")),
+    }
+}
+
+impl<'w> Deserializer<'w> {
+    /// `deserialize_outputs`.
+    pub(super) fn deserialize_outputs(
+        &mut self,
+        n: &'w wire::Node,
+        id: NodeId,
+        printed: &str,
+    ) -> R<()> {
+        use wire::Argument as A;
+        raw_list_use(n.raw_field("outputs"), Use::Len)?;
+        let outputs = &n.outputs;
+        if outputs.is_empty() {
+            self.cx.valueless.push(id);
+            return Ok(());
+        }
+        // `not getattr(node, "is_hop_single_tensor_return", True)`: the
+        // field always exists, so a null counts as false here.
+        if outputs.len() == 1
+            && n.target.contains("torch.ops.higher_order")
+            && !hop_single_tensor_return(n)
+            && !is_as_none(&outputs[0])
+        {
+            let name = match &outputs[0] {
+                A::AsTensor(t) => t.name.clone(),
+                A::AsSymInt(wire::SymIntArgument::AsName(s))
+                | A::AsSymBool(wire::SymBoolArgument::AsName(s))
+                | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => s.clone(),
+                _ => {
+                    return Err(LoadFailure::py("AssertionError", "arg should not be None"));
+                }
+            };
+            self.getitem(id, 0, &name)?;
+            let node_name = self.cx.graph.node(id).name.clone();
+            self.cx.name_to_node.insert(node_name, id);
+            return Ok(());
+        }
+        if outputs.len() == 1 {
+            match &outputs[0] {
+                A::AsTensor(t) => return self.sync(&t.name, id),
+                A::AsSymInt(s) => return self.sync(&sym_int_name(s)?, id),
+                A::AsSymBool(wire::SymBoolArgument::AsName(s))
+                | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => return self.sync(s, id),
+                A::AsSymBool(_) | A::AsSymFloat(_) => {
+                    return Err(LoadFailure::unsupported("a constant symbolic output"))
+                }
+                a if is_as_none(a) => {
+                    let candidate =
+                        format!("{}_unused", fx::target_to_str(Op::CallFunction, printed));
+                    self.cx.graph.rename(id, &candidate);
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+        // deserialize_multiple_outputs: its metadata first.
+        check_metadata(&n.metadata, self.registrations)?;
+        if outputs.len() == 1 {
+            match &outputs[0] {
+                A::AsTensors(ts) if !ts.is_empty() => {
+                    for (idx, t) in ts.iter().enumerate() {
+                        self.getitem(id, idx, &t.name)?;
+                    }
+                }
+                A::AsTensors(_) => {
+                    return Err(LoadFailure::py("IndexError", "list index out of range"))
+                }
+                other => return Err(single_output_refusal(other)),
+            }
+        } else {
+            self.getitems(id, outputs)?;
+        }
+        let node_name = self.cx.graph.node(id).name.clone();
+        self.cx.name_to_node.insert(node_name, id);
+        Ok(())
+    }
+
+    /// `generate_getitems` over `Argument`s.
+    pub(super) fn getitems(&mut self, id: NodeId, outputs: &'w [wire::Argument]) -> R<()> {
+        use wire::Argument as A;
+        for (idx, out) in outputs.iter().enumerate() {
+            match out {
+                A::AsTensor(t) => self.getitem(id, idx, &t.name)?,
+                A::AsSymInt(s) => self.getitem(id, idx, &sym_int_name(s)?)?,
+                A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => self.getitem(id, idx, s)?,
+                A::AsTensors(ts) => {
+                    let list = self.cx.graph.create_node(
+                        Op::CallFunction,
+                        "operator.getitem",
+                        vec![Arg::Node(id), Arg::Int(idx as i64)],
+                        vec![],
+                        None,
+                    );
+                    for (j, t) in ts.iter().enumerate() {
+                        self.getitem(list, j, &t.name)?;
+                    }
+                }
+                A::AsSymInts(ss) => {
+                    let list = self.cx.graph.create_node(
+                        Op::CallFunction,
+                        "operator.getitem",
+                        vec![Arg::Node(id), Arg::Int(idx as i64)],
+                        vec![],
+                        None,
+                    );
+                    for (j, s) in ss.iter().enumerate() {
+                        self.getitem(list, j, &sym_int_name(s)?)?;
+                    }
+                }
+                a if is_as_none(a) => {
+                    self.cx.graph.create_node(
+                        Op::CallFunction,
+                        "operator.getitem",
+                        vec![Arg::Node(id), Arg::Int(idx as i64)],
+                        vec![],
+                        Some("as_none"),
+                    );
+                }
+                // The other lists `generate_getitems` walks: their items are
+                // plain values, not `Argument`s.
+                other
+                    if matches!(
+                        other.tag(),
+                        "as_sym_floats"
+                            | "as_ints"
+                            | "as_floats"
+                            | "as_strings"
+                            | "as_bools"
+                            | "as_sym_bools"
+                    ) =>
+                {
+                    return Err(LoadFailure::unsupported(format!(
+                        "a `{}` among several node outputs",
+                        other.tag()
+                    )))
+                }
+                other => {
+                    let mut arg = String::new();
+                    other.py_repr(&mut arg);
+                    return Err(LoadFailure::py(
+                        "NotImplementedError",
+                        format!("Unimplemented node output type: {arg}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `generate_getitem`.
+    pub(super) fn getitem(&mut self, of: NodeId, idx: usize, name: &str) -> R<()> {
+        let id = self.cx.graph.create_node(
+            Op::CallFunction,
+            "operator.getitem",
+            vec![Arg::Node(of), Arg::Int(idx as i64)],
+            vec![],
+            Some(name),
+        );
+        self.sync(name, id)
+    }
+}
+
+/// `getattr(serialized_node, "is_hop_single_tensor_return", True)` as a
+/// truth value (the field always exists: a null is false).
+pub(super) fn hop_single_tensor_return(n: &wire::Node) -> bool {
+    wire::load::loose_truth(&n.is_hop_single_tensor_return, |b| *b == Some(true))
+}

@@ -1,0 +1,130 @@
+//! The fields `_dict_to_dataclass` passed through as they came
+//! (`wire::Loose::Raw`): what Python raises at their first use
+//! (`for x in v`, `len(v)`, `v[0]`, `v.items()`, `json.loads(v)`), and the
+//! `KeyError` / `AttributeError` helpers the deserializer shares.
+
+use super::state::R;
+use crate::failure::LoadFailure;
+use crate::schema as wire;
+use torchspec_pyval::pyjson::PyJson;
+
+pub(super) fn key_error(name: &str) -> LoadFailure {
+    LoadFailure::py("KeyError", torchspec_pyval::repr::str_repr(name))
+}
+
+/// `for val in v` over a list field `_dict_to_dataclass` passed through:
+/// the items, or what Python raises iterating the raw value (`""` is empty;
+/// a longer str yields one-character strs, which have no `.value`).
+pub(super) fn iterated<T>(v: &wire::Loose<Vec<T>>) -> R<&[T]> {
+    match v {
+        wire::Loose::Typed(items) => Ok(items),
+        wire::Loose::Raw(raw) => raw_list_use(Some(raw), Use::Iter("value")).map(|()| &[][..]),
+    }
+}
+
+/// How the deserializer first uses a list field.
+#[derive(Clone, Copy)]
+pub(super) enum Use {
+    /// `for x in v`, then `x.ATTR`.
+    Iter(&'static str),
+    /// `len(v)`.
+    Len,
+    /// `v[0].ATTR`.
+    Index(&'static str),
+}
+
+/// The first use of a list field `_dict_to_dataclass` passed through as
+/// it came (`raw`; `None`: it was a list): Python's `TypeError` on a value
+/// it cannot iterate or measure, or on a non-empty str the
+/// `AttributeError` of its first character (`""` is an empty list).
+pub(super) fn raw_list_use(raw: Option<&torchspec_pyval::pyjson::PyJson>, how: Use) -> R<()> {
+    use torchspec_pyval::pyjson::PyJson;
+    let Some(v) = raw else {
+        return Ok(());
+    };
+    match (v, how) {
+        (PyJson::Str(s), Use::Index(_)) if s.is_empty() => {
+            Err(LoadFailure::py("IndexError", "string index out of range"))
+        }
+        (PyJson::Str(_), Use::Index(attr)) => Err(LoadFailure::py(
+            "AttributeError",
+            format!("'str' object has no attribute '{attr}'"),
+        )),
+        (PyJson::Str(s), _) if s.is_empty() => Ok(()),
+        (PyJson::Str(_), Use::Iter(attr)) => Err(LoadFailure::py(
+            "AttributeError",
+            format!("'str' object has no attribute '{attr}'"),
+        )),
+        (PyJson::Str(_) | PyJson::List(_) | PyJson::Object(_), _) => Err(LoadFailure::unsupported(
+            format!("a {} where the schema has a list", v.type_name()),
+        )),
+        (_, Use::Iter(_)) => Err(LoadFailure::py(
+            "TypeError",
+            format!("'{}' object is not iterable", v.type_name()),
+        )),
+        (_, Use::Len) => Err(LoadFailure::py(
+            "TypeError",
+            format!("object of type '{}' has no len()", v.type_name()),
+        )),
+        (_, Use::Index(_)) => Err(LoadFailure::py(
+            "TypeError",
+            format!("'{}' object is not subscriptable", v.type_name()),
+        )),
+    }
+}
+
+/// `v.items()` of a dict field `_dict_to_dataclass` passed through as it
+/// came (`raw`; `None`: it was a dict of the schema's values): a dict whose
+/// values the reader could not type is not modelled; anything else (a list
+/// comes back a list) has no `items`.
+pub(super) fn raw_dict_use(raw: Option<&torchspec_pyval::pyjson::PyJson>) -> R<()> {
+    match raw {
+        None => Ok(()),
+        Some(torchspec_pyval::pyjson::PyJson::Object(_)) => Err(LoadFailure::unsupported(
+            "a dict whose values are not all of the schema's type",
+        )),
+        Some(v) => Err(no_attribute(v, "items")),
+    }
+}
+
+/// `v.ATTR` of a value that has no such attribute.
+pub(super) fn no_attribute(v: &torchspec_pyval::pyjson::PyJson, attr: &str) -> LoadFailure {
+    LoadFailure::py(
+        "AttributeError",
+        format!("'{}' object has no attribute '{attr}'", v.type_name()),
+    )
+}
+
+/// `json.loads(v)` of a value `json.loads` made: a str is parsed, anything
+/// else is CPython's `TypeError`.
+pub(super) fn json_loads(
+    v: &torchspec_pyval::pyjson::PyJson,
+) -> R<torchspec_pyval::pyjson::PyJson> {
+    use torchspec_pyval::pyjson::PyJson;
+    let PyJson::Str(text) = v else {
+        return Err(LoadFailure::py(
+            "TypeError",
+            format!(
+                "the JSON object must be str, bytes or bytearray, not {}",
+                v.type_name()
+            ),
+        ));
+    };
+    torchspec_pyval::pyjson::loads(text).map_err(|e| LoadFailure::Python {
+        exception: e
+            .exception
+            .clone()
+            .unwrap_or_else(|| "JSONDecodeError".into()),
+        message: e.message.clone(),
+    })
+}
+
+/// `_Union.__getattribute__` of a field other than the one set.
+pub(super) fn field_not_set(field: &str) -> LoadFailure {
+    LoadFailure::py("AttributeError", format!("Field {field} is not set."))
+}
+
+/// Python's truth value of a value `json.loads` made.
+pub(super) fn truthy(v: &PyJson) -> bool {
+    wire::load::truthy(v)
+}

@@ -1,0 +1,390 @@
+//! Mirrors serialize.py's value metadata: `serialized_name_to_meta` and
+//! `deserialize_tensor_meta` (`torch.empty_strided`'s checks),
+//! `deserialize_device`, and the `_SERIALIZE_TO_TORCH_*` enum tables.
+
+use super::raw::{field_not_set, iterated, key_error};
+use super::state::{Deserializer, R};
+use crate::failure::LoadFailure;
+use crate::schema as wire;
+use torchspec_pyval::pyjson::PyJson;
+
+/// `_SERIALIZE_TO_TORCH_DTYPE`.
+pub fn dtype_name(v: i64) -> Option<&'static str> {
+    Some(match v {
+        1 => "torch.uint8",
+        2 => "torch.int8",
+        3 => "torch.int16",
+        4 => "torch.int32",
+        5 => "torch.int64",
+        6 => "torch.float16",
+        7 => "torch.float32",
+        8 => "torch.float64",
+        9 => "torch.complex32",
+        10 => "torch.complex64",
+        11 => "torch.complex128",
+        12 => "torch.bool",
+        13 => "torch.bfloat16",
+        28 => "torch.uint16",
+        29 => "torch.float8_e4m3fn",
+        30 => "torch.float8_e5m2",
+        31 => "torch.float8_e4m3fnuz",
+        32 => "torch.float8_e5m2fnuz",
+        33 => "torch.float8_e8m0fnu",
+        34 => "torch.uint32",
+        35 => "torch.uint64",
+        _ => return None,
+    })
+}
+
+/// `dtype.is_floating_point or dtype.is_complex`.
+pub(super) fn is_floating_or_complex(dtype: &str) -> bool {
+    matches!(
+        dtype,
+        "torch.float16"
+            | "torch.float32"
+            | "torch.float64"
+            | "torch.bfloat16"
+            | "torch.complex32"
+            | "torch.complex64"
+            | "torch.complex128"
+            | "torch.float8_e4m3fn"
+            | "torch.float8_e5m2"
+            | "torch.float8_e4m3fnuz"
+            | "torch.float8_e5m2fnuz"
+            | "torch.float8_e8m0fnu"
+    )
+}
+
+/// `TABLE[value]` for one of serialize.py's tables keyed by an `IntEnum`
+/// (`_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`): the int a raw value
+/// hashes and compares equal to (`6.0` and `True` find their int), else
+/// the `KeyError` of the raw key or the `TypeError` of an unhashable one.
+pub fn enum_key<T>(v: &wire::Loose<T>, value: impl Fn(&T) -> i64) -> R<i64> {
+    match v {
+        wire::Loose::Typed(t) => Ok(value(t)),
+        wire::Loose::Raw(raw) => raw_enum_key(raw),
+    }
+}
+
+/// [`enum_key`] of a raw value.
+pub fn raw_enum_key(raw: &PyJson) -> R<i64> {
+    match raw {
+        PyJson::Bool(b) => return Ok(i64::from(*b)),
+        PyJson::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => return Ok(*f as i64),
+        PyJson::List(_) => {
+            return Err(LoadFailure::py("TypeError", "unhashable type: 'list'"));
+        }
+        PyJson::Object(_) => {
+            return Err(LoadFailure::py("TypeError", "unhashable type: 'dict'"));
+        }
+        _ => {}
+    }
+    let mut key = String::new();
+    wire::load::repr_raw(raw, &mut key);
+    Err(LoadFailure::py("KeyError", key))
+}
+
+/// `_SERIALIZE_TO_TORCH_LAYOUT`.
+pub(super) fn layout_name(v: i64) -> Option<&'static str> {
+    Some(match v {
+        1 => "torch.sparse_coo",
+        2 => "torch.sparse_csr",
+        3 => "torch.sparse_csc",
+        4 => "torch.sparse_bsr",
+        5 => "torch.sparse_bsc",
+        6 => "torch._mkldnn",
+        7 => "torch.strided",
+        _ => return None,
+    })
+}
+
+/// `_SERIALIZE_TO_TORCH_MEMORY_FORMAT`.
+pub(super) fn memory_format_name(v: i64) -> Option<&'static str> {
+    Some(match v {
+        1 => "torch.contiguous_format",
+        2 => "torch.channels_last",
+        3 => "torch.channels_last_3d",
+        4 => "torch.preserve_format",
+        _ => return None,
+    })
+}
+
+/// The device types `c10::DeviceType` parses, in the order its message
+/// lists them.
+pub(super) const DEVICE_TYPES: &[&str] = &[
+    "cpu",
+    "cuda",
+    "ipu",
+    "xpu",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "hip",
+    "ve",
+    "fpga",
+    "maia",
+    "xla",
+    "lazy",
+    "vulkan",
+    "mps",
+    "meta",
+    "hpu",
+    "mtia",
+    "privateuseone",
+];
+
+/// `deserialize_device(d)`: `torch.device(type=d.type)` or, with an index,
+/// `torch.device(type=d.type, index=d.index)`, with the argument parser's
+/// and `c10::Device`'s refusals in their order; the device as FX prints it.
+pub(super) fn device_text(d: &wire::Device) -> R<String> {
+    use torchspec_pyval::pyjson::PyJson;
+    let index = match &d.index {
+        wire::Loose::Typed(i) => i.as_ref().map(|i| PyJson::Int(i.clone())),
+        wire::Loose::Raw(PyJson::Null) => None,
+        wire::Loose::Raw(v) => Some(v.clone()),
+    };
+    let ty = match (&d.r#type, &index) {
+        (wire::Loose::Typed(t), _) => t.as_str(),
+        (wire::Loose::Raw(PyJson::Str(t)), _) => t.as_str(),
+        (wire::Loose::Raw(v), None) => {
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!(
+                    "device() received an invalid combination of arguments - got (type={}, ), \
+                     but expected one of:\n * (torch.device device)\n      didn't match because \
+                     some of the keywords were incorrect: type\n * (str type, int index = -1)\n",
+                    v.type_name()
+                ),
+            ))
+        }
+        (wire::Loose::Raw(v), Some(_)) => {
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!(
+                    "device(): argument 'type' must be str, not {}",
+                    v.type_name()
+                ),
+            ))
+        }
+    };
+    let index = match index {
+        None => None,
+        Some(PyJson::Int(i)) => Some(i),
+        Some(v) => {
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!(
+                    "device(): argument 'index' must be int, not {}",
+                    v.type_name()
+                ),
+            ))
+        }
+    };
+    let runtime = |m: String| LoadFailure::py("RuntimeError", m);
+    if ty.is_empty() {
+        return Err(runtime("Device string must not be empty".into()));
+    }
+    let (name, in_string) = match ty.split_once(':') {
+        Some((n, i)) => (n, Some(i)),
+        None => (ty, None),
+    };
+    let well_formed = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphabetic() || c == '_')
+        && in_string.is_none_or(|i| {
+            !i.is_empty()
+                && i.chars().all(|c| c.is_ascii_digit())
+                && (i == "0" || !i.starts_with('0'))
+        });
+    if !well_formed {
+        return Err(runtime(format!("Invalid device string: '{ty}'")));
+    }
+    if !DEVICE_TYPES.contains(&name) {
+        return Err(runtime(format!(
+            "Expected one of {} device type at start of device string: {ty}",
+            DEVICE_TYPES.join(", ")
+        )));
+    }
+    if in_string.is_some() {
+        return Err(runtime(format!(
+            "type (string) must not include an index because index was passed explicitly: {ty}"
+        )));
+    }
+    let Some(index) = index else {
+        return Ok(ty.to_string());
+    };
+    match index.to_i64() {
+        None => Err(LoadFailure::py(
+            "ValueError",
+            "Overflow when unpacking long long",
+        )),
+        Some(i) if i < 0 => Err(runtime("Device index must not be negative".into())),
+        // `DeviceIndex` is narrower than the int: larger indices wrap.
+        Some(i) if i > 127 => Err(LoadFailure::unsupported(format!("a device index of {i}"))),
+        Some(i) => Ok(format!("{ty}:{i}")),
+    }
+}
+
+/// `torch.empty_strided(..., requires_grad=...)`: a bool, or None for False.
+pub(super) fn requires_grad(v: &wire::load::Loose<bool>) -> R<bool> {
+    match v {
+        wire::load::Loose::Typed(b) => Ok(*b),
+        wire::load::Loose::Raw(PyJson::Null) => Ok(false),
+        wire::load::Loose::Raw(other) => Err(LoadFailure::py(
+            "TypeError",
+            format!(
+                "empty_strided(): argument 'requires_grad' must be bool, not {}",
+                other.type_name()
+            ),
+        )),
+    }
+}
+
+impl<'w> Deserializer<'w> {
+    pub(super) fn index_values(&mut self, g: &'w wire::Graph) {
+        self.tensor_values = g
+            .tensor_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.sym_int_values = g
+            .sym_int_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.sym_float_values = g
+            .sym_float_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.sym_bool_values = g
+            .sym_bool_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.custom_obj_values = g
+            .custom_obj_values
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+    }
+
+    /// `serialized_name_to_meta[name]`: evaluating a value's metadata parses
+    /// its symbolic sizes; a name with no metadata is a `KeyError`.
+    pub(super) fn eval_meta(&mut self, name: &str) -> R<()> {
+        if let Some(t) = self.tensor_values.get(name).copied() {
+            return self.eval_tensor_meta(t);
+        }
+        if let Some(s) = self.sym_int_values.get(name).copied() {
+            self.eval_sym_int(s, false)?;
+            return Ok(());
+        }
+        if let Some(s) = self.sym_float_values.get(name).copied() {
+            if let wire::SymFloat::AsExpr(e) = s {
+                self.eval_sym_float(e)?;
+            }
+            return Ok(());
+        }
+        if let Some(s) = self.sym_bool_values.get(name).copied() {
+            if let wire::SymBool::AsExpr(e) = s {
+                let parsed = self.parse_sym_expr_of(e)?;
+                self.compute_hint(&parsed, false)?;
+            }
+            return Ok(());
+        }
+        if self.custom_obj_values.contains(name) {
+            return Ok(());
+        }
+        Err(key_error(name))
+    }
+
+    /// `deserialize_tensor_meta`: sizes, strides, then
+    /// `_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`, then
+    /// `torch.empty_strided(..., requires_grad=...)`.
+    fn eval_tensor_meta(&mut self, t: &wire::TensorMeta) -> R<()> {
+        let mut pending = None;
+        let mut free = Vec::new();
+        let sizes = iterated(&t.sizes)?;
+        for s in sizes {
+            let (p, f) = self.eval_sym_int(s, true)?;
+            pending = pending.or(p);
+            free.extend(f);
+        }
+        let strides = iterated(&t.strides)?;
+        for s in strides {
+            let (p, f) = self.eval_sym_int(s, false)?;
+            pending = pending.or(p);
+            free.extend(f);
+        }
+        device_text(&t.device)?;
+        // `_maybe_evaluate_static_worker` of a size's check in
+        // `torch.empty_strided`: a free symbol with no range.
+        free.sort();
+        if pending.is_none() {
+            pending = free.first().map(|(k, key_error)| match key_error {
+                true => LoadFailure::py("KeyError", k.clone()),
+                false => LoadFailure::py(
+                    "AssertionError",
+                    format!("vr must not be None for symbol {k}"),
+                ),
+            });
+        }
+        let dtype = enum_key(&t.dtype, |d| d.value()).and_then(|k| {
+            dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string()))
+        })?;
+        // `torch.empty_strided`: `int()` of each size and stride
+        // (sympy's `Expr.__int__`), the static evaluation of the sizes.
+        if let Some(failure) = pending {
+            return Err(failure);
+        }
+        if sizes.len() != strides.len() {
+            return Err(LoadFailure::py(
+                "RuntimeError",
+                format!(
+                    "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                    sizes.len(),
+                    strides.len()
+                ),
+            ));
+        }
+        if requires_grad(&t.requires_grad)? && !is_floating_or_complex(dtype) {
+            return Err(LoadFailure::py(
+                "RuntimeError",
+                "Only Tensors of floating point and complex dtype can require gradients",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `deserialize_sym_float` of an expression.
+    fn eval_sym_float(&mut self, e: &wire::SymExpr) -> R<()> {
+        // `hint = val.hint.as_float if val.hint else None`.
+        match &e.hint {
+            Some(wire::SymExprHint::AsFloat(_)) => {
+                self.parse_sym_expr_of(e)?;
+            }
+            Some(wire::SymExprHint::Raw(r)) if r.tag == "as_float" => {
+                let parsed = self.parse_sym_expr_of(e)?;
+                match &r.value {
+                    PyJson::Null => self.compute_hint(&parsed, false)?,
+                    v => {
+                        return Err(LoadFailure::py(
+                            "AssertionError",
+                            format!(
+                                "Cannot create SymNode of type <class 'float'> with \
+                                 incompatible hint of type <class '{}'>",
+                                v.type_name()
+                            ),
+                        ))
+                    }
+                }
+            }
+            Some(_) => return Err(field_not_set("as_float")),
+            None => {
+                let parsed = self.parse_sym_expr_of(e)?;
+                self.compute_hint(&parsed, false)?;
+            }
+        }
+        Ok(())
+    }
+}
