@@ -73,6 +73,22 @@ MIN_PIECE = 8
 # verbatim: template (exactly as extracted, see --list) -> reason and where
 # PyTorch / CPython produces it.
 ALLOWED = {
+    # CAFFE_ENFORCE / CAFFE_THROW in caffe2/serialize/inline_container.cc:
+    # c10's enforce_finite... prefix "[enforce fail at FILE:LINE] . " is
+    # composed at run time from __FILE__ (a build path) and __LINE__;
+    # observed by oracle/make_archive_cases.py's exploration under torch
+    # 2.15.0: "[enforce fail at inline_container.cc:170] . archive does not
+    # contain any files".
+    "[enforce fail at inline_container.cc:{line}] . {message}":
+        "c10 Error's enforce prefix, composed at run time from __FILE__ and __LINE__",
+    # PyTorchStreamReader::init's version checks: c10::str of several C
+    # string pieces (the binary holds ". Your PyTorch script module file is
+    # too old. Please regenerate it" apart from the rest); observed under
+    # torch 2.15.0 with .data/version "0" and "99".
+    "Attempted to read a PyTorch file with version {v}, but the minimum supported version for reading is {MIN_FILE_FORMAT_VERSION}. Your PyTorch script module file is too old. Please regenerate it with latest version of PyTorch to mitigate this issue.":
+        "inline_container.cc's version check, pieces joined by c10::str",
+    "Attempted to read a PyTorch file with version {v}, but the maximum supported version for reading is {MAX_FILE_FORMAT_VERSION}. The version of your PyTorch installation may be too old, please upgrade PyTorch to latest version to mitigate this issue.":
+        "inline_container.cc's version check, pieces joined by c10::str",
     # A dataclass __init__ called without its required fields
     # (`_dict_to_dataclass(SymExpr, {})` in torch/_export/serde/serialize.py):
     # CPython's ceval.c format_missing, "%U() missing %i required %s

@@ -74,9 +74,16 @@ fn ours(loaded: &Result<ExportedProgram>) -> std::result::Result<Vec<Json>, Stri
         Ok(ep) => ep,
         Err(e) => {
             return match &e.exception {
-                Some(t) => Ok(vec![
-                    serde_json::json!({"error": {"type": t, "message": e.message}}),
-                ]),
+                Some(t) => {
+                    let mut line = serde_json::json!({"error": {"type": t, "message": e.message}});
+                    if let Some(inner) = &e.logged {
+                        line["logged"] = serde_json::json!({
+                            "type": inner.exception.clone().unwrap_or_default(),
+                            "message": inner.message,
+                        });
+                    }
+                    Ok(vec![line])
+                }
                 None => Err(format!("the reference cannot load the program: {e}")),
             }
         }

@@ -189,3 +189,52 @@ pub fn program(data: &[u8]) {
         let _ = p.serialize_pt2("fuzz");
     }
 }
+
+/// Bytes as a `.pt2` (`fuzz_targets/archive.rs`): the archive layer as
+/// `torch.export.load` reads it (the stream reader's central directory,
+/// its record lookup and entry reads, CPython zipfile's fallback, the
+/// weights' views). Never a panic; a refusal always says what is wrong; an
+/// archive that opens reads every entry it lists or refuses it.
+pub fn archive(data: &[u8]) {
+    use crate::export::archive::{self, pyzip, Pt2Archive};
+    use crate::export::schema::Mode;
+    use crate::export::ExportedProgram;
+    if data.len() > MAX_PROGRAM_INPUT {
+        return;
+    }
+    let said = |e: &crate::Error| assert!(!e.to_string().is_empty(), "errors say what is wrong");
+    if let Ok(toc) = pyzip::ZipFile::read(data) {
+        assert!(toc.start_dir <= data.len() as u64 || toc.names.is_empty());
+    }
+    let _ = archive::is_legacy(data);
+    match Pt2Archive::over(data) {
+        Ok(mut a) => {
+            let _ = a.records();
+            for name in a.entries() {
+                match a.read_entry_if_present(&name) {
+                    Ok(_) => {}
+                    Err(e) => said(&e),
+                }
+                if let Ok(Some(d)) = a.entry_data(&name) {
+                    let _ = d.slice(data);
+                }
+            }
+        }
+        Err(e) => said(&e),
+    }
+    if let Err(e) = archive::program_json(data) {
+        said(&e);
+    }
+    let _ = crate::export::sample_inputs::read(data, None);
+    match ExportedProgram::load_pt2(data.to_vec(), Mode::Default) {
+        Ok(ep) => {
+            if let Ok(t) = ep.tensors() {
+                for v in t.iter() {
+                    let _ = v.contiguous_bytes();
+                    let _ = v.for_each_chunk(|_| {});
+                }
+            }
+        }
+        Err(e) => said(&e),
+    }
+}

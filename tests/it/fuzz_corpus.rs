@@ -32,3 +32,8 @@ fn lookup_corpus_replays() {
 fn program_corpus_replays() {
     replay("program", torchspec::testing::fuzz::program);
 }
+
+#[test]
+fn archive_corpus_replays() {
+    replay("archive", torchspec::testing::fuzz::archive);
+}

@@ -1,5 +1,6 @@
 //! Unit-ish integration tests, one module per behaviour.
 
+mod archives;
 mod cli;
 mod derived_props;
 mod errors;

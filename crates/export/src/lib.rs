@@ -106,8 +106,9 @@ impl ExportedProgram {
         }
     }
 
-    /// Loads a `.pt2` archive or a program JSON file (by its first byte:
-    /// a zip starts with `PK`), in the default mode.
+    /// Loads a `.pt2` archive (any file named `*.pt2`, as
+    /// `torch.export.load` reads it) or a program JSON file (another name:
+    /// an archive when it starts with `PK`), in the default mode.
     pub fn load_path(path: &Path) -> Result<ExportedProgram> {
         Self::load_path_with(path, Mode::Default)
     }
@@ -124,12 +125,16 @@ impl ExportedProgram {
         mode: Mode,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
+        // A `.pt2` is read as `torch.export.load` reads it, whatever its
+        // first bytes (not a zip: `zipfile`'s `BadZipFile`); any other file
+        // is an archive when it starts as a zip does, else the program JSON.
         let mut head = [0u8; 2];
-        let is_zip = std::fs::File::open(path)
-            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-            .map_err(|e| Error::io(path, e))?
-            == 2
-            && head == *b"PK";
+        let is_zip = path.extension().is_some_and(|e| e == "pt2")
+            || std::fs::File::open(path)
+                .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+                .map_err(|e| Error::io(path, e))?
+                == 2
+                && head == *b"PK";
         if is_zip {
             let bytes = archive::ArchiveBytes::map(path)?;
             Self::load_archive_in(Arc::new(bytes), mode, registrations)
@@ -163,35 +168,85 @@ impl ExportedProgram {
         mode: Mode,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
+        // `torch.export.load` catches a `RuntimeError` of `load_pt2` (the
+        // stream reader's refusals: not a zip, a missing record, a corrupt
+        // entry), logs it, and reads the file as the pre-2.8 layout, whose
+        // refusal is what it raises.
+        let fallback = |e: Error| -> Result<ExportedProgram> {
+            if e.exception.as_deref() == Some("RuntimeError") {
+                Self::load_legacy(&bytes, mode, registrations).map_err(|l| l.with_logged(e))
+            } else {
+                Err(e)
+            }
+        };
         let mut archive = match archive::Pt2Archive::over(&bytes) {
             Ok(a) => a,
-            // `torch.export.load` falls back to the pre-2.8 layout when the
-            // pt2 reader fails.
-            Err(_) if archive::is_legacy(&bytes) => {
-                return Self::load_legacy(&bytes, mode, registrations)
-            }
-            Err(e) => return Err(e),
+            Err(e) => return fallback(e),
         };
-        let program = archive.read_program()?;
+        // `load_pt2`'s reads before the program, in its order.
+        let version = match archive.read_entry("archive_version") {
+            Ok(v) => v,
+            Err(e) => return fallback(e),
+        };
+        let version = schema::decode_utf8(&version)?;
+        // `ARCHIVE_VERSION_VALUE`.
+        const ARCHIVE_VERSION: &str = "0";
+        if version != ARCHIVE_VERSION {
+            return Err(Error::python(
+                "ValueError",
+                format!(
+                    "Saved archive version {version} does not match our current archive \
+                     version {ARCHIVE_VERSION}."
+                ),
+            ));
+        }
+        if let Err(e) = archive.records() {
+            return fallback(e);
+        }
+        // No program at all: `load_pt2` returns nothing and
+        // `torch.export.load` reads the file as the pre-2.8 layout.
+        if archive.model_names().is_empty() {
+            return Self::load_legacy(&bytes, mode, registrations);
+        }
+        if archive.contains("models/model.json") {
+            if let Err(e) = archive.read_entry("data/sample_inputs/model.pt") {
+                return fallback(e);
+            }
+        }
+        let program = match archive.read_program() {
+            Ok(p) => p,
+            Err(e) => return fallback(e),
+        };
         let (loaded, graph_module) = deserialize(&program, mode, registrations)
             .map_err(|e| e.in_entry("models/model.json"))?;
-        let state_dict = match archive.read_weights_config("model")? {
-            Some(config) => Some(
+        let state_dict = match archive.read_weights_config("model") {
+            Ok(Some(config)) => Some(
                 read_weights_config(&config)
                     .map_err(|e| e.in_entry("data/weights/model_weights_config.json"))?,
             ),
-            None => None,
+            Ok(None) => None,
+            Err(e) => return fallback(e),
         };
-        let constants = match archive.read_constants_config("model")? {
-            Some(config) => Some(
+        let constants = match archive.read_constants_config("model") {
+            Ok(Some(config)) => Some(
                 read_weights_config(&config)
                     .map_err(|e| e.in_entry("data/constants/model_constants_config.json"))?
                     .into_iter()
                     .map(|e| e.name)
                     .collect::<std::collections::HashSet<_>>(),
             ),
-            None => None,
+            Ok(None) => None,
+            Err(e) => return fallback(e),
         };
+        // `_load_state_dict` and `_load_constants` read every storage the
+        // configs name before the program is built: what PyTorch refuses
+        // there is refused here (what the reference only cannot read, a
+        // pickled weight, is left to `tensors()`).
+        if let Err(e) = weights::Tensors::read_from(&mut archive, "model") {
+            if e.exception.is_some() {
+                return fallback(e);
+            }
+        }
         drop(archive);
         let mut ep = Self::new(
             loaded,

@@ -488,9 +488,15 @@ impl<'a> Tensors<'a> {
     /// Reads both dicts of program `model` from the archive `bytes`.
     pub fn read(bytes: &'a ArchiveBytes, model: &str) -> Result<Tensors<'a>> {
         let mut archive = Pt2Archive::over(bytes)?;
+        Self::read_from(&mut archive, model)
+    }
+
+    /// Reads both dicts of program `model` from an open archive.
+    pub fn read_from(archive: &mut Pt2Archive<&'a [u8]>, model: &str) -> Result<Tensors<'a>> {
+        let bytes: &'a [u8] = archive.bytes_ref();
         Ok(Tensors {
-            state_dict: read_section(&mut archive, bytes, model, Section::StateDict)?,
-            constants: read_section(&mut archive, bytes, model, Section::Constants)?,
+            state_dict: read_section(archive, bytes, model, Section::StateDict)?,
+            constants: read_section(archive, bytes, model, Section::Constants)?,
         })
     }
 
@@ -502,7 +508,7 @@ impl<'a> Tensors<'a> {
 
 /// The tensors of one dict (`_load_state_dict` / `_load_constants`).
 pub fn read_section<'a>(
-    archive: &mut Pt2Archive<std::io::Cursor<&'a [u8]>>,
+    archive: &mut Pt2Archive<&'a [u8]>,
     bytes: &'a [u8],
     model: &str,
     section: Section,
@@ -606,7 +612,7 @@ type FileMap<'a> = std::collections::HashMap<String, (Dtype, std::sync::Arc<Stor
 /// `_build_file_map`: each storage file once, as the flat storage of the
 /// dtype of the first entry naming it.
 fn build_file_map<'a>(
-    archive: &mut Pt2Archive<std::io::Cursor<&'a [u8]>>,
+    archive: &mut Pt2Archive<&'a [u8]>,
     bytes: &'a [u8],
     config: &schema::PayloadConfig,
     section: Section,
@@ -624,8 +630,16 @@ fn build_file_map<'a>(
         };
         let dtype = dtype_of(tm)?;
         let record = format!("{}{}", section.dir(), meta.path_name);
+        // `get_record_size(record_name)`.
         let Some(data) = archive.entry_data(&record)? else {
-            return Err(Error::new(format!("archive has no entry `{record}`")));
+            return Err(Error::python(
+                "RuntimeError",
+                crate::archive::miniz::failed(
+                    "locating file ",
+                    &record,
+                    crate::archive::miniz::FILE_NOT_FOUND,
+                ),
+            ));
         };
         let storage = if data.size == 0 {
             // `torch.zeros(deserialize_size(tensor_meta.sizes))`.
@@ -863,6 +877,7 @@ mod tests {
         let config = format!(r#"{{"config": {{"w": {entry}}}}}"#);
         for (name, bytes) in [
             ("archive/archive_format", &b"pt2"[..]),
+            ("archive/.data/version", &b"3\n"[..]),
             (
                 "archive/data/weights/model_weights_config.json",
                 config.as_bytes(),
@@ -1038,7 +1053,11 @@ mod tests {
             ),
             (
                 format!(r#"{{"path_name": "weight_9", "is_param": true, "use_pickle": false, "tensor_meta": {m}}}"#),
-                "archive has no entry `data/weights/weight_9`",
+                "PytorchStreamReader failed locating file data/weights/weight_9: file not found. \
+                 This is an internal miniz error. If you are seeing this error, there is a high \
+                 likelihood that your checkpoint file is corrupted. This can happen if the \
+                 checkpoint was not saved properly, was transferred incorrectly, or the file was \
+                 modified after saving.",
             ),
             (
                 r#"{"path_name": "weight_0", "is_param": true, "use_pickle": false, "tensor_meta": null}"#.to_string(),

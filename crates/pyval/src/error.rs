@@ -18,13 +18,17 @@ pub struct Error {
     /// `.pt2`), shown after `file`.
     pub entry: Option<Box<str>>,
     /// JSON path inside the document (`$.value.dict[0][1]`).
-    pub path: Option<String>,
+    pub path: Option<Box<str>>,
     /// The Python exception type when the refusal mirrors one
     /// (`SerializeError`, `TypeError`, `JSONDecodeError`); `message` is then
     /// Python's text word for word.
     pub exception: Option<String>,
     /// What is wrong, printed after the position.
     pub message: String,
+    /// The exception PyTorch caught and logged before raising this one
+    /// (`torch.export.load` logs `load_pt2`'s `RuntimeError` and then reads
+    /// the file as the pre-2.8 layout); not part of the message.
+    pub logged: Option<Box<Error>>,
 }
 
 /// `std::result::Result` with `Error` as the default error type.
@@ -40,13 +44,14 @@ impl Error {
             path: None,
             exception: None,
             message: message.into(),
+            logged: None,
         }
     }
 
     /// An error at the JSON path `path` inside the document.
     pub fn at(path: &str, message: impl Into<String>) -> Error {
         Error {
-            path: Some(path.to_string()),
+            path: Some(path.into()),
             ..Error::new(message)
         }
     }
@@ -62,7 +67,8 @@ impl Error {
     /// Records the JSON path `path`, unless the error already has one (the
     /// innermost path wins).
     pub fn with_path(mut self, path: impl Into<String>) -> Error {
-        self.path.get_or_insert_with(|| path.into());
+        self.path
+            .get_or_insert_with(|| path.into().into_boxed_str());
         self
     }
 
@@ -85,6 +91,12 @@ impl Error {
     /// (JSON path, Python exception, message) is kept as it was.
     pub fn in_entry(mut self, entry: &str) -> Error {
         self.entry.get_or_insert_with(|| entry.into());
+        self
+    }
+
+    /// Records `logged` as the exception logged before this one.
+    pub fn with_logged(mut self, logged: Error) -> Error {
+        self.logged = Some(Box::new(logged));
         self
     }
 
@@ -119,4 +131,10 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.logged
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}

@@ -31,8 +31,8 @@ pub fn archive_root(path: &Path) -> String {
 /// A `.pt2` holding `program_json` as `models/model.json` and every other
 /// entry of the archive `input` (the bytes the program was loaded from).
 pub fn write_pt2(input: &[u8], root: &str, program_json: &[u8]) -> Result<Vec<u8>> {
-    let mut archive = Pt2Archive::from_reader(std::io::Cursor::new(input))?;
-    let names: Vec<String> = archive.entries().into_iter().map(str::to_string).collect();
+    let mut archive = Pt2Archive::over(input)?;
+    let names: Vec<String> = archive.entries();
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Stored)

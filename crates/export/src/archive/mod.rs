@@ -58,14 +58,18 @@ impl std::fmt::Debug for ArchiveBytes {
 /// The largest entry read into memory (program JSON, configs).
 pub const MAX_ENTRY_BYTES: u64 = 512 << 20;
 
-/// An open `.pt2` archive.
-pub struct Pt2Archive<R: Read + Seek> {
-    zip: zip::ZipArchive<R>,
+pub mod miniz;
+pub mod pyzip;
+
+/// An open `.pt2` archive, read as `torch._C.PyTorchFileReader` reads it
+/// ([`miniz`]): the zip at offset 0, its entries found as miniz finds them.
+pub struct Pt2Archive<B: AsRef<[u8]>> {
+    bytes: B,
+    dir: miniz::CentralDirectory,
     /// The root folder every entry lives under (`archive` in
     /// `archive/models/model.json`), as PyTorch's reader takes it from the
     /// first entry.
     root: String,
-    names: Vec<String>,
 }
 
 impl AsRef<[u8]> for ArchiveBytes {
@@ -74,46 +78,128 @@ impl AsRef<[u8]> for ArchiveBytes {
     }
 }
 
-impl Pt2Archive<std::io::Cursor<ArchiveBytes>> {
+/// `kMinSupportedFileFormatVersion` and `kMaxSupportedFileFormatVersion`
+/// of caffe2/serialize/versions.h (torch 2.15.0).
+const MIN_FILE_FORMAT_VERSION: u64 = 1;
+const MAX_FILE_FORMAT_VERSION: u64 = 10;
+
+/// `PyTorchStreamReader::valid`'s `RuntimeError`.
+fn stream_error(what: &str, info: &str, err: &str) -> Error {
+    Error::python("RuntimeError", miniz::failed(what, info, err))
+}
+
+/// A `TORCH_CHECK` / `CAFFE_ENFORCE` of `inline_container.cc` at `line`.
+fn enforce(line: u32, message: String) -> Error {
+    Error::python(
+        "RuntimeError",
+        format!("[enforce fail at inline_container.cc:{line}] . {message}"),
+    )
+}
+
+impl Pt2Archive<ArchiveBytes> {
     /// Maps the archive at `path` ([`ArchiveBytes::map`]) and opens it:
     /// only the central directory is read here, and each entry when asked.
     pub fn open(path: &Path) -> Result<Self> {
         let bytes = ArchiveBytes::map(path)?;
-        Self::from_reader(std::io::Cursor::new(bytes)).map_err(|e| e.in_file(path))
+        Self::new(bytes).map_err(|e| e.in_file(path))
     }
 }
 
-impl<'a> Pt2Archive<std::io::Cursor<&'a [u8]>> {
+impl<'a> Pt2Archive<&'a [u8]> {
     /// Opens an archive over bytes in memory or mapped.
     pub fn over(bytes: &'a [u8]) -> Result<Self> {
-        Self::from_reader(std::io::Cursor::new(bytes))
+        Self::new(bytes)
+    }
+
+    /// The archive's bytes, for as long as they are borrowed.
+    pub fn bytes_ref(&self) -> &'a [u8] {
+        self.bytes
     }
 }
 
-impl<R: Read + Seek> Pt2Archive<R> {
-    /// Opens an archive from any seekable reader: the root is the first entry's
-    /// top folder, and its `archive_format` must be `pt2`.
-    pub fn from_reader(reader: R) -> Result<Self> {
-        let zip = zip::ZipArchive::new(reader)
-            .map_err(|e| Error::new(format!("not a readable zip archive: {e}")))?;
-        let names: Vec<String> = zip.file_names().map(str::to_string).collect();
-        // file_names() is unordered; PyTorch takes the root from the first
-        // entry in the central directory.
-        let first = match zip.name_for_index(0) {
-            Some(n) => n.to_string(),
-            None => return Err(Error::new("empty zip archive: no `archive_format` entry")),
+impl<B: AsRef<[u8]>> Pt2Archive<B> {
+    /// `PT2ArchiveReader(f)`: `PyTorchStreamReader::init` (the central
+    /// directory, the root from the first entry, the version record), then
+    /// `archive_format` must be `pt2`. A refusal of the stream reader is a
+    /// `RuntimeError`, which `torch.export.load` catches.
+    pub fn new(bytes: B) -> Result<Self> {
+        let dir = miniz::CentralDirectory::read(bytes.as_ref())
+            .map_err(|e| stream_error("reading zip archive", "", e))?;
+        if dir.is_empty() {
+            return Err(enforce(170, "archive does not contain any files".into()));
+        }
+        // `std::string` of the name up to its first NUL, as
+        // `mz_zip_reader_get_filename` copies it.
+        let first = dir.name(0);
+        let first = &first[..first.iter().position(|&b| b == 0).unwrap_or(first.len())];
+        let Some(slash) = first.iter().position(|&b| b == b'/') else {
+            return Err(enforce(
+                179,
+                format!(
+                    "file in archive is not in a subdirectory: {}",
+                    String::from_utf8_lossy(first)
+                ),
+            ));
         };
-        let root = first.split('/').next().unwrap_or("").to_string();
-        let mut archive = Pt2Archive { zip, root, names };
+        let root = String::from_utf8_lossy(&first[..slash]).into_owned();
+        let mut archive = Pt2Archive { bytes, dir, root };
+        let version = if archive.contains(".data/version") {
+            archive.read_entry(".data/version")?
+        } else if archive.contains("version") {
+            archive.read_entry("version")?
+        } else {
+            return Err(Error::python(
+                "RuntimeError",
+                "Expected hasRecord(\"version\") to be true, but got false.  (Could this error \
+                 message be improved?  If so, please report an enhancement request to PyTorch.)",
+            ));
+        };
+        match miniz::parse_version(&version) {
+            None => {
+                return Err(enforce(
+                    214,
+                    format!(
+                        "Couldn't parse the version {} as Long Long.",
+                        String::from_utf8_lossy(&version)
+                    ),
+                ))
+            }
+            Some(v) if v < MIN_FILE_FORMAT_VERSION => {
+                return Err(enforce(
+                    218,
+                    format!(
+                        "Attempted to read a PyTorch file with version {v}, but the minimum \
+                         supported version for reading is {MIN_FILE_FORMAT_VERSION}. Your PyTorch \
+                         script module file is too old. Please regenerate it with latest version \
+                         of PyTorch to mitigate this issue."
+                    ),
+                ))
+            }
+            Some(v) if v > MAX_FILE_FORMAT_VERSION => {
+                return Err(enforce(
+                    229,
+                    format!(
+                        "Attempted to read a PyTorch file with version {v}, but the maximum \
+                         supported version for reading is {MAX_FILE_FORMAT_VERSION}. The version \
+                         of your PyTorch installation may be too old, please upgrade PyTorch to \
+                         latest version to mitigate this issue."
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
         let format = archive.read_entry("archive_format")?;
         if format != b"pt2" {
-            return Err(Error::new(format!(
-                "`{}/archive_format` is {:?}, not \"pt2\": AssertionError: Invalid archive format",
-                archive.root,
-                String::from_utf8_lossy(&format)
-            )));
+            // `.decode()` of what is not UTF-8 raises before the comparison.
+            crate::schema::decode_utf8(&format)?;
+            return Err(Error::python("AssertionError", "Invalid archive format"));
         }
         Ok(archive)
+    }
+
+    /// The archive's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes.as_ref()
     }
 
     /// The root folder every entry lives under (`archive` as PyTorch writes it).
@@ -121,80 +207,120 @@ impl<R: Read + Seek> Pt2Archive<R> {
         &self.root
     }
 
-    /// Entry names relative to the root, in central-directory order.
-    pub fn entries(&self) -> Vec<&str> {
+    /// `get_all_records()`: entry names relative to the root, in
+    /// central-directory order, without `.debug_pkl` entries; an entry
+    /// outside the root is the reader's `RuntimeError`.
+    pub fn records(&self) -> Result<Vec<String>> {
         let prefix = format!("{}/", self.root);
-        let mut out: Vec<(usize, &str)> = self
-            .names
-            .iter()
-            .filter_map(|n| {
-                let idx = self.zip.index_for_name(n)?;
-                Some((idx, n.strip_prefix(&prefix)?))
-            })
-            .collect();
-        out.sort();
-        out.into_iter().map(|(_, n)| n).collect()
+        let mut out = Vec::with_capacity(self.dir.len());
+        for i in 0..self.dir.len() {
+            let name = self.dir.name(i);
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            let Some(rel) = name.strip_prefix(prefix.as_bytes()) else {
+                return Err(enforce(
+                    339,
+                    format!(
+                        "file in archive is not in a subdirectory {prefix}: {}",
+                        String::from_utf8_lossy(name)
+                    ),
+                ));
+            };
+            if !rel.ends_with(b".debug_pkl") {
+                out.push(String::from_utf8_lossy(rel).into_owned());
+            }
+        }
+        Ok(out)
     }
 
-    /// Whether the archive has entry `name` (relative to the root).
+    /// Entry names relative to the root, in central-directory order (the
+    /// entries outside the root left out).
+    pub fn entries(&self) -> Vec<String> {
+        let prefix = format!("{}/", self.root);
+        (0..self.dir.len())
+            .filter_map(|i| {
+                let rel = self.dir.name(i).strip_prefix(prefix.as_bytes())?;
+                Some(String::from_utf8_lossy(rel).into_owned())
+            })
+            .collect()
+    }
+
+    fn index(&self, name: &str) -> Option<usize> {
+        self.dir.locate(format!("{}/{name}", self.root).as_bytes())
+    }
+
+    /// Whether the archive has entry `name` (relative to the root), found
+    /// as `hasRecord` finds it (ASCII case ignored).
     pub fn contains(&self, name: &str) -> bool {
-        self.zip
-            .index_for_name(&format!("{}/{name}", self.root))
-            .is_some()
+        self.index(name).is_some()
     }
 
     /// The bytes of entry `name` (relative to the root), at most
-    /// [`MAX_ENTRY_BYTES`].
+    /// [`MAX_ENTRY_BYTES`]: `getRecord`, whose refusals are `RuntimeError`s.
     pub fn read_entry(&mut self, name: &str) -> Result<Vec<u8>> {
-        let full = format!("{}/{name}", self.root);
-        match read_bounded(&mut self.zip, &full)? {
+        match self.read_entry_if_present(name)? {
             Some(buf) => Ok(buf),
-            None => Err(Error::new(format!("archive has no entry `{full}`"))),
+            None => Err(stream_error("locating file ", name, miniz::FILE_NOT_FOUND)),
         }
     }
 
     /// Where the bytes of entry `name` (relative to the root) lie in the
     /// archive, without reading them: `None` when there is no such entry.
-    /// The range is checked against nothing here; [`EntryData::slice`]
-    /// checks it against the archive's bytes.
+    /// [`EntryData::slice`] checks the range against the archive's bytes.
     pub fn entry_data(&mut self, name: &str) -> Result<Option<EntryData>> {
-        let full = format!("{}/{name}", self.root);
-        let Some(index) = self.zip.index_for_name(&full) else {
+        let Some(index) = self.index(name) else {
             return Ok(None);
         };
-        let file = self
-            .zip
-            .by_index_raw(index)
-            .map_err(|e| Error::new(format!("cannot read entry `{full}`: {e}")))?;
-        if file.encrypted() {
-            return Err(Error::new(format!("entry `{full}` is encrypted")));
+        let full = format!("{}/{name}", self.root);
+        let (start, stat) = self
+            .dir
+            .data_start(self.bytes.as_ref(), index)
+            .map_err(|e| stream_error("reading file ", name, e))?;
+        if stat.flags & 1 != 0 {
+            return Err(stream_error(
+                "reading file ",
+                name,
+                miniz::UNSUPPORTED_ENCRYPTION,
+            ));
         }
-        let Some(start) = file.data_start() else {
-            return Err(Error::new(format!(
-                "cannot find the data of entry `{full}`"
-            )));
-        };
         Ok(Some(EntryData {
             name: full,
             start,
-            compressed_size: file.compressed_size(),
-            size: file.size(),
-            stored: file.compression() == zip::CompressionMethod::Stored,
+            compressed_size: stat.comp_size,
+            size: stat.uncomp_size,
+            stored: stat.method == 0,
         }))
     }
 
     /// The bytes of entry `name` decompressed, at most [`MAX_ENTRY_BYTES`]
     /// (as [`Self::read_entry`]); `None` when there is no such entry.
     pub fn read_entry_if_present(&mut self, name: &str) -> Result<Option<Vec<u8>>> {
-        read_bounded(&mut self.zip, &format!("{}/{name}", self.root))
+        let Some(index) = self.index(name) else {
+            return Ok(None);
+        };
+        match self
+            .dir
+            .extract(self.bytes.as_ref(), index, MAX_ENTRY_BYTES)
+        {
+            Ok(Some(buf)) => Ok(Some(buf)),
+            Ok(None) => Err(Error::new(format!(
+                "entry `{}/{name}` declares more than the {MAX_ENTRY_BYTES}-byte limit",
+                self.root
+            ))),
+            Err(e) => Err(stream_error("reading file ", name, e)),
+        }
     }
 
     /// The names of the programs under `models/` (`model` for `models/model.json`).
     pub fn model_names(&self) -> Vec<String> {
         self.entries()
             .into_iter()
-            .filter_map(|n| n.strip_prefix("models/")?.strip_suffix(".json"))
-            .map(str::to_string)
+            .filter_map(|n| {
+                Some(
+                    n.strip_prefix("models/")?
+                        .strip_suffix(".json")?
+                        .to_string(),
+                )
+            })
             .collect()
     }
 
@@ -217,20 +343,12 @@ impl<R: Read + Seek> Pt2Archive<R> {
 
     /// `data/weights/<model>_weights_config.json`, if present.
     pub fn read_weights_config(&mut self, model: &str) -> Result<Option<Vec<u8>>> {
-        let name = format!("data/weights/{model}_weights_config.json");
-        if !self.contains(&name) {
-            return Ok(None);
-        }
-        self.read_entry(&name).map(Some)
+        self.read_entry_if_present(&format!("data/weights/{model}_weights_config.json"))
     }
 
     /// `data/constants/<model>_constants_config.json`, if present.
     pub fn read_constants_config(&mut self, model: &str) -> Result<Option<Vec<u8>>> {
-        let name = format!("data/constants/{model}_constants_config.json");
-        if !self.contains(&name) {
-            return Ok(None);
-        }
-        self.read_entry(&name).map(Some)
+        self.read_entry_if_present(&format!("data/constants/{model}_constants_config.json"))
     }
 }
 
@@ -317,24 +435,55 @@ pub const LEGACY_VERSION: &str = "version";
 /// The legacy layout's program JSON entry.
 pub const LEGACY_PROGRAM: &str = "serialized_exported_program.json";
 
-/// Whether `bytes` is a zip in the pre-2.8 layout (it has a root `version`
-/// entry): the archives `torch.export.load`'s backward-compatible path reads.
-pub fn is_legacy(bytes: &[u8]) -> bool {
-    zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .is_ok_and(|z| z.index_for_name(LEGACY_VERSION).is_some())
+/// `zipfile.ZipFile(f)` over `bytes` ([`pyzip`]): the zip
+/// `torch.export.load` falls back to, opened with the zip crate at the
+/// offset CPython finds (bytes before the archive allowed) and checked to
+/// read the same central directory.
+fn python_zip(bytes: &[u8]) -> Result<(pyzip::ZipFile, zip::ZipArchive<std::io::Cursor<&[u8]>>)> {
+    let toc = pyzip::ZipFile::read(bytes)?;
+    let config = zip::read::Config {
+        archive_offset: zip::read::ArchiveOffset::Known(toc.concat),
+    };
+    let zip = zip::ZipArchive::with_config(config, std::io::Cursor::new(bytes))
+        .ok()
+        .filter(|z| z.central_directory_start() == toc.start_dir && z.offset() == toc.concat)
+        .ok_or_else(|| {
+            Error::new(
+                "a zip CPython's zipfile reads and the zip crate does not read alike \
+                 (not modelled)",
+            )
+        })?;
+    Ok((toc, zip))
 }
 
-/// The program JSON of a pre-2.8 archive, with `torch.export.load`'s
+/// Whether `bytes` is a zip in the pre-2.8 layout (`zipfile` finds a root
+/// `version` entry): the archives `torch.export.load`'s backward-compatible
+/// path reads.
+pub fn is_legacy(bytes: &[u8]) -> bool {
+    pyzip::ZipFile::read(bytes).is_ok_and(|t| t.names.iter().any(|n| n == LEGACY_VERSION))
+}
+
+/// What `torch.export.load` does once `load_pt2` raised a `RuntimeError`:
+/// `zipfile.ZipFile(f)` (`BadZipFile` when it is no zip), the pre-2.8
+/// layout's `version` entry, and that layout's program JSON, with the
 /// checks of that path in its order (errors as PyTorch words them).
 pub fn read_legacy_program(bytes: &[u8]) -> Result<Vec<u8>> {
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| Error::new(format!("not a readable zip archive: {e}")))?;
+    let (toc, mut zip) = match pyzip::ZipFile::read(bytes) {
+        Ok(t) if !t.names.iter().any(|n| n == LEGACY_VERSION) => {
+            return Err(Error::python(
+                "RuntimeError",
+                "We ran into an error when deserializing the saved file. Please check the \
+                 warnings above for possible errors. ",
+            ))
+        }
+        Ok(_) => python_zip(bytes)?,
+        Err(e) => return Err(e),
+    };
+    drop(toc);
     let mut read = |name: &str| read_bounded(&mut zip, name);
     let Some(version) = read(LEGACY_VERSION)? else {
-        return Err(Error::python(
-            "RuntimeError",
-            "We ran into an error when deserializing the saved file. Please check the \
-             warnings above for possible errors. ",
+        return Err(Error::new(
+            "the zip crate finds no `version` entry where zipfile does",
         ));
     };
     // `zipf.read("version").decode().split(".")`.
@@ -393,12 +542,12 @@ pub fn read_legacy_program(bytes: &[u8]) -> Result<Vec<u8>> {
 }
 
 /// The program JSON `torch.export.load` reads from the archive `bytes`:
-/// `models/model.json` of a pt2 archive, or the pre-2.8 layout's
-/// `serialized_exported_program.json`.
+/// `models/model.json` of a pt2 archive, or, when the pt2 reader raised a
+/// `RuntimeError`, the pre-2.8 layout's `serialized_exported_program.json`.
 pub fn program_json(bytes: &[u8]) -> Result<Vec<u8>> {
-    match Pt2Archive::from_reader(std::io::Cursor::new(bytes)) {
+    match Pt2Archive::over(bytes) {
         Ok(mut a) => a.read_program(),
-        Err(_) if is_legacy(bytes) => read_legacy_program(bytes),
+        Err(e) if e.exception.as_deref() == Some("RuntimeError") => read_legacy_program(bytes),
         Err(e) => Err(e),
     }
 }
