@@ -8,7 +8,7 @@
 use std::rc::Rc;
 
 use num_bigint::BigInt;
-use num_traits::Zero;
+use num_traits::{Signed, Zero};
 use torchspec_pyval::{PyException, PyResult, Raise, Value};
 use torchspec_spec::source::lookup::lookup_spec_from_dynamo_source;
 use torchspec_spec::source::{DictIndex, Source, SourceClass};
@@ -516,35 +516,25 @@ fn check(
             }
         }
     }
-    // Equalities the replacements stand for, then the symbols' ranges.
-    let mut failed_eq: Vec<Option<String>> = Vec::new();
+    // Equalities the replacements stand for (the first failing one, in
+    // symbol order), then the symbols' ranges.
     for (k, v) in vals.iter().enumerate() {
         let Some(v) = v else { continue };
         let printed = env.printed(k)?;
-        match &*printed {
-            Node::Int(_) => {}
-            Node::Sym(s) => {
-                let j = crate::shape_env::sym_index(&s.name).unwrap_or(k);
-                if j != k && vals[j].as_ref() != Some(v) {
-                    failed_eq.push(match (&where_[k], &where_[j]) {
-                        (Some((a, Some(da))), Some((b, Some(db)))) => {
-                            Some(format!("{a}.size()[{da}] == {b}.size()[{db}]"))
-                        }
-                        _ => None,
-                    });
-                }
-            }
-            _ => match eval_int(&printed, &vals) {
-                Some(e) if &e == v => {}
-                Some(_) => failed_eq.push(None),
-                None => return Err(Raise::unsupported("a guard on a replaced symbol")),
-            },
+        if matches!(&*printed, Node::Int(_)) {
+            continue;
         }
-    }
-    match failed_eq.as_slice() {
-        [] => {}
-        [one] => return Ok(GuardCheck::Symbolic(one.clone())),
-        _ => return Ok(GuardCheck::Symbolic(None)),
+        let holds = match eval_int(&printed, &vals) {
+            Some(e) => &e == v,
+            None => return Err(Raise::unsupported("a guard on a replaced symbol")),
+        };
+        if !holds {
+            let text = match (source_text(&where_[k]), guard_expr(&printed, &where_)) {
+                (Some(a), Some(b)) => Some(format!("{a} == {b}")),
+                _ => None,
+            };
+            return Ok(GuardCheck::Symbolic(text));
+        }
     }
     for (k, (_, r)) in env.ranges().iter().enumerate() {
         let Some(v) = &vals[k] else { continue };
@@ -561,6 +551,59 @@ fn check(
         }
     }
     Ok(GuardCheck::Pass)
+}
+
+/// How a guard names an input: `x`, `x[0].size()[2]`.
+fn source_text(at: &Option<(String, Option<usize>)>) -> Option<String> {
+    let (src, dim) = at.as_ref()?;
+    Some(match dim {
+        Some(d) => format!("{src}.size()[{d}]"),
+        None => src.clone(),
+    })
+}
+
+/// A replacement target as dynamo's guard printer writes it, for the
+/// forms a spec makes: a symbol, `k*s`, `s*t`, `s**2` (`s*s`), and
+/// `c + k*s` (the constant first, parenthesized when negative).
+fn guard_expr(e: &Ex, at: &[Option<(String, Option<usize>)>]) -> Option<String> {
+    let sym = |e: &Ex| match &**e {
+        Node::Sym(s) => source_text(at.get(crate::shape_env::sym_index(&s.name)?)?),
+        _ => None,
+    };
+    let term = |e: &Ex| -> Option<String> {
+        match &**e {
+            Node::Sym(_) => sym(e),
+            Node::Mul(f) => {
+                let parts = f
+                    .iter()
+                    .map(|x| match &**x {
+                        Node::Int(i) => Some(i.to_string()),
+                        _ => sym(x),
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some(parts.join("*"))
+            }
+            Node::Pow(b, x) if x.is_int_value(2) => {
+                let s = sym(b)?;
+                Some(format!("{s}*{s}"))
+            }
+            _ => None,
+        }
+    };
+    match &**e {
+        Node::Add(terms) => {
+            let mut out = Vec::new();
+            for t in terms {
+                out.push(match &**t {
+                    Node::Int(i) if i.is_negative() => format!("({i})"),
+                    Node::Int(i) => i.to_string(),
+                    _ => term(t)?,
+                });
+            }
+            Some(out.join(" + "))
+        }
+        _ => term(e),
+    }
 }
 
 fn range_guard(

@@ -239,14 +239,14 @@ pub(crate) fn assert_exprs(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<Ex>
 /// on the inputs' sizes after replacements (`Eq(Mod(u0, 4), 0)` becomes
 /// `Eq(Mod(2*u1, 4), 0)` once `u0 := 2*u1`): a statically false one raises
 /// its own message, one that is neither true nor known is recorded anew
-/// and lands at the end of its key symbol's group, named after the first
-/// pass's nodes.
+/// and lands at the end of its key symbol's group (`%` of a non-negative
+/// size is `Mod` there, so `Eq(PythonMod(u0, 4), 0)` gains `Eq(Mod(u0, 4), 0)`).
 fn retraced(inputs: &[Input], env: &ShapeEnv) -> PyResult<(Vec<String>, Vec<Ex>)> {
-    let mut pass = run_pass(inputs, env)?;
+    let pass = run_pass(inputs, env)?;
     let mut env2 = env.clone();
     let before = env2.deferred.len();
     for (msg, e) in pass.out.iter().zip(&pass.exprs) {
-        let again = env2.replace(e)?;
+        let again = env2.recomputed(&env2.replace(e)?)?;
         let fails = match &*again {
             Node::True => continue,
             Node::False => true,
@@ -262,41 +262,13 @@ fn retraced(inputs: &[Input], env: &ShapeEnv) -> PyResult<(Vec<String>, Vec<Ex>)
             return Err(Raise::new("RuntimeError", msg.clone()));
         }
     }
-    let fresh: Vec<(usize, Ex)> = env2.deferred[before..].to_vec();
-    for (k, e) in fresh {
-        if pass.added.contains(&e) {
-            continue;
-        }
-        let Some(at) = pass
-            .groups
-            .iter()
-            .rposition(|g| *g == k)
-            .map(|i| i + 1)
-            .or_else(|| {
-                pass.constrained.contains(&k).then(|| {
-                    let order = pass.constrained.iter().position(|c| *c == k).unwrap_or(0);
-                    pass.groups
-                        .iter()
-                        .position(|g| {
-                            pass.constrained.iter().position(|c| c == g).unwrap_or(0) > order
-                        })
-                        .unwrap_or(pass.groups.len())
-                })
-            })
-        else {
-            continue;
-        };
-        let name = pass.names.create(node_base(&e)?);
-        let msg = format!(
-            "Runtime assertion failed for expression {} on node '{name}'",
-            sstr(&e)
-        );
-        pass.out.insert(at, msg);
-        pass.exprs.insert(at, e.clone());
-        pass.groups.insert(at, k);
-        pass.added.push(e);
+    if env2.deferred.len() == before {
+        return Ok((pass.out, pass.exprs));
     }
-    Ok((pass.out, pass.exprs))
+    // The new asserts join their key symbol's group; the pass over the
+    // traced-again graph names every node in graph order.
+    let again = run_pass(inputs, &env2)?;
+    Ok((again.out, again.exprs))
 }
 
 fn run_pass<'a>(inputs: &[Input], env: &'a ShapeEnv) -> PyResult<Pass<'a>> {

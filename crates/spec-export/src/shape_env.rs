@@ -511,6 +511,41 @@ impl ShapeEnv {
         }
     }
 
+    /// `e` as the traced graph computes it again from sizes: `%` of a
+    /// non-negative operand is `Mod`, not `PythonMod` (`sym_node`'s mod).
+    pub fn recomputed(&self, e: &Ex) -> PyResult<Ex> {
+        let args: Vec<Ex> = match &**e {
+            Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) | Node::And(a) | Node::Or(a) => a.to_vec(),
+            Node::Pow(a, b) | Node::Rel(_, a, b) => vec![a.clone(), b.clone()],
+            Node::Not(a) => vec![a.clone()],
+            _ => return Ok(e.clone()),
+        };
+        let new = args
+            .iter()
+            .map(|a| self.recomputed(a))
+            .collect::<PyResult<Vec<_>>>()?;
+        if let Node::Fn(Func::PythonMod, _) = &**e {
+            let nonneg = self.bounds(&new[0], false)?.lo >= Ext::Fin(BigInt::zero());
+            let pos = matches!(&*new[1], Node::Int(q) if q.is_positive());
+            if nonneg && pos {
+                return expr::modulo(false, &new[0], &new[1]);
+            }
+        }
+        if new == args {
+            return Ok(e.clone());
+        }
+        let rebuilt: Ex = match &**e {
+            Node::Add(_) => expr::add(&new)?,
+            Node::Mul(_) => expr::mul(&new)?,
+            Node::Rel(op, _, _) => expr::relational(*op, &new[0], &new[1])?,
+            Node::Fn(Func::Mod, _) => expr::modulo(false, &new[0], &new[1])?,
+            Node::Fn(Func::PythonMod, _) => expr::modulo(true, &new[0], &new[1])?,
+            Node::Fn(Func::FloorDiv, _) => expr::floordiv(&new[0], &new[1])?,
+            _ => return unsupported("recomputing an expression of this form"),
+        };
+        Ok(rebuilt)
+    }
+
     /// `_maybe_evaluate_static(expr)` for a relational: replacements,
     /// canonical form, axioms, then the range of `rhs - lhs`.
     pub fn evaluate_static(&self, e: &Ex) -> PyResult<Option<bool>> {
@@ -584,10 +619,6 @@ impl ShapeEnv {
         if self.divisible && has_fn(e, Func::FloorDiv) {
             // `divisible` makes `simplify` turn FloorDiv into CleanDiv.
             return unsupported("a FloorDiv fact after a divisibility fact");
-        }
-        if has_fn(e, Func::PythonMod) {
-            // PyTorch records such a fact twice (with `Mod` too); not modelled.
-            return unsupported("a fact with PythonMod");
         }
         if self.fast_true(e)? {
             return Ok(true);
