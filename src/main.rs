@@ -208,6 +208,11 @@ struct FuzzArgs {
     /// With --mutate --programs: mutants made from each generated program.
     #[arg(long, requires = "programs", default_value_t = 32)]
     mutants_per_program: u64,
+    /// Generated `export_spec` cases (what a spec does to export, make_fx
+    /// and compile; `shared/export-spec-format.md`) instead of the default
+    /// families: their oracle takes tens of milliseconds a case.
+    #[arg(long, conflicts_with_all = ["mutate", "programs"])]
+    export_spec: bool,
     /// With --mutate: do not compare program reports when both load (faster).
     #[arg(long, requires = "mutate")]
     no_reports: bool,
@@ -550,6 +555,9 @@ fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
             s if args.programs && s == Path::new(DEFAULT_STATE) => {
                 s.with_file_name("programs-state.json")
             }
+            s if args.export_spec && s == Path::new(DEFAULT_STATE) => {
+                s.with_file_name("export-spec-state.json")
+            }
             s => s,
         },
         resume: args.resume,
@@ -572,6 +580,10 @@ fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
         let root = cfg.root.clone();
         torchspec::live::run_target(&cfg, move || {
             torchspec::live::programs::Programs::new(&root, registrations.clone())
+        })?
+    } else if args.export_spec {
+        torchspec::live::run_target(&cfg, || {
+            torchspec::live::Cases::of(&torchspec::live::gen::OPT_IN_FAMILIES)
         })?
     } else {
         torchspec::live::run(&cfg)?

@@ -7,7 +7,7 @@ use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use crate::case::Case;
-use crate::testing::{derived, lookup, strategies};
+use crate::testing::{derived, export_spec, lookup, strategies};
 
 /// The generator families, in round-robin order: the build, lookup and
 /// source-name strategies, then each derived-expression family.
@@ -25,9 +25,14 @@ pub const FAMILIES: [&str; 11] = [
     "derived-pow",
 ];
 
-/// The strategy of a family of [`FAMILIES`].
+/// Families a run takes only when asked (`fuzz --live --export-spec`):
+/// their oracle is much slower than the others'.
+pub const OPT_IN_FAMILIES: [&str; 1] = ["export_spec"];
+
+/// The strategy of a family of [`FAMILIES`] or [`OPT_IN_FAMILIES`].
 pub fn strategy(family: &str) -> Option<BoxedStrategy<Case>> {
     Some(match family {
+        "export_spec" => export_spec::export_spec_case().boxed(),
         "build" => strategies::build_case().boxed(),
         "lookup" => lookup::lookup_case().boxed(),
         "source_name" => lookup::source_name_case().boxed(),
@@ -35,18 +40,19 @@ pub fn strategy(family: &str) -> Option<BoxedStrategy<Case>> {
     })
 }
 
-/// The family of generated case `index`.
+/// The family of generated case `index` in the default round robin.
 pub fn family_of(index: u64) -> &'static str {
     FAMILIES[(index % FAMILIES.len() as u64) as usize]
 }
 
-/// The id of generated case `index` of `seed`.
+/// The id of generated case `index` of `seed` in the default round robin.
 pub fn case_id(seed: u64, index: u64) -> String {
     format!("live-s{seed}-{index}")
 }
 
 /// The strategies, built once per worker (building them is not free).
 pub struct Generator {
+    families: Vec<&'static str>,
     strategies: Vec<BoxedStrategy<Case>>,
 }
 
@@ -58,11 +64,39 @@ impl Default for Generator {
 
 impl Generator {
     pub fn new() -> Generator {
+        Generator::of(&FAMILIES)
+    }
+
+    /// A generator over `families` alone, round robin.
+    pub fn of(families: &[&'static str]) -> Generator {
         Generator {
-            strategies: FAMILIES
+            families: families.to_vec(),
+            strategies: families
                 .iter()
                 .map(|f| strategy(f).expect("every family has a strategy"))
                 .collect(),
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        self.families == FAMILIES
+    }
+
+    /// The family of case `index`.
+    pub fn family(&self, index: u64) -> &'static str {
+        self.families[(index % self.families.len() as u64) as usize]
+    }
+
+    /// The id of case `index` of `seed` (`live-sSEED-INDEX`, or with the
+    /// family first for a run over opt-in families).
+    pub fn id(&self, seed: u64, index: u64) -> String {
+        if self.is_default() {
+            case_id(seed, index)
+        } else {
+            format!(
+                "live-{}-s{seed}-{index}",
+                self.families.join("+").replace('_', "-")
+            )
         }
     }
 
@@ -75,7 +109,7 @@ impl Generator {
         bytes[16..24].copy_from_slice(b"tslive01");
         let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
         let mut runner = TestRunner::new_with_rng(Config::default(), rng);
-        let strategy = &self.strategies[(index % FAMILIES.len() as u64) as usize];
+        let strategy = &self.strategies[(index % self.strategies.len() as u64) as usize];
         Box::new(
             strategy
                 .new_tree(&mut runner)
@@ -86,7 +120,7 @@ impl Generator {
     /// Case `index` of `seed`.
     pub fn case(&self, seed: u64, index: u64) -> Case {
         let mut case = self.tree(seed, index).current();
-        case.id = case_id(seed, index);
+        case.id = self.id(seed, index);
         case
     }
 }

@@ -159,6 +159,13 @@ impl Cases {
             gen: Generator::new(),
         }
     }
+
+    /// Cases of `families` alone (`--export-spec`).
+    pub fn of(families: &[&'static str]) -> Cases {
+        Cases {
+            gen: Generator::of(families),
+        }
+    }
 }
 
 impl Default for Cases {
@@ -177,7 +184,7 @@ impl Target for Cases {
         index: u64,
         oracle_time: &mut Duration,
     ) -> (Step, Vec<String>) {
-        let family = gen::family_of(index);
+        let family = self.gen.family(index);
         let case = self.gen.case(seed, index);
         let step = match judge(oracle, family, &case, oracle_time).0 {
             Finding::Agree => Step::Agree,
@@ -351,7 +358,7 @@ pub fn shrink_divergence(
     budget: usize,
     oracle_time: &mut Duration,
 ) -> Option<Kept> {
-    let family = gen::family_of(index);
+    let family = gen.family(index);
     let name = regress::regression_name(family, signature);
     let mut tree = gen.tree(seed, index);
     let shrunk = shrink::shrink(&mut *tree, &name, budget, |c| {
@@ -366,7 +373,7 @@ pub fn shrink_divergence(
         name,
         signature: s,
         family: family.to_string(),
-        original_id: gen::case_id(seed, index),
+        original_id: gen.id(seed, index),
         case: shrunk.case,
         golden_line: reply.line,
         golden: reply.result,

@@ -238,6 +238,7 @@ pub fn family_of_name(name: &str) -> Option<&'static str> {
     let (family, _hash) = rest.rsplit_once('-')?;
     super::gen::FAMILIES
         .iter()
+        .chain(super::gen::OPT_IN_FAMILIES.iter())
         .copied()
         .find(|f| f.replace('_', "-") == family)
 }

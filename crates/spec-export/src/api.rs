@@ -164,6 +164,7 @@ fn export(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trace
     if strict {
         argument_names(call)?;
     }
+    w.env.settle_replacements()?;
     let mut inputs = module_inputs(call)?;
     let names = export_names(call)?;
     for ((fake, _), name) in leaves.into_iter().zip(names) {
@@ -507,6 +508,7 @@ fn make_fx(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trac
     if mode == "fake" {
         real_tensor_in_body(call)?;
     }
+    w.env.settle_replacements()?;
     let inputs: Vec<Input> = leaves
         .into_iter()
         .zip(names)

@@ -417,6 +417,7 @@ fn compile_entry(
         }
     }
     let (inputs, statics) = trace(spec, leaves, w).map_err(internal)?;
+    w.env.settle_replacements()?;
     Ok(Entry {
         wirer_env: w.take_env(),
         inputs,

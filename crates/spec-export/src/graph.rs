@@ -246,12 +246,25 @@ fn retraced(inputs: &[Input], env: &ShapeEnv) -> PyResult<(Vec<String>, Vec<Ex>)
     let mut env2 = env.clone();
     let before = env2.deferred.len();
     for (msg, e) in pass.out.iter().zip(&pass.exprs) {
+        // A size's own `u >= 0` holds for a size-like symbol whatever it
+        // is replaced by.
+        if is_nonneg_size_check(e) {
+            continue;
+        }
         let again = env2.recomputed(&env2.replace(e)?)?;
         let fails = match &*again {
             Node::True => continue,
             Node::False => true,
             _ => match env2.evaluate_static(&again)? {
                 Some(v) => !v,
+                None if is_bound_expr(e) => {
+                    // Which range asserts PyTorch records again on their
+                    // replaced form (a power of the replacing symbol) is not
+                    // modelled.
+                    return Err(Raise::unsupported(
+                        "a range assert over a replaced symbol traced again",
+                    ));
+                }
                 None => {
                     env2.guard_or_defer(&again)?;
                     false
@@ -269,6 +282,11 @@ fn retraced(inputs: &[Input], env: &ShapeEnv) -> PyResult<(Vec<String>, Vec<Ex>)
     // traced-again graph names every node in graph order.
     let again = run_pass(inputs, &env2)?;
     Ok((again.out, again.exprs))
+}
+
+fn is_nonneg_size_check(e: &Ex) -> bool {
+    matches!(&**e, Node::Rel(Rel::Ge, l, r)
+        if matches!(&**l, Node::Sym(_)) && matches!(&**r, Node::Int(i) if i.sign() != num_bigint::Sign::Minus && i.bits() == 0))
 }
 
 fn run_pass<'a>(inputs: &[Input], env: &'a ShapeEnv) -> PyResult<Pass<'a>> {

@@ -18,6 +18,9 @@ use torchspec_spec::sym::expr::{self, Ex, Func, Node, Rel, Symbol};
 use torchspec_spec::sym::facts::{self, Ext};
 use torchspec_spec::sym::subst::xreplace;
 
+/// A polynomial: (monomial as sorted (symbol index, power), coefficient).
+type Poly = Vec<(Vec<(usize, u32)>, BigInt)>;
+
 /// `var_to_range[s]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Range {
@@ -563,26 +566,218 @@ impl ShapeEnv {
         let Node::Rel(op, l, r) = &*c else {
             return Ok(None);
         };
-        let d = self.bounds(&expr::sub(r, l)?, false)?;
+        let diff = expr::sub(r, l)?;
+        let d = self.bounds(&diff, false)?;
         let zero = Ext::Fin(BigInt::zero());
         let one = Ext::Fin(BigInt::one());
+        if self.shift_may_loosen(&diff)? {
+            return self.shifted_decide(*op, &diff);
+        }
+        Ok(self.decide(*op, &d, &zero, &one))
+    }
+
+    /// `_maybe_evaluate_static_worker` on a polynomial fact `0 op diff`:
+    /// each symbol with a finite lower bound `lo` becomes `s + lo - 1`
+    /// (`s` positive, in `[1, hi - lo + 1]`), the difference is expanded,
+    /// its negative terms moved left (`canonicalize_bool_expr`), and the
+    /// two sides' ranges compared (`bound_sympy` of the relational).
+    fn shifted_decide(&self, op: Rel, diff: &Ex) -> PyResult<Option<bool>> {
+        let poly = match self.shifted_poly(diff)? {
+            Some(p) => p,
+            None => return unsupported("static evaluation of a nonlinear fact"),
+        };
+        let (mut lhs, mut rhs) = (
+            (BigInt::zero(), BigInt::zero()),
+            (BigInt::zero(), BigInt::zero()),
+        );
+        let (mut lhs_inf, mut rhs_inf) = (false, false);
+        for (mono, c) in &poly {
+            let (lo, hi) = self.mono_range(mono)?;
+            let (side, inf) = if c.is_negative() {
+                (&mut lhs, &mut lhs_inf)
+            } else {
+                (&mut rhs, &mut rhs_inf)
+            };
+            let k = c.abs();
+            side.0 += &k * &lo;
+            match hi {
+                Some(h) => side.1 += &k * h,
+                None => *inf = true,
+            }
+        }
+        let lo_l = lhs.0.clone();
+        let hi_l = (!lhs_inf).then(|| lhs.1.clone());
+        let lo_r = rhs.0.clone();
+        let hi_r = (!rhs_inf).then(|| rhs.1.clone());
+        let le_true = hi_l.as_ref().is_some_and(|h| *h <= lo_r);
+        let le_false = hi_r.as_ref().is_some_and(|h| lo_l > *h);
+        let lt_true = hi_l.as_ref().is_some_and(|h| *h < lo_r);
+        let lt_false = hi_r.as_ref().is_some_and(|h| lo_l >= *h);
         Ok(match op {
-            Rel::Lt if d.lo >= one => Some(true),
-            Rel::Lt if d.hi <= zero => Some(false),
-            Rel::Le if d.lo >= zero => Some(true),
-            Rel::Le if d.hi < zero => Some(false),
+            Rel::Le if le_true => Some(true),
+            Rel::Le if le_false => Some(false),
+            Rel::Lt if lt_true => Some(true),
+            Rel::Lt if lt_false => Some(false),
             Rel::Eq | Rel::Ne => {
-                let eq = if d.lo == zero && d.hi == zero {
-                    Some(true)
-                } else if d.lo > zero || d.hi < zero {
+                let single = |l: &BigInt, h: &Option<BigInt>| h.as_ref() == Some(l);
+                let eq = if single(&lo_l, &hi_l) && single(&lo_r, &hi_r) {
+                    Some(lo_l == lo_r)
+                } else if le_false || hi_l.as_ref().is_some_and(|h| *h < lo_r) {
                     Some(false)
                 } else {
                     None
                 };
-                eq.map(|b| b == (*op == Rel::Eq))
+                eq.map(|b| b == (op == Rel::Eq))
             }
             _ => None,
         })
+    }
+
+    /// The range of a monomial of shifted symbols (`None` upper: infinite).
+    fn mono_range(&self, mono: &[(usize, u32)]) -> PyResult<(BigInt, Option<BigInt>)> {
+        let (mut lo, mut hi) = (BigInt::one(), Some(BigInt::one()));
+        for (k, e) in mono {
+            let r = &self.syms[*k].range;
+            let Ext::Fin(l) = &r.lo else {
+                return unsupported("a shifted symbol without a lower bound");
+            };
+            let span_hi = match &r.hi {
+                Ext::Fin(h) => Some(h - l + 1),
+                _ => None,
+            };
+            lo *= BigInt::one();
+            for _ in 0..*e {
+                hi = match (hi, &span_hi) {
+                    (Some(a), Some(b)) => Some(a * b),
+                    _ => None,
+                };
+            }
+        }
+        Ok((lo, hi))
+    }
+
+    /// `diff` as a polynomial in the shifted symbols: monomial (symbol
+    /// index, power) sorted, to coefficient; `None` outside polynomials.
+    fn shifted_poly(&self, e: &Ex) -> PyResult<Option<Poly>> {
+        fn add_into(p: &mut Poly, mono: Vec<(usize, u32)>, c: BigInt) {
+            match p.iter_mut().find(|(m, _)| *m == mono) {
+                Some((_, k)) => *k += c,
+                None => p.push((mono, c)),
+            }
+        }
+        fn mul(a: &Poly, b: &Poly) -> Poly {
+            let mut out = Vec::new();
+            for (ma, ca) in a {
+                for (mb, cb) in b {
+                    let mut m = ma.clone();
+                    for (k, e) in mb {
+                        match m.iter_mut().find(|(j, _)| j == k) {
+                            Some((_, x)) => *x += e,
+                            None => m.push((*k, *e)),
+                        }
+                    }
+                    m.sort();
+                    add_into(&mut out, m, ca * cb);
+                }
+            }
+            out
+        }
+        let walk = |e: &Ex| self.shifted_poly(e);
+        Ok(Some(
+            match &**e {
+                Node::Int(i) => vec![(vec![], i.clone())],
+                Node::Sym(sym) => {
+                    let k = self.index_of(&sym.name)?;
+                    let Ext::Fin(lo) = &self.syms[k].range.lo else {
+                        return Ok(None);
+                    };
+                    vec![(vec![(k, 1)], BigInt::one()), (vec![], lo - 1)]
+                }
+                Node::Add(a) => {
+                    let mut out = Vec::new();
+                    for x in a {
+                        let Some(p) = walk(x)? else { return Ok(None) };
+                        for (m, c) in p {
+                            add_into(&mut out, m, c);
+                        }
+                    }
+                    out
+                }
+                Node::Mul(a) => {
+                    let mut out: Poly = vec![(vec![], BigInt::one())];
+                    for x in a {
+                        let Some(p) = walk(x)? else { return Ok(None) };
+                        out = mul(&out, &p);
+                    }
+                    out
+                }
+                Node::Pow(b, x) => {
+                    let (Some(p), Some(n)) = (
+                        walk(b)?,
+                        x.as_int().and_then(|n| u32::try_from(n.clone()).ok()),
+                    ) else {
+                        return Ok(None);
+                    };
+                    let mut out: Poly = vec![(vec![], BigInt::one())];
+                    for _ in 0..n.min(8) {
+                        out = mul(&out, &p);
+                    }
+                    if n > 8 {
+                        return Ok(None);
+                    }
+                    out
+                }
+                _ => return Ok(None),
+            }
+            .into_iter()
+            .filter(|(_, c)| !c.is_zero())
+            .collect(),
+        ))
+    }
+
+    /// Whether `e` has a power or a product of symbols over a symbol whose
+    /// range does not start at 1.
+    fn shift_may_loosen(&self, e: &Ex) -> PyResult<bool> {
+        fn nonlinear(e: &Ex) -> bool {
+            match &**e {
+                Node::Pow(..) => true,
+                Node::Mul(f) => {
+                    f.iter().filter(|x| !matches!(&***x, Node::Int(_))).count() > 1
+                        || f.iter().any(nonlinear)
+                }
+                Node::Add(a) | Node::Fn(_, a) => a.iter().any(nonlinear),
+                _ => false,
+            }
+        }
+        if !nonlinear(e) {
+            return Ok(false);
+        }
+        for n in free(e) {
+            if self.syms[self.index_of(&n)?].range.lo != Ext::Fin(BigInt::one()) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn decide(&self, op: Rel, d: &Range, zero: &Ext, one: &Ext) -> Option<bool> {
+        match op {
+            Rel::Lt if d.lo >= *one => Some(true),
+            Rel::Lt if d.hi <= *zero => Some(false),
+            Rel::Le if d.lo >= *zero => Some(true),
+            Rel::Le if d.hi < *zero => Some(false),
+            Rel::Eq | Rel::Ne => {
+                let eq = if d.lo == *zero && d.hi == *zero {
+                    Some(true)
+                } else if d.lo > *zero || d.hi < *zero {
+                    Some(false)
+                } else {
+                    None
+                };
+                eq.map(|b| b == (op == Rel::Eq))
+            }
+            _ => None,
+        }
     }
 
     /// `_maybe_fast_eval_comparison`: `sum >= 0` of non-negative terms.
@@ -834,6 +1029,26 @@ impl ShapeEnv {
             (div_ext(&nb.lo, &den, true), div_ext(&nb.hi, &den, false))
         };
         self.update_range(b, &Range::new(lo, hi))
+    }
+
+    /// What `_find` does when a replacement's target was itself replaced
+    /// since: the replacement is set again through `_set_replacement`,
+    /// whose range update narrows the symbol (`u0 := 2*u2`, then
+    /// `u2 := 3*u3`, gives `u0 := 6*u3` and `u0 <= 24`). Run before the
+    /// graph is read.
+    pub fn settle_replacements(&mut self) -> PyResult<()> {
+        for k in 0..self.syms.len() {
+            let Some(old) = self.syms[k].replacement.clone() else {
+                continue;
+            };
+            let found = self.replace(&old)?;
+            if found != old {
+                let bound = self.bounds(&found, false)?;
+                self.update_range(k, &bound)?;
+                self.syms[k].replacement = Some(found);
+            }
+        }
+        Ok(())
     }
 
     /// The ranges of every symbol, in allocation order.
