@@ -530,9 +530,19 @@ fn check(
             None => return Err(Raise::unsupported("a guard on a replaced symbol")),
         };
         if !holds {
-            let text = match (source_text(&where_[k]), guard_expr(&printed, &where_)) {
-                (Some(a), Some(b)) => Some(format!("{a} == {b}")),
-                _ => None,
+            // The guard names the later symbol first: `x.size()[1] ==
+            // x.size()[0]` whichever way the replacement points.
+            let later = free_syms(&printed).into_iter().max().filter(|j| *j > k);
+            let text = match (&*printed, later) {
+                (Node::Sym(_), Some(j)) => match (source_text(&where_[j]), source_text(&where_[k]))
+                {
+                    (Some(a), Some(b)) => Some(format!("{a} == {b}")),
+                    _ => None,
+                },
+                _ => match (source_text(&where_[k]), guard_expr(&printed, &where_)) {
+                    (Some(a), Some(b)) => Some(format!("{a} == {b}")),
+                    _ => None,
+                },
             };
             return Ok(GuardCheck::Symbolic(text));
         }

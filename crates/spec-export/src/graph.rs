@@ -114,34 +114,83 @@ fn is_bound_expr(e: &Ex) -> bool {
     }
 }
 
-struct Pass<'a> {
-    env: &'a ShapeEnv,
+struct Pass {
+    /// The ShapeEnv as the pass sees it: each inserted assert is run on
+    /// the fake sizes (`_node_metadata_hook`), which may record more.
+    env: ShapeEnv,
     names: Names,
     out: Vec<String>,
     exprs: Vec<Ex>,
-    /// The symbol whose definition each assert was emitted under.
-    groups: Vec<usize>,
-    /// The symbol being defined now.
-    current: usize,
     bound: Vec<usize>,
     constrained: Vec<usize>,
     added: Vec<Ex>,
+    /// `ras_by_symbol`: a copy of the keys at the start, sharing the lists.
     by_symbol: Vec<(usize, Vec<Ex>)>,
+    /// Keys whose list was taken (popped) already: what is recorded under
+    /// them later is lost.
+    taken: Vec<usize>,
+    /// The list being run now (the popped list of the symbol defined now).
+    running: Option<(usize, Vec<Ex>)>,
 }
 
-impl Pass<'_> {
+impl Pass {
     fn emit(&mut self, e: &Ex, text: String) -> PyResult<()> {
         let name = self.names.create(node_base(e)?);
-        self.out.push(format!(
-            "Runtime assertion failed for expression {text} on node '{name}'"
-        ));
+        let msg = format!("Runtime assertion failed for expression {text} on node '{name}'");
+        self.out.push(msg.clone());
         self.exprs.push(e.clone());
-        self.groups.push(self.current);
         self.added.push(e.clone());
-        Ok(())
+        if is_nonneg_size_check(e) {
+            // A size's own `u >= 0` holds for a size-like symbol whatever
+            // it is replaced by (the hook decides it size-obliviously).
+            return Ok(());
+        }
+        self.run_on_fakes(e, msg)
+    }
+
+    /// The inserted `_assert_scalar` run on the fake sizes: the expression
+    /// after replacements, `%` of a non-negative size being `Mod`; false
+    /// raises its message, unknown is recorded (and lands in its key
+    /// symbol's list if that list is still to run).
+    fn run_on_fakes(&mut self, e: &Ex, msg: String) -> PyResult<()> {
+        let again = self.env.recomputed(&self.env.replace(e)?)?;
+        let verdict = match &*again {
+            Node::True => Some(true),
+            Node::False => Some(false),
+            _ => self.env.evaluate_static(&again)?,
+        };
+        match verdict {
+            Some(true) => Ok(()),
+            Some(false) => Err(Raise::new("RuntimeError", msg)),
+            None => {
+                let before = self.env.deferred.len();
+                self.env.guard_or_defer(&again)?;
+                let fresh: Vec<(usize, Ex)> = self.env.deferred[before..].to_vec();
+                for (k, c) in fresh {
+                    self.route(k, c);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn route(&mut self, k: usize, c: Ex) {
+        if let Some((r, list)) = &mut self.running {
+            if *r == k {
+                list.push(c);
+                return;
+            }
+        }
+        if self.taken.contains(&k) {
+            return;
+        }
+        if let Some((_, v)) = self.by_symbol.iter_mut().find(|(s, _)| *s == k) {
+            v.push(c);
+        }
     }
 
     fn take(&mut self, k: usize) -> Vec<Ex> {
+        self.taken.push(k);
         match self.by_symbol.iter().position(|(s, _)| *s == k) {
             Some(i) => self.by_symbol.remove(i).1,
             None => Vec::new(),
@@ -155,36 +204,35 @@ impl Pass<'_> {
         }
     }
 
-    fn add_runtime_asserts(&mut self, ras: Vec<Ex>) -> PyResult<()> {
-        for ra in ras {
-            let fs = free_syms(&ra);
-            if self.added.contains(&ra)
-                || fs.len() == 1 && self.constrained.contains(&fs[0]) && is_bound_expr(&ra)
-            {
-                continue;
-            }
-            let mut missing: Vec<usize> = fs
-                .iter()
-                .filter(|s| !self.bound.contains(s))
-                .copied()
-                .collect();
-            if !missing.is_empty() {
-                // `min(missing, key=str)`: by name, so u10 before u2.
-                missing.sort_by_key(|k| format!("u{k}"));
-                self.push_key(missing[0], ra);
-                continue;
-            }
-            let text = sstr(&ra);
-            self.emit(&ra, text)?;
+    /// One runtime assert of the list being run.
+    fn add_runtime_assert(&mut self, ra: Ex) -> PyResult<()> {
+        let fs = free_syms(&ra);
+        if self.added.contains(&ra)
+            || fs.len() == 1 && self.constrained.contains(&fs[0]) && is_bound_expr(&ra)
+        {
+            return Ok(());
         }
-        Ok(())
+        let mut missing: Vec<usize> = fs
+            .iter()
+            .filter(|s| !self.bound.contains(s))
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            // `min(missing, key=str)`: by name, so u10 before u2.
+            missing.sort_by_key(|k| format!("u{k}"));
+            self.push_key(missing[0], ra);
+            return Ok(());
+        }
+        let text = sstr(&ra);
+        self.emit(&ra, text)
     }
 
     fn define(&mut self, k: usize) -> PyResult<()> {
         if self.constrained.contains(&k) {
             return Ok(());
         }
-        self.current = k;
+        let ras = self.take(k);
+        self.running = Some((k, ras));
         let r = self.env.range(k).clone();
         let max_minus_one = Ext::Fin(BigInt::from(i64::MAX) - 1);
         let hi = if r.hi == max_minus_one {
@@ -204,8 +252,17 @@ impl Pass<'_> {
             }
         }
         self.constrained.push(k);
-        let ras = self.take(k);
-        self.add_runtime_asserts(ras)
+        let mut i = 0;
+        loop {
+            let next = match &self.running {
+                Some((_, list)) if i < list.len() => list[i].clone(),
+                _ => break,
+            };
+            self.add_runtime_assert(next)?;
+            i += 1;
+        }
+        self.running = None;
+        Ok(())
     }
 }
 
@@ -227,69 +284,15 @@ fn ge_node(k: usize, v: &BigInt, ge: bool) -> Ex {
 /// placeholder, per symbol it binds, its range checks then the deferred
 /// asserts keyed under it.
 pub(crate) fn asserts(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<String>> {
-    Ok(retraced(inputs, env)?.0)
+    Ok(run_pass(inputs, env)?.out)
 }
 
 /// The expressions of those asserts, in the same order.
 pub(crate) fn assert_exprs(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<Ex>> {
-    Ok(retraced(inputs, env)?.1)
+    Ok(run_pass(inputs, env)?.exprs)
 }
 
-/// The asserts once the graph is traced again with them in it: each runs
-/// on the inputs' sizes after replacements (`Eq(Mod(u0, 4), 0)` becomes
-/// `Eq(Mod(2*u1, 4), 0)` once `u0 := 2*u1`): a statically false one raises
-/// its own message, one that is neither true nor known is recorded anew
-/// and lands at the end of its key symbol's group (`%` of a non-negative
-/// size is `Mod` there, so `Eq(PythonMod(u0, 4), 0)` gains `Eq(Mod(u0, 4), 0)`).
-fn retraced(inputs: &[Input], env: &ShapeEnv) -> PyResult<(Vec<String>, Vec<Ex>)> {
-    let pass = run_pass(inputs, env)?;
-    let mut env2 = env.clone();
-    let before = env2.deferred.len();
-    for (msg, e) in pass.out.iter().zip(&pass.exprs) {
-        // A size's own `u >= 0` holds for a size-like symbol whatever it
-        // is replaced by.
-        if is_nonneg_size_check(e) {
-            continue;
-        }
-        let again = env2.recomputed(&env2.replace(e)?)?;
-        let fails = match &*again {
-            Node::True => continue,
-            Node::False => true,
-            _ => match env2.evaluate_static(&again)? {
-                Some(v) => !v,
-                None if is_bound_expr(e) => {
-                    // Which range asserts PyTorch records again on their
-                    // replaced form (a power of the replacing symbol) is not
-                    // modelled.
-                    return Err(Raise::unsupported(
-                        "a range assert over a replaced symbol traced again",
-                    ));
-                }
-                None => {
-                    env2.guard_or_defer(&again)?;
-                    false
-                }
-            },
-        };
-        if fails {
-            return Err(Raise::new("RuntimeError", msg.clone()));
-        }
-    }
-    if env2.deferred.len() == before {
-        return Ok((pass.out, pass.exprs));
-    }
-    // The new asserts join their key symbol's group; the pass over the
-    // traced-again graph names every node in graph order.
-    let again = run_pass(inputs, &env2)?;
-    Ok((again.out, again.exprs))
-}
-
-fn is_nonneg_size_check(e: &Ex) -> bool {
-    matches!(&**e, Node::Rel(Rel::Ge, l, r)
-        if matches!(&**l, Node::Sym(_)) && matches!(&**r, Node::Int(i) if i.sign() != num_bigint::Sign::Minus && i.bits() == 0))
-}
-
-fn run_pass<'a>(inputs: &[Input], env: &'a ShapeEnv) -> PyResult<Pass<'a>> {
+fn run_pass(inputs: &[Input], env: &ShapeEnv) -> PyResult<Pass> {
     let mut by_symbol: Vec<(usize, Vec<Ex>)> = Vec::new();
     for (k, e) in &env.deferred {
         match by_symbol.iter_mut().find(|(s, _)| s == k) {
@@ -298,16 +301,16 @@ fn run_pass<'a>(inputs: &[Input], env: &'a ShapeEnv) -> PyResult<Pass<'a>> {
         }
     }
     let mut pass = Pass {
-        env,
+        env: env.clone(),
         names: Names::default(),
         out: Vec::new(),
         exprs: Vec::new(),
-        groups: Vec::new(),
-        current: 0,
         bound: Vec::new(),
         constrained: Vec::new(),
         added: Vec::new(),
         by_symbol,
+        taken: Vec::new(),
+        running: None,
     };
     for input in inputs {
         let defs: Vec<usize> = match &input.fake {
@@ -327,4 +330,10 @@ fn run_pass<'a>(inputs: &[Input], env: &'a ShapeEnv) -> PyResult<Pass<'a>> {
         }
     }
     Ok(pass)
+}
+
+/// `u >= c` with `c <= 0`: a size's own lower bound check.
+fn is_nonneg_size_check(e: &Ex) -> bool {
+    matches!(&**e, Node::Rel(Rel::Ge, l, r)
+        if matches!(&**l, Node::Sym(_)) && matches!(&**r, Node::Int(i) if i.sign() != num_bigint::Sign::Plus))
 }
