@@ -243,6 +243,8 @@ def worker() -> None:
         import zoo_types  # noqa: F401
     except ImportError:
         pass
+    sys.stdout.write("ready\n")  # imports done: --timeout counts from the request on
+    sys.stdout.flush()
     for line in sys.stdin:
         req = json.loads(line)
         fn = cpp_round_trip if req["reader"] == "cpp" else python_round_trip
@@ -255,6 +257,9 @@ def worker() -> None:
 # The parent: workers that may die.
 # ---------------------------------------------------------------------------
 
+STARTUP_TIMEOUT = 300
+
+
 class Worker:
     def __init__(self):
         self.err = tempfile.TemporaryFile()
@@ -263,6 +268,8 @@ class Worker:
                                      cwd=HERE, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.proc.stdout, selectors.EVENT_READ)
+        if not self.sel.select(STARTUP_TIMEOUT) or self.proc.stdout.readline() != "ready\n":
+            raise SystemExit("round_trip.py: a worker did not start (import torch)")
 
     def ask(self, req: dict, timeout: float) -> dict:
         try:
