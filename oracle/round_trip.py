@@ -4,7 +4,7 @@ Usage:
     .oracle/bin/python oracle/round_trip.py [FILE.pt2 ...] [--mutants DIR] [--timeout S]
         [--out target/round-trip/results.jsonl] [--findings docs/upstream/round-trip.jsonl]
 
-With no FILE, every corpus/programs/*.pt2 and corpus/weights/*.pt2 (the weights
+With no FILE and no --mutants, every corpus/programs/*.pt2 and corpus/weights/*.pt2 (the weights
 corpus's MALFORMED archives, broken on purpose, count as invalid: refusing them is
 right). `--from-results FILE` rebuilds the findings from a previous --out. Each file goes
 through two round trips, each in a worker process:
@@ -119,6 +119,11 @@ def general_path(path) -> str:
         s += "[*]" if isinstance(p, int) else (".*" if prev in MAP_FIELDS else "." + str(p))
         prev = p
     return s
+
+
+def short(v, n=80) -> str:
+    s = repr(v) if not isinstance(v, (dict, list)) else json.dumps(v)
+    return s if len(s) <= n else s[: n - 3] + "..."
 
 
 NON_FINITE = {"Infinity", "-Infinity", "NaN"}
@@ -344,16 +349,74 @@ def function_of(reader: str, signature: str) -> str:
     return CPP_FUNCTION if reader == "cpp" else PY_FUNCTION
 
 
+def mutant_source(path: str):
+    """(zoo archive, [old, new]) for a mutant of oracle/mutate.py (its DIR/mutants.jsonl), so a
+    one-liner rebuilds it from the committed zoo; None for any other file."""
+    index = os.path.join(os.path.dirname(os.path.join(ROOT, path)), "mutants.jsonl")
+    if not os.path.exists(index):
+        return None
+    stem = os.path.basename(path)[:-len(".pt2")]
+    with open(index) as f:
+        rec = next((r for r in map(json.loads, f) if r["id"] == stem), None)
+    if rec is None:
+        return None
+    zoo = os.path.join("corpus", "programs", rec["program"] + ".pt2")
+    with zipfile.ZipFile(os.path.join(ROOT, zoo)) as z:
+        entry = program_entries(z)[0]
+        orig = z.read(entry).decode("utf-8")
+    with zipfile.ZipFile(os.path.join(ROOT, path)) as z:
+        text = z.read(program_entries(z)[0]).decode("utf-8")
+    i = 0
+    while i < min(len(orig), len(text)) and orig[i] == text[i]:
+        i += 1
+    j = 0
+    while j < min(len(orig), len(text)) - i and orig[-1 - j] == text[-1 - j]:
+        j += 1
+    ctx = 16
+    while True:
+        a, b = max(0, i - ctx), j - ctx if j > ctx else 0
+        old, new = orig[a:len(orig) - b], text[a:len(text) - b]
+        if orig.count(old) == 1 or (a == 0 and b == 0):
+            break
+        ctx *= 2
+    return zoo, entry, [old, new]
+
+
+def text_expr(path: str, entry: str) -> str:
+    """Python source for the program JSON of `path`: read from it, or a mutant rebuilt
+    from its zoo program with one replacement."""
+    src = mutant_source(path)
+    if src is None:
+        return f"zipfile.ZipFile({json.dumps(path)}).read({json.dumps(entry)}).decode()"
+    zoo, zentry, (old, new) = src
+    return (f"zipfile.ZipFile({json.dumps(zoo)}).read({json.dumps(zentry)}).decode()"
+            f".replace({json.dumps(old)},{json.dumps(new)},1)")
+
+
+def archive_expr(path: str) -> tuple[str, str]:
+    """(setup, argument of torch.export.load): the archive itself, or a mutant rebuilt in
+    memory from its zoo archive (every other entry kept)."""
+    src = mutant_source(path)
+    if src is None:
+        return "", json.dumps(path)
+    zoo, zentry, (old, new) = src
+    return (f"z=zipfile.ZipFile({json.dumps(zoo)});n={json.dumps(zentry)};"
+            f"m=z.read(n).decode().replace({json.dumps(old)},{json.dumps(new)},1);a=io.BytesIO();"
+            "w=zipfile.ZipFile(a,\"w\");[w.writestr(i,m if i.filename==n else z.read(i)) for i in z.infolist()];"
+            "w.close();a.seek(0);"), "a"
+
+
 def one_liner(reader: str, path: str, entry: str, jpath, registrations: bool) -> str:
     p = json.dumps(list(jpath))
     head = "import io,json,zipfile,torch;" + ("import zoo_types;" if registrations else "") + _GET
     if reader == "cpp":
-        body = (f"t=zipfile.ZipFile({json.dumps(path)}).read({json.dumps(entry)}).decode();"
+        body = (f"t={text_expr(path, entry)};"
                 "o=torch._C._export.serialize_exported_program(torch._C._export.deserialize_exported_program(t));"
                 f"print(repr(g(json.loads(t),{p})),\"->\",repr(g(json.loads(o),{p})))")
     else:
-        body = (f"t=zipfile.ZipFile({json.dumps(path)}).read({json.dumps(entry)}).decode();"
-                f"b=io.BytesIO();torch.export.save(torch.export.load({json.dumps(path)}),b);"
+        setup, arg = archive_expr(path)
+        body = (f"{setup}t={text_expr(path, entry)};"
+                f"b=io.BytesIO();torch.export.save(torch.export.load({arg}),b);"
                 "z=zipfile.ZipFile(b);o=z.read([n for n in z.namelist() if n.endswith(\"models/model.json\")][0]);"
                 f"print(repr(g(json.loads(t),{p})),\"->\",repr(g(json.loads(o),{p})))")
     env = "PYTHONPATH=oracle " if registrations else ""
@@ -363,11 +426,12 @@ def one_liner(reader: str, path: str, entry: str, jpath, registrations: bool) ->
 def crash_liner(reader: str, path: str, entry: str | None, registrations: bool) -> str:
     head = "import zipfile,torch;" + ("import zoo_types;" if registrations else "")
     if reader == "cpp":
-        body = (f"t=zipfile.ZipFile({json.dumps(path)}).read({json.dumps(entry)}).decode();"
+        body = (f"t={text_expr(path, entry)};"
                 "torch._C._export.serialize_exported_program(torch._C._export.deserialize_exported_program(t));"
                 "print(\"round trip ok\")")
     else:
-        body = (f"import io;b=io.BytesIO();torch.export.save(torch.export.load({json.dumps(path)}),b);"
+        setup, arg = archive_expr(path)
+        body = (f"import io;{setup}b=io.BytesIO();torch.export.save(torch.export.load({arg}),b);"
                 "print(\"round trip ok\")")
     env = "PYTHONPATH=oracle " if registrations else ""
     return f"{env}python -c '{head}{body}'"
@@ -444,6 +508,12 @@ def findings(records: list[dict], timeout: float, version: str) -> list[dict]:
     """The records' findings by signature, each with a one-liner run here."""
     groups: dict = {}
     for rec in records:
+        # A mutant's JSON is non-canonical by construction (unknown fields, a key
+        # left at its default, a re-indented treespec): the writer normalising it
+        # is no finding until each mutation class is triaged, so only its crashes
+        # and writer exceptions count.
+        if not rec["valid"] and rec["outcome"] == "differs":
+            continue
         for cls, sig, n, example in findings_of(rec, rec["reader"], rec["valid"]):
             g = groups.setdefault(sig, {"class": cls, "signature": sig, "reader": rec["reader"],
                                         "count": 0, "inputs": 0, "first": None})
@@ -484,6 +554,8 @@ def findings(records: list[dict], timeout: float, version: str) -> list[dict]:
             "prints": ran["stdout"] if ran["returncode"] == 0 else None,
             "raises": None if ran["returncode"] == 0 else ran["last_stderr"],
             "returncode": ran["returncode"],
+            # a crash or writer exception seen in a worker must also happen in a fresh process
+            "reproduced": (ran["returncode"] != 0) == (res["outcome"] != "differs"),
         })
     return out
 
@@ -514,7 +586,7 @@ def main() -> None:
     else:
         from weights_zoo import MALFORMED  # archives broken on purpose: refusing them is right
         files = [(f, True) for f in args.files]
-        if not args.files:
+        if not args.files and not args.mutants:
             files = [(f, True) for f in sorted(glob.glob(os.path.join(ROOT, "corpus", "programs", "*.pt2")))
                      + sorted(glob.glob(os.path.join(ROOT, "corpus", "weights", "*.pt2")))]
         files = [(f, valid and os.path.basename(f)[:-len(".pt2")] not in MALFORMED) for f, valid in files]

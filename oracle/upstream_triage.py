@@ -92,20 +92,18 @@ def packets() -> list[dict]:
 
 
 def round_trip_findings() -> list[dict]:
-    p = os.path.join(UPSTREAM, "round-trip.jsonl")
-    if not os.path.exists(p):
-        return []
+    """oracle/round_trip.py's findings: round-trip.jsonl (the corpus), round-trip-*.jsonl (mutants)."""
     out = []
-    with open(p) as f:
-        for line in f:
-            x = json.loads(line)
-            if "path" in x:  # the JSON path of the first change
-                x["path_json"] = x.pop("path")
-            x["name"] = "round-trip-" + hashlib.sha1(x["signature"].encode()).hexdigest()[:8]
-            x["path"] = os.path.relpath(os.path.join(UPSTREAM, x["name"] + ".md"), ROOT)
-            x["one_liners"] = [x["one_liner"]]
-            x["expects"] = [x["prints"] if x.get("prints") is not None else x.get("raises")]
-            out.append(x)
+    for p in sorted(glob.glob(os.path.join(UPSTREAM, "round-trip*.jsonl"))):
+        with open(p) as f:
+            out += [json.loads(line) for line in f]
+    for x in out:
+        if "path" in x:  # the JSON path of the first change
+            x["path_json"] = x.pop("path")
+        x["name"] = "round-trip-" + hashlib.sha1(x["signature"].encode()).hexdigest()[:8]
+        x["path"] = os.path.relpath(os.path.join(UPSTREAM, x["name"] + ".md"), ROOT)
+        x["one_liners"] = [x["one_liner"]]
+        x["expects"] = [x["prints"] if x.get("prints") is not None else x.get("raises")]
     return out
 
 
@@ -192,7 +190,16 @@ def round_trip_packet(x: dict) -> str:
             f"prints (torch {x['torch']}):\n\n{said}\n")
 
 
-def write_readme(rows: list[dict], class5: list[dict], versions: dict) -> None:
+def mutant_name(first: str) -> str:
+    """`target/mutants/DIR/s1-00003-CLASS.pt2 (P/models/model.json)` is mutant 3 of
+    `oracle/mutate.py --seed 1` (its one-liner rebuilds it from the zoo program P)."""
+    m = re.match(r"target/mutants/[^/]+/(s(\d+)-(\d+)-\w+)\.pt2 \(([^/]+)/", first)
+    if not m:
+        return f"`{first}`"
+    return f"`{m.group(1)}` (`oracle/mutate.py --seed {m.group(2)}`) on `corpus/programs/{m.group(4)}.pt2`"
+
+
+def write_readme(rows: list[dict], class5: list[dict], versions: dict, unrep: list[dict]) -> None:
     vs = sorted(versions, key=_vkey)
     L = ["# Upstream findings: PyTorch's readers and writers of exported programs, by severity",
          "",
@@ -201,7 +208,8 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict) -> None:
          "written back by the C++ reader/writer and by `torch.export.load`/`save`, compared as JSON values",
          "under Python's rules) and the Python-versus-C++ packets of `torchspec fuzz --live --mutate`.",
          "The last columns are `oracle/check_upstream.py`'s verdict per torch version: `holds` when the",
-         "one-liners print what the packet says, `fixed` (or changed) when not.",
+         "one-liners print what the packet says, `differs` when not (fixed, changed, or a packet whose",
+         "one-liner no longer runs: see its check file in `check/`).",
          "",
          "Classes: " + "; ".join(f"{k} {v}" for k, v in CLASS_NAMES.items()) + ".",
          "",
@@ -209,9 +217,9 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict) -> None:
          + "".join(f"{v} | " for v in vs),
          "|---|---|---|---|---|---|" + "---|" * len(vs)]
     for r in rows:
-        count = (f"{r['count']} {r['count_note']} in {r['inputs']} program(s)" if "count_note" in r
-                 else "1 kept mutant")
-        first = (f"`{r['seed']}` on `{r['program']}`" if r.get("seed") else f"`{r['first']}`")
+        count = ("1 kept mutant" if "count_note" not in r else f"{r['count']} inputs"
+                 if r["count_note"] == "inputs" else f"{r['count']} paths changed in {r['inputs']} program(s)")
+        first = (f"`{r['seed']}` on `{r['program']}`" if r.get("seed") else mutant_name(r["first"]))
         liner = r["one_liners"][-1]  # a fuzzer packet's C++ half: the reader that disagrees
         verdicts = [versions[v].get(r["name"], {}).get("verdict", "not run") for v in vs]
         L.append(f"| {r['class']} | [{cell(r['signature'])}]({os.path.basename(r['path'])}) | {count} | "
@@ -234,6 +242,11 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict) -> None:
         types = sorted({p["python"].split(":")[0] for p in ps})
         L.append(f"| `{k}` | {len(ps)} | {', '.join(types)} | `{ps[0]['seed']}` on `{ps[0]['program']}` |")
     L.append(f"| total | {len(class5)} | | |")
+    if unrep:
+        L += ["", "## Seen in a worker, not reproduced by a fresh process", "",
+              "`oracle/round_trip.py` saw these in its warm worker; the one-liner, run alone, does not",
+              "show them (state left by earlier inputs in the same process), so they have no packet yet.", ""]
+        L += [f"- class {x['class']}: `{x['signature']}` (`{x['first']}`)" for x in unrep]
     with open(os.path.join(UPSTREAM, "README.md"), "w") as f:
         f.write("\n".join(L) + "\n")
 
@@ -254,8 +267,10 @@ def main() -> None:
         if os.path.abspath(have) != os.path.abspath(want):
             os.replace(have, want)
             p["path"] = os.path.relpath(want, ROOT)
+    unrep = [x for x in rt if x.get("reproduced") is False]
+    rt = [x for x in rt if x.get("reproduced") is not False]
     rows = sorted(rt + [p for p in ps if p["class"] < 5], key=lambda r: (r["class"], r["signature"]))
-    write_readme(rows, [p for p in ps if p["class"] == 5], checks())
+    write_readme(rows, [p for p in ps if p["class"] == 5], checks(), unrep)
     n = {c: sum(1 for r in rt + ps if r["class"] == c) for c in range(1, 6)}
     for c in range(1, 6):
         print(f"class {c}: {n[c]}")
