@@ -257,8 +257,9 @@ def main() -> None:
     for f in glob.glob(os.path.join(UPSTREAM, "round-trip-*.md")):
         os.remove(f)
     for x in rt:
-        with open(os.path.join(ROOT, x["path"]), "w") as f:
-            f.write(round_trip_packet(x))
+        if x.get("reproduced") is not False:
+            with open(os.path.join(ROOT, x["path"]), "w") as f:
+                f.write(round_trip_packet(x))
     ps = packets()
     for p in ps:
         classify(p)
