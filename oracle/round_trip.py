@@ -342,6 +342,11 @@ FUNCTIONS = {
 
 
 def function_of(reader: str, signature: str) -> str:
+    if reader == "cpp" and "std::get: wrong index for variant" in signature:
+        return ("the unions' from_json in torch/csrc/utils/generated_serialization_types.h "
+                "(e.g. `from_json(const nlohmann::json&, InputSpec&)`): a union object with no known "
+                "key returns without a word, leaving `variant_` empty (index 0) and `tag_` at its "
+                "default; the union's to_json then calls `get_<tag>()`, a std::get of the wrong index")
     path = signature.split(": ")[1] if ": " in signature else ""
     for (r, suffix), f in FUNCTIONS.items():
         if r == reader and path.endswith(suffix):
@@ -380,6 +385,21 @@ def mutant_source(path: str):
             break
         ctx *= 2
     return zoo, entry, [old, new]
+
+
+_INDEX: dict = {}
+
+
+def mutation_class(path: str) -> str | None:
+    """The mutation class of a mutant of oracle/mutate.py (its DIR/mutants.jsonl), else None."""
+    d = os.path.dirname(os.path.join(ROOT, path))
+    if d not in _INDEX:
+        index = os.path.join(d, "mutants.jsonl")
+        _INDEX[d] = {}
+        if os.path.exists(index):
+            with open(index) as f:
+                _INDEX[d] = {r["id"]: r["class"] for r in map(json.loads, f)}
+    return _INDEX[d].get(os.path.basename(path)[:-len(".pt2")])
 
 
 def text_expr(path: str, entry: str) -> str:
@@ -519,6 +539,10 @@ def findings(records: list[dict], timeout: float, version: str) -> list[dict]:
                                         "count": 0, "inputs": 0, "first": None})
             g["inputs"] += 1
             g["count"] += n
+            cls_of = mutation_class(rec["file"])
+            if cls_of is not None:
+                by = g.setdefault("by_mutation_class", {})
+                by[cls_of] = by.get(cls_of, 0) + 1
             if g["first"] is None:
                 g["first"] = {"file": rec["file"], "entry": rec.get("entry"), "result": rec,
                               "example": example}
@@ -550,6 +574,8 @@ def findings(records: list[dict], timeout: float, version: str) -> list[dict]:
             "first": first["file"] + (f" ({first['entry']})" if first["entry"] else ""),
             "count_note": "paths changed" if res["outcome"] == "differs" else "inputs",
             "function": function_of(g["reader"], sig),
+            **({"by_mutation_class": dict(sorted(g["by_mutation_class"].items()))}
+               if "by_mutation_class" in g else {}),
             **detail, "one_liner": liner, "torch": version,
             "prints": ran["stdout"] if ran["returncode"] == 0 else None,
             "raises": None if ran["returncode"] == 0 else ran["last_stderr"],

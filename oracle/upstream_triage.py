@@ -180,12 +180,16 @@ def round_trip_packet(x: dict) -> str:
               if "path_json" in x else
               "Outcome: `" + json.dumps({k: x[k] for k in ("outcome", "type", "message", "signal",
                                                            "returncode", "stderr") if k in x}) + "`\n\n")
+    by = ("Inputs per mutation class (`oracle/mutate.py`): "
+          + ", ".join(f"`{k}` {v}" for k, v in x["by_mutation_class"].items()) + ".\n\n"
+          if x.get("by_mutation_class") else "")
     said = (f"```text\n{x['prints']}\n```" if x.get("prints") is not None
             else f"raises:\n\n```text\n{x.get('raises')}\n```")
     return (f"# {x['name']}\n\nFound by `oracle/round_trip.py` (torch {x['torch']}): class {x['class']}, "
             f"{CLASS_NAMES[x['class']]}.\n\nSignature: `{x['signature']}`\n\n"
-            f"{x['count']} {x.get('count_note', 'inputs')} in {x['inputs']} program(s); first: "
-            f"`{x['first']}`.\n\n{detail}Upstream: {x['function']}.\n\n"
+            + (f"{x['count']} inputs" if x.get("count_note") == "inputs"
+               else f"{x['count']} paths changed in {x['inputs']} program(s)") + "; first: "
+            f"`{x['first']}`.\n\n{by}{detail}Upstream: {x['function']}.\n\n"
             f"## Reproduce with stock torch (from the repository root)\n\n```sh\n{x['one_liner']}\n```\n\n"
             f"prints (torch {x['torch']}):\n\n{said}\n")
 
