@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 use torchspec::case::file::eval_file;
 use torchspec::conformance;
+use torchspec::export::passes::Pass;
 use torchspec::shard::Shard;
 use torchspec::testing::{derived, lookup, sample, strategies};
 
@@ -85,10 +86,12 @@ enum Command {
     /// the report of the result.
     Transform {
         path: PathBuf,
-        /// A pass to run, in order (repeatable): dce,
-        /// remove-runtime-assertions, add-inline-constraint-assertions,
-        /// common-getitem-elimination, remove-unnecessary-copy.
-        #[arg(long = "pass", required = true)]
+        // The help lists the names of their declaration, `Pass`.
+        #[arg(
+            long = "pass",
+            required = true,
+            help = format!("A pass to run, in order (repeatable): {}", Pass::names())
+        )]
         passes: Vec<String>,
         /// Also write the transformed program (`.pt2` or program JSON).
         #[arg(short = 'o', long = "out")]
