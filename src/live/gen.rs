@@ -6,15 +6,15 @@
 use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use crate::case::Case;
+use crate::case::{Case, CaseKind};
 use crate::testing::{derived, lookup, strategies};
 
 /// The generator families, in round-robin order: the build, lookup and
 /// source-name strategies, then each derived-expression family.
 pub const FAMILIES: [&str; 11] = [
-    "build",
-    "lookup",
-    "source_name",
+    CaseKind::Build.name(),
+    CaseKind::Lookup.name(),
+    CaseKind::SourceName.name(),
     "derived-arith",
     "derived-div",
     "derived-cmp",
@@ -27,11 +27,13 @@ pub const FAMILIES: [&str; 11] = [
 
 /// The strategy of a family of [`FAMILIES`].
 pub fn strategy(family: &str) -> Option<BoxedStrategy<Case>> {
-    Some(match family {
-        "build" => strategies::build_case().boxed(),
-        "lookup" => lookup::lookup_case().boxed(),
-        "source_name" => lookup::source_name_case().boxed(),
-        other => derived::family_case(other.strip_prefix("derived-")?)?,
+    Some(match CaseKind::from_name(family) {
+        Some(CaseKind::Build) => strategies::build_case().boxed(),
+        Some(CaseKind::Lookup) => lookup::lookup_case().boxed(),
+        Some(CaseKind::SourceName) => lookup::source_name_case().boxed(),
+        // Not one of `FAMILIES`.
+        Some(CaseKind::ExportSpec) => return None,
+        None => derived::family_case(family.strip_prefix("derived-")?)?,
     })
 }
 
