@@ -9,16 +9,12 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use std::path::PathBuf;
 use torchspec::export::ExportedProgram;
 
-/// Keep in step with oracle/program_timing.py.
-const PIPELINE: &[&str] = &[
-    "remove-runtime-assertions",
-    "dce",
-    "common-getitem-elimination",
-    "remove-unnecessary-copy",
-];
-
 fn bench(c: &mut Criterion) {
-    let passes: Vec<String> = PIPELINE.iter().map(|s| s.to_string()).collect();
+    // The pipeline oracle/program_timing.py runs too (oracle/names.json).
+    let passes: Vec<String> = torchspec::names::BENCH_PIPELINE
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
     for name in ["large-mlp", "attention", "decoder-5k"] {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("corpus/programs")

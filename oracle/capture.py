@@ -43,29 +43,18 @@ import sys
 from typing import Any, NoReturn
 
 import export_spec
+from names import CASE_KEYS, GOLDEN_PIPELINES, KINDS, PASSES, REQUIRED_CASE_KEYS
 
 
 # ---------------------------------------------------------------------------
 # The case language (structure only; no torch needed to validate).
 # ---------------------------------------------------------------------------
 
-KINDS = ("build", "lookup", "source_name", "export_spec")
-
-# Top-level keys allowed per kind ("vars" is optional for every kind). Unknown
-# keys are rejected: the format may grow optional fields that change a case's
-# meaning, and silently ignoring one would produce a wrong golden.
-CASE_KEYS = {
-    "build": {"id", "kind", "vars", "value"},
-    "lookup": {"id", "kind", "vars", "spec", "source"},
-    "source_name": {"id", "kind", "vars", "source"},
-    "export_spec": export_spec.CASE_KEYS,
-}
-REQUIRED_CASE_KEYS = {
-    "build": ("id", "kind", "value"),
-    "lookup": ("id", "kind", "spec", "source"),
-    "source_name": ("id", "kind", "source"),
-    "export_spec": export_spec.REQUIRED_KEYS,
-}
+# KINDS, CASE_KEYS (the top-level keys allowed per kind; "vars" is optional
+# for every kind) and REQUIRED_CASE_KEYS come from oracle/names.json, as the
+# Rust code declares them. Unknown keys are rejected: the format may grow
+# optional fields that change a case's meaning, and silently ignoring one
+# would produce a wrong golden.
 
 VAR_KINDS = ("IntVar", "ShapeVar")
 VAR_ARGS = ("name", "min", "max", "optimization_hint")
@@ -581,8 +570,7 @@ SIGNATURE_OBJECTS = ("inputs_to_parameters", "inputs_to_buffers", "buffers_to_mu
                      "parameters_to_mutate", "user_inputs_to_mutate",
                      "inputs_to_lifted_tensor_constants", "inputs_to_lifted_custom_objs")
 
-PASS_NAMES = ("dce", "remove-runtime-assertions", "add-inline-constraint-assertions",
-              "common-getitem-elimination", "remove-unnecessary-copy")
+PASS_NAMES = PASSES  # oracle/names.json
 
 
 class ProgramFileError(Exception):
@@ -937,21 +925,9 @@ def run_probe(ep: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     return {"ok": True}
 
 
-# The pass pipelines recorded in corpus/goldens/torch-2.15.0/programs/NAME.jsonl,
-# after the line of the program as loaded (no pass).
-GOLDEN_PIPELINES: tuple[tuple[str, ...], ...] = (
-    (),
-    ("dce",),
-    ("remove-runtime-assertions",),
-    ("remove-runtime-assertions", "dce"),
-    ("add-inline-constraint-assertions",),
-    # Re-adding inline assertions after removing them: on programs with
-    # unbacked symbols PyTorch's verifier raises ("Node.meta ge is missing
-    # val field"), which records the whole-report error form.
-    ("remove-runtime-assertions", "add-inline-constraint-assertions"),
-    ("common-getitem-elimination",),
-    ("remove-unnecessary-copy",),
-)
+# GOLDEN_PIPELINES (oracle/names.json): the pass pipelines recorded in
+# corpus/goldens/torch-2.15.0/programs/NAME.jsonl, after the line of the program
+# as loaded (no pass).
 
 USAGE = """\
 usage: capture.py CASES.jsonl

@@ -4,9 +4,9 @@ when it drives ``torch.export.export`` (strict and non-strict), ``make_fx`` and
 
 ``capture.py`` validates and evaluates the case language (vars, VALUEs) and
 hands this module itself as ``lang`` (so this module imports nothing of the
-oracle's: no import cycle). Written from the PyTorch API and sources
-(``torch/fx/experimental/_spec_binding.py``, ``symbolic_shapes.py``'s spec
-wiring), independently of the Rust reference.
+oracle's but ``names``, a leaf: no import cycle). Written from the PyTorch API
+and sources (``torch/fx/experimental/_spec_binding.py``, ``symbolic_shapes.py``'s
+spec wiring), independently of the Rust reference.
 """
 
 from __future__ import annotations
@@ -15,14 +15,16 @@ import contextlib
 import re
 from typing import Any, Iterator
 
+import names
+
 APIS = ("export", "export_strict", "make_fx", "compile")
 BODIES = ("touch_all", "touch_tensors")
 PARAM_KINDS = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL",
                "KEYWORD_ONLY", "VAR_KEYWORD")
 
-CASE_KEYS = {"id", "kind", "vars", "api", "signature", "args", "kwargs", "spec",
-             "decorator", "module", "body", "options", "calls"}
-REQUIRED_KEYS = ("id", "kind", "api", "signature", "args")
+# Its keys, as the Rust code declares them (oracle/names.json).
+CASE_KEYS = names.CASE_KEYS["export_spec"]
+REQUIRED_KEYS = names.REQUIRED_CASE_KEYS["export_spec"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

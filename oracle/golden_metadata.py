@@ -5,6 +5,7 @@ commands that captured each kind of golden, and the files captured.
 Usage: golden_metadata.py TORCH OUT PY COMMAND N CASE... M REGRESSION... PROGRAM...
 """
 import json, platform, sys
+from names import GOLDEN_PIPELINES  # oracle/names.json
 want, out, py, command, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 names = sys.argv[6:6 + n]
 m = int(sys.argv[6 + n])
@@ -30,11 +31,7 @@ meta = {
                        "corpus/programs/NAME.pt2 ... (one line per pipeline of "
                        "`capture.py --program corpus/programs/NAME.pt2 [--pass P ...]`, "
                        "probes as `capture.py --probes NAME.pt2 NAME.probes.jsonl`)",
-    "program_pipelines": [[], ["dce"], ["remove-runtime-assertions"],
-                          ["remove-runtime-assertions", "dce"],
-                          ["add-inline-constraint-assertions"],
-                          ["remove-runtime-assertions", "add-inline-constraint-assertions"],
-                          ["common-getitem-elimination"], ["remove-unnecessary-copy"]],
+    "program_pipelines": [list(p) for p in GOLDEN_PIPELINES],
     "programs": programs,
     "weights_capture": f"{py} oracle/weights.py --goldens "
                        f"corpus/goldens/torch-{want}/weights corpus/programs/NAME.pt2 "

@@ -16,14 +16,10 @@ import timeit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import capture  # noqa: E402  (the oracle's own program report)
+import names  # noqa: E402
 
-# Keep in step with benches/program.rs.
-PIPELINE = [
-    "remove-runtime-assertions",
-    "dce",
-    "common-getitem-elimination",
-    "remove-unnecessary-copy",
-]
+# The pipeline benches/program.rs runs too (oracle/names.json).
+PIPELINE = names.BENCH_PIPELINE
 
 
 # Keep in step with benches/program.rs: the programs whose probes are

@@ -43,11 +43,6 @@ cd "$ROOT"
 CASES_DIR=corpus/cases
 
 PROGRAMS_DIR=corpus/programs
-PIPELINES=("" "dce" "remove-runtime-assertions" "remove-runtime-assertions dce"
-           "add-inline-constraint-assertions"
-           "remove-runtime-assertions add-inline-constraint-assertions"
-           "common-getitem-elimination"
-           "remove-unnecessary-copy")
 
 mode=write
 programs_only=0
@@ -123,6 +118,10 @@ while IFS= read -r f; do program_files+=("$f"); done < <(
 if [[ $mode == check-single ]]; then
   # Each golden line of each program, re-captured by the single-program
   # commands the README documents, must equal the batch capture's line.
+  # The golden pipelines, one a line (the first, no pass, empty): oracle/names.json.
+  pipelines="$("$PY" oracle/names.py pipelines)"
+  PIPELINES=()
+  while IFS= read -r p; do PIPELINES+=("$p"); done <<<"$pipelines"
   status=0
   if [[ ${#only[@]} -gt 0 ]]; then
     program_files=(); for n in "${only[@]}"; do program_files+=("$PROGRAMS_DIR/$n.pt2"); done

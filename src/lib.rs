@@ -19,6 +19,7 @@ pub mod conformance;
 pub mod diff;
 pub mod drift;
 pub mod live;
+pub mod names;
 pub mod repro;
 pub mod shard;
 pub mod testing;

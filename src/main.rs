@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use torchspec::case::file::eval_file;
+use torchspec::case::CaseKind;
 use torchspec::conformance;
+use torchspec::export::passes::Pass;
 use torchspec::shard::Shard;
 use torchspec::testing::{derived, lookup, sample, strategies};
 
@@ -85,10 +87,12 @@ enum Command {
     /// the report of the result.
     Transform {
         path: PathBuf,
-        /// A pass to run, in order (repeatable): dce,
-        /// remove-runtime-assertions, add-inline-constraint-assertions,
-        /// common-getitem-elimination, remove-unnecessary-copy.
-        #[arg(long = "pass", required = true)]
+        // The help lists the names of their declaration, `Pass`.
+        #[arg(
+            long = "pass",
+            required = true,
+            help = format!("A pass to run, in order (repeatable): {}", Pass::names())
+        )]
         passes: Vec<String>,
         /// Also write the transformed program (`.pt2` or program JSON).
         #[arg(short = 'o', long = "out")]
@@ -135,7 +139,7 @@ enum Command {
         #[arg(long)]
         count: usize,
         /// The case kind to generate (`plan`: model plans of `fuzz --live --programs`).
-        #[arg(long, default_value = "build")]
+        #[arg(long, default_value = CaseKind::Build.name())]
         kind: String,
     },
     /// Rewrite the repro packets of `corpus/regressions/` (after a fix, or
@@ -685,62 +689,67 @@ fn gen(seed: u64, count: usize, kind: &str, out: &mut impl Write) -> torchspec::
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let cases = match kind {
-        "build" => sample(
-            strategies::build_case(),
-            seed,
-            count,
-            &format!("gen-build-s{seed}"),
-        ),
-        "derived" => sample(
+    let cases = if let Some(kind) = CaseKind::from_name(kind) {
+        kind_cases(kind, seed, count)
+    } else if kind == "derived" {
+        sample(
             derived::derived_case(),
             seed,
             count,
             &format!("derived-gen-s{seed}"),
-        ),
-        other if other.starts_with("derived-") => {
-            let family = &other["derived-".len()..];
-            let strategy = derived::family_case(family).ok_or_else(|| {
-                torchspec::Error::new(format!(
-                    "no derived family `{family}` (one of {})",
-                    derived::FAMILIES.join(", ")
-                ))
-            })?;
-            sample(
-                strategy,
-                seed,
-                count,
-                &format!("derived-gen-{family}-s{seed}"),
-            )
-        }
-        "lookup" => sample(
-            lookup::lookup_case(),
+        )
+    } else if let Some(family) = kind.strip_prefix("derived-") {
+        let strategy = derived::family_case(family).ok_or_else(|| {
+            torchspec::Error::new(format!(
+                "no derived family `{family}` (one of {})",
+                derived::FAMILIES.join(", ")
+            ))
+        })?;
+        sample(
+            strategy,
             seed,
             count,
-            &format!("gen-lookup-s{seed}"),
-        ),
-        "source_name" => sample(
-            lookup::source_name_case(),
-            seed,
-            count,
-            &format!("gen-source-name-s{seed}"),
-        ),
-        "export_spec" => sample(
-            torchspec::testing::export_spec::export_spec_case(),
-            seed,
-            count,
-            &format!("export-spec-gen-s{seed}"),
-        ),
-        other => {
-            return Err(torchspec::Error::new(format!(
-                "no generator for kind `{other}` yet"
-            )))
-        }
+            &format!("derived-gen-{family}-s{seed}"),
+        )
+    } else {
+        return Err(torchspec::Error::new(format!(
+            "no generator for kind `{kind}` yet"
+        )));
     };
     for case in cases {
         let _ = writeln!(out, "{}", case.to_json());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `count` generated cases of one case kind (`torchspec gen --kind KIND`).
+fn kind_cases(kind: CaseKind, seed: u64, count: usize) -> Vec<torchspec::case::Case> {
+    match kind {
+        CaseKind::Build => sample(
+            strategies::build_case(),
+            seed,
+            count,
+            &format!("gen-build-s{seed}"),
+        ),
+        CaseKind::Lookup => sample(
+            lookup::lookup_case(),
+            seed,
+            count,
+            &format!("gen-lookup-s{seed}"),
+        ),
+        CaseKind::SourceName => sample(
+            lookup::source_name_case(),
+            seed,
+            count,
+            &format!("gen-source-name-s{seed}"),
+        ),
+        CaseKind::ExportSpec => sample(
+            torchspec::testing::export_spec::export_spec_case(),
+            seed,
+            count,
+            &format!("export-spec-gen-s{seed}"),
+        ),
+    }
 }
 
 /// `torchspec weights`: the lines of `docs/weights-format.md` on

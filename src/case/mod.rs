@@ -12,4 +12,4 @@ pub mod wire;
 
 pub use eval::eval_case;
 pub use result::{Outcome, ResultLine};
-pub use wire::{Case, CaseBody, Expr};
+pub use wire::{Case, CaseBody, CaseKind, Expr};

@@ -37,12 +37,98 @@ pub enum CaseBody {
 impl CaseBody {
     /// The case-format `kind`.
     pub fn kind(&self) -> &'static str {
+        self.case_kind().name()
+    }
+
+    /// The kind of case this is.
+    pub fn case_kind(&self) -> CaseKind {
         match self {
-            CaseBody::Build { .. } => "build",
-            CaseBody::Lookup { .. } => "lookup",
-            CaseBody::SourceName { .. } => "source_name",
-            CaseBody::ExportSpec(_) => "export_spec",
+            CaseBody::Build { .. } => CaseKind::Build,
+            CaseBody::Lookup { .. } => CaseKind::Lookup,
+            CaseBody::SourceName { .. } => CaseKind::SourceName,
+            CaseBody::ExportSpec(_) => CaseKind::ExportSpec,
         }
+    }
+}
+
+/// The case kinds (`shared/case-format.md`), in the order the format lists
+/// them, with the top-level keys each takes. This is the one declaration of
+/// them: the oracle reads them from `oracle/names.json`, written from it
+/// (`torchspec::names`, kept in step by `tests/it/names.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CaseKind {
+    Build,
+    Lookup,
+    SourceName,
+    ExportSpec,
+}
+
+impl CaseKind {
+    /// Every kind, in the order the format lists them.
+    pub const ALL: [CaseKind; 4] = [
+        CaseKind::Build,
+        CaseKind::Lookup,
+        CaseKind::SourceName,
+        CaseKind::ExportSpec,
+    ];
+
+    /// The keys every kind takes (`vars` is optional).
+    pub const COMMON_KEYS: [&'static str; 3] = ["id", "kind", "vars"];
+
+    /// The keys every kind requires.
+    pub const COMMON_REQUIRED: [&'static str; 2] = ["id", "kind"];
+
+    /// The case-format `kind`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CaseKind::Build => "build",
+            CaseKind::Lookup => "lookup",
+            CaseKind::SourceName => "source_name",
+            CaseKind::ExportSpec => "export_spec",
+        }
+    }
+
+    /// The kind named `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<CaseKind> {
+        CaseKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The top-level keys it takes beyond [`CaseKind::COMMON_KEYS`]
+    /// (`shared/case-format.md`, `shared/export-spec-format.md`).
+    pub const fn keys(self) -> &'static [&'static str] {
+        match self {
+            CaseKind::Build => &["value"],
+            CaseKind::Lookup => &["spec", "source"],
+            CaseKind::SourceName => &["source"],
+            CaseKind::ExportSpec => &[
+                "api",
+                "signature",
+                "args",
+                "kwargs",
+                "spec",
+                "decorator",
+                "module",
+                "body",
+                "options",
+                "calls",
+            ],
+        }
+    }
+
+    /// The keys it requires beyond [`CaseKind::COMMON_REQUIRED`], in the
+    /// order the oracle checks them (its first missing one is the error).
+    pub const fn required(self) -> &'static [&'static str] {
+        match self {
+            CaseKind::Build => &["value"],
+            CaseKind::Lookup => &["spec", "source"],
+            CaseKind::SourceName => &["source"],
+            CaseKind::ExportSpec => &["api", "signature", "args"],
+        }
+    }
+
+    /// Whether a case of this kind takes the top-level key `key`.
+    pub fn takes(self, key: &str) -> bool {
+        CaseKind::COMMON_KEYS.contains(&key) || self.keys().contains(&key)
     }
 }
 

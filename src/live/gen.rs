@@ -6,15 +6,15 @@
 use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use crate::case::Case;
+use crate::case::{Case, CaseKind};
 use crate::testing::{derived, export_spec, lookup, strategies};
 
 /// The generator families, in round-robin order: the build, lookup and
 /// source-name strategies, then each derived-expression family.
 pub const FAMILIES: [&str; 11] = [
-    "build",
-    "lookup",
-    "source_name",
+    CaseKind::Build.name(),
+    CaseKind::Lookup.name(),
+    CaseKind::SourceName.name(),
     "derived-arith",
     "derived-div",
     "derived-cmp",
@@ -27,16 +27,16 @@ pub const FAMILIES: [&str; 11] = [
 
 /// Families a run takes only when asked (`fuzz --live --export-spec`):
 /// their oracle is much slower than the others'.
-pub const OPT_IN_FAMILIES: [&str; 1] = ["export_spec"];
+pub const OPT_IN_FAMILIES: [&str; 1] = [CaseKind::ExportSpec.name()];
 
 /// The strategy of a family of [`FAMILIES`] or [`OPT_IN_FAMILIES`].
 pub fn strategy(family: &str) -> Option<BoxedStrategy<Case>> {
-    Some(match family {
-        "export_spec" => export_spec::export_spec_case().boxed(),
-        "build" => strategies::build_case().boxed(),
-        "lookup" => lookup::lookup_case().boxed(),
-        "source_name" => lookup::source_name_case().boxed(),
-        other => derived::family_case(other.strip_prefix("derived-")?)?,
+    Some(match CaseKind::from_name(family) {
+        Some(CaseKind::Build) => strategies::build_case().boxed(),
+        Some(CaseKind::Lookup) => lookup::lookup_case().boxed(),
+        Some(CaseKind::SourceName) => lookup::source_name_case().boxed(),
+        Some(CaseKind::ExportSpec) => export_spec::export_spec_case().boxed(),
+        None => derived::family_case(family.strip_prefix("derived-")?)?,
     })
 }
 

@@ -29,6 +29,7 @@ use std::fmt::Write;
 
 use crate::case::wire::{Case, CaseBody, Expr, SourceExpr, SourceField, VarDecl};
 use crate::error::{Error, Result};
+use crate::export::passes::Pass;
 use crate::pyval::ops::Op;
 use crate::pyval::{float_repr, str_repr};
 
@@ -224,13 +225,14 @@ pub fn serialized_one_liner(pt2: &str, passes: &[String]) -> Result<String> {
 
 /// A pass of `shared/passes.md` as the oracle builds it (`make_pass`).
 fn pass_expr(name: &str) -> Result<String> {
-    Ok(match name {
-        "dce" => "(lambda gm:(lambda m:(gm.recompile(),__import__(\"torch.fx.passes.infra.pass_base\",fromlist=[\"PassResult\"]).PassResult(gm,m))[1])(gm.graph.eliminate_dead_code()))".into(),
-        "remove-runtime-assertions" => "__import__(\"torch._export.passes.remove_runtime_assertions\",fromlist=[\"_\"])._RemoveRuntimeAssertionsPass()".into(),
-        "add-inline-constraint-assertions" => "__import__(\"torch._export.passes.add_runtime_assertions_for_constraints_pass\",fromlist=[\"_\"])._AddRuntimeAssertionsForInlineConstraintsPass(ep.range_constraints)".into(),
-        "common-getitem-elimination" => "(lambda gm:(__import__(\"torch.export.exported_program\",fromlist=[\"_\"])._common_getitem_elimination_pass(gm,ep.graph_signature,ep.module_call_graph),__import__(\"torch.fx.passes.infra.pass_base\",fromlist=[\"PassResult\"]).PassResult(gm,True))[1])".into(),
-        "remove-unnecessary-copy" => "(lambda gm:(__import__(\"torch.export.exported_program\",fromlist=[\"_\"])._remove_unnecessary_copy_op_pass(gm,ep.graph_signature),__import__(\"torch.fx.passes.infra.pass_base\",fromlist=[\"PassResult\"]).PassResult(gm,True))[1])".into(),
-        other => return Err(Error::new(format!("no one-liner for pass {other:?}"))),
+    let pass = Pass::from_name(name)
+        .ok_or_else(|| Error::new(format!("no one-liner for pass {name:?}")))?;
+    Ok(match pass {
+        Pass::Dce => "(lambda gm:(lambda m:(gm.recompile(),__import__(\"torch.fx.passes.infra.pass_base\",fromlist=[\"PassResult\"]).PassResult(gm,m))[1])(gm.graph.eliminate_dead_code()))".into(),
+        Pass::RemoveRuntimeAssertions => "__import__(\"torch._export.passes.remove_runtime_assertions\",fromlist=[\"_\"])._RemoveRuntimeAssertionsPass()".into(),
+        Pass::AddInlineConstraintAssertions => "__import__(\"torch._export.passes.add_runtime_assertions_for_constraints_pass\",fromlist=[\"_\"])._AddRuntimeAssertionsForInlineConstraintsPass(ep.range_constraints)".into(),
+        Pass::CommonGetitemElimination => "(lambda gm:(__import__(\"torch.export.exported_program\",fromlist=[\"_\"])._common_getitem_elimination_pass(gm,ep.graph_signature,ep.module_call_graph),__import__(\"torch.fx.passes.infra.pass_base\",fromlist=[\"PassResult\"]).PassResult(gm,True))[1])".into(),
+        Pass::RemoveUnnecessaryCopy => "(lambda gm:(__import__(\"torch.export.exported_program\",fromlist=[\"_\"])._remove_unnecessary_copy_op_pass(gm,ep.graph_signature),__import__(\"torch.fx.passes.infra.pass_base\",fromlist=[\"PassResult\"]).PassResult(gm,True))[1])".into(),
     })
 }
 

@@ -6,6 +6,7 @@ use crate::case::eval::{eval_case_into, eval_lookups, Env};
 use crate::case::wire::{CaseBody, SourceExpr};
 use crate::case::{Case, Outcome};
 use crate::diff::json_eq;
+use crate::export::passes::Pass;
 use crate::pyval::{PyResult, Value};
 use crate::source::lookup::lookup_spec_from_dynamo_source;
 use crate::spec::ShapesSpec;
@@ -151,8 +152,8 @@ pub fn program(data: &[u8]) {
         json,
         "writing is stable"
     );
-    for pass in crate::export::passes::PASSES {
-        let _ = crate::export::passes::transform_report(&ep, &[pass.to_string()]);
+    for pass in Pass::ALL {
+        let _ = crate::export::passes::transform_report(&ep, &[pass.name().to_string()]);
     }
     // check-inputs on probes derived from the program: an answer per probe
     // (what a bad guard text raises, or unsupported), never a panic.
@@ -178,7 +179,7 @@ pub fn program(data: &[u8]) {
     // Serialized as torch.export.save would (as loaded, and after DCE): an
     // error or JSON the schema reader takes back.
     let mut programs = vec![ep.clone()];
-    if let Ok(t) = crate::export::passes::transform(&ep, &["dce".to_string()]) {
+    if let Ok(t) = crate::export::passes::transform(&ep, &[Pass::Dce.name().to_string()]) {
         programs.push(t);
     }
     for p in &programs {

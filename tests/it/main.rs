@@ -11,6 +11,7 @@ mod live;
 mod live_programs;
 mod lookup_props;
 mod mutants;
+mod names;
 mod ops;
 mod programs;
 mod properties;

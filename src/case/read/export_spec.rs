@@ -13,19 +13,6 @@ use crate::case::wire::{Expr, PytreeExpr, TensorExpr};
 use crate::error::{Error, Result};
 use torchspec_spec_export::{Api, Body, ParamKind};
 
-/// The keys only `export_spec` takes (`spec` aside).
-pub(super) const KEYS: [&str; 9] = [
-    "api",
-    "signature",
-    "args",
-    "kwargs",
-    "decorator",
-    "module",
-    "body",
-    "options",
-    "calls",
-];
-
 /// The VALUE forms only an `export_spec` input may take.
 pub(super) const INPUT_FORMS: [&str; 4] = ["tensor", "namedtuple", "dataclass", "$float"];
 

@@ -11,7 +11,7 @@ use num_bigint::BigInt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::deep::SHALLOW;
-use super::wire::{Case, CaseBody, Expr, SourceExpr, SourceField, SpecCtor, VarDecl};
+use super::wire::{Case, CaseBody, CaseKind, Expr, SourceExpr, SourceField, SpecCtor, VarDecl};
 use crate::error::{Error, Result};
 use crate::pyval::ops::Op;
 use crate::source::{FieldKind, SourceClass};
@@ -400,19 +400,19 @@ struct CaseForm<'a> {
     path: &'a Path<'a>,
 }
 
-/// The top-level keys and which kinds take them.
-fn allowed(kind: &str, key: &str) -> bool {
-    matches!(
-        (kind, key),
-        (_, "id" | "kind" | "vars")
-            | ("build", "value")
-            | ("lookup", "spec" | "source")
-            | ("source_name", "source")
-    ) || kind == "export_spec" && (key == "spec" || export_spec::KEYS.contains(&key))
+/// The case kinds as the error for an unknown one lists them, in order:
+/// each in backticks, the last after `or`.
+fn kinds_expected() -> String {
+    let names: Vec<String> = CaseKind::ALL
+        .iter()
+        .map(|k| format!("`{}`", k.name()))
+        .collect();
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
-
-/// The case kinds, in the order the format lists them.
-const KINDS: [&str; 4] = ["build", "lookup", "source_name", "export_spec"];
 
 impl<'de> Form<'de> for CaseForm<'_> {
     /// A case, or an error found only once the whole object is read.
@@ -427,7 +427,7 @@ impl<'de> Form<'de> for CaseForm<'_> {
     ) -> Result<Result<Case>, A::Error> {
         let (ctx, path) = (self.ctx, self.path);
         let mut id: Option<String> = None;
-        let mut kind: Option<&'static str> = None;
+        let mut kind: Option<CaseKind> = None;
         let mut vars: Option<Vec<VarDecl>> = None;
         let mut value = None;
         let mut spec = None;
@@ -438,10 +438,13 @@ impl<'de> Form<'de> for CaseForm<'_> {
         let mut key = first.map(str::to_string);
         while let Some(k) = key.take() {
             match kind {
-                Some(kind) if !allowed(kind, &k) => {
-                    return Err(ctx.fail(path, format!("unknown field `{k}` for kind `{kind}`")));
+                Some(kind) if !kind.takes(&k) => {
+                    return Err(ctx.fail(
+                        path,
+                        format!("unknown field `{k}` for kind `{}`", kind.name()),
+                    ));
                 }
-                None if !matches!(k.as_str(), "id" | "kind" | "vars") => pending.push(k.clone()),
+                None if !CaseKind::COMMON_KEYS.contains(&k.as_str()) => pending.push(k.clone()),
                 _ => {}
             }
             let seen = match k.as_str() {
@@ -461,18 +464,17 @@ impl<'de> Form<'de> for CaseForm<'_> {
                         path: &p,
                         what: "`kind` must be a string",
                     }))?;
-                    let Some(known) = KINDS.into_iter().find(|k| *k == s) else {
+                    let Some(known) = CaseKind::from_name(&s) else {
                         return Err(ctx.fail(
                             &p,
-                            format!(
-                                "unknown kind `{s}` (expected `build`, `lookup`, `source_name` or `export_spec`)"
-                            ),
+                            format!("unknown kind `{s}` (expected {})", kinds_expected()),
                         ));
                     };
-                    if let Some(u) = pending.iter().find(|u| !allowed(known, u)) {
-                        return Err(
-                            ctx.fail(path, format!("unknown field `{u}` for kind `{known}`"))
-                        );
+                    if let Some(u) = pending.iter().find(|u| !known.takes(u)) {
+                        return Err(ctx.fail(
+                            path,
+                            format!("unknown field `{u}` for kind `{}`", known.name()),
+                        ));
                     }
                     kind.replace(known).is_some()
                 }
@@ -487,7 +489,7 @@ impl<'de> Form<'de> for CaseForm<'_> {
                     let e = map.next_value_seed(S(ExprForm { ctx, path: &p }))?;
                     value.replace(e).is_some()
                 }
-                "spec" if kind == Some("lookup") => {
+                "spec" if kind == Some(CaseKind::Lookup) => {
                     let p = path.key("spec");
                     let e = map.next_value_seed(S(SpecForm { ctx, path: &p }))?;
                     spec.replace(e).is_some()
@@ -497,10 +499,12 @@ impl<'de> Form<'de> for CaseForm<'_> {
                     let e = map.next_value_seed(S(ExprForm { ctx, path: &p }))?;
                     spec.replace(e).is_some()
                 }
-                k if export_spec::KEYS.contains(&k) => {
-                    let name = export_spec::KEYS
-                        .into_iter()
-                        .find(|n| *n == k)
+                k if CaseKind::ExportSpec.keys().contains(&k) => {
+                    let name = CaseKind::ExportSpec
+                        .keys()
+                        .iter()
+                        .find(|n| **n == k)
+                        .copied()
                         .unwrap_or("");
                     let v: serde_json::Value = map.next_value()?;
                     let seen = es_fields.iter().any(|(n, _)| *n == name);
@@ -526,10 +530,10 @@ impl<'de> Form<'de> for CaseForm<'_> {
         Ok((|| {
             let id = id.ok_or_else(|| Error::at("$", "missing `id`"))?;
             let kind = kind.ok_or_else(|| Error::at("$", "missing `kind`"))?;
-            if let Some(u) = pending.iter().find(|u| !allowed(kind, u)) {
+            if let Some(u) = pending.iter().find(|u| !kind.takes(u)) {
                 return Err(Error::at(
                     "$",
-                    format!("unknown field `{u}` for kind `{kind}`"),
+                    format!("unknown field `{u}` for kind `{}`", kind.name()),
                 ));
             }
             let vars = vars.unwrap_or_default();
@@ -541,10 +545,10 @@ impl<'de> Form<'de> for CaseForm<'_> {
             }
             let missing = |k: &str| Error::at("$", format!("missing `{k}`"));
             let body = match kind {
-                "build" => CaseBody::Build {
+                CaseKind::Build => CaseBody::Build {
                     value: value.ok_or_else(|| missing("value"))?,
                 },
-                "lookup" => CaseBody::Lookup {
+                CaseKind::Lookup => CaseBody::Lookup {
                     spec: match spec {
                         Some(s @ (Expr::None | Expr::ShapesSpec { .. })) => s,
                         Some(_) => return Err(Error::at("$.spec", SPEC)),
@@ -552,13 +556,13 @@ impl<'de> Form<'de> for CaseForm<'_> {
                     },
                     source: source.ok_or_else(|| missing("source"))?,
                 },
-                "export_spec" => CaseBody::ExportSpec(Box::new(export_spec::read(
+                CaseKind::ExportSpec => CaseBody::ExportSpec(Box::new(export_spec::read(
                     ctx,
                     vars.len(),
                     es_fields,
                     spec,
                 )?)),
-                _ => CaseBody::SourceName {
+                CaseKind::SourceName => CaseBody::SourceName {
                     source: source.ok_or_else(|| missing("source"))?,
                 },
             };

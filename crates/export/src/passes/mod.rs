@@ -115,14 +115,61 @@ fn py(type_name: &str, message: impl Into<String>) -> PassError {
     })
 }
 
-/// The passes `torchspec transform --pass NAME` knows (`shared/passes.md`).
-pub const PASSES: &[&str] = &[
-    "dce",
-    "remove-runtime-assertions",
-    "add-inline-constraint-assertions",
-    "common-getitem-elimination",
-    "remove-unnecessary-copy",
-];
+/// The passes `torchspec transform --pass NAME` knows (`shared/passes.md`),
+/// in the order `--help` lists them. This is the one declaration of their
+/// names: the oracle reads them from `oracle/names.json`, written from it
+/// (`torchspec::names`, kept in step by `tests/it/names.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pass {
+    /// `gm.graph.eliminate_dead_code()`.
+    Dce,
+    /// `_RemoveRuntimeAssertionsPass`.
+    RemoveRuntimeAssertions,
+    /// `_AddRuntimeAssertionsForInlineConstraintsPass(ep.range_constraints)`.
+    AddInlineConstraintAssertions,
+    /// `_common_getitem_elimination_pass`.
+    CommonGetitemElimination,
+    /// `_remove_unnecessary_copy_op_pass`.
+    RemoveUnnecessaryCopy,
+}
+
+impl Pass {
+    /// Every pass, in the order of their declaration.
+    pub const ALL: [Pass; 5] = [
+        Pass::Dce,
+        Pass::RemoveRuntimeAssertions,
+        Pass::AddInlineConstraintAssertions,
+        Pass::CommonGetitemElimination,
+        Pass::RemoveUnnecessaryCopy,
+    ];
+
+    /// The name `--pass` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Pass::Dce => "dce",
+            Pass::RemoveRuntimeAssertions => "remove-runtime-assertions",
+            Pass::AddInlineConstraintAssertions => "add-inline-constraint-assertions",
+            Pass::CommonGetitemElimination => "common-getitem-elimination",
+            Pass::RemoveUnnecessaryCopy => "remove-unnecessary-copy",
+        }
+    }
+
+    /// The pass named `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Pass> {
+        Pass::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The names, comma-separated, in declaration order (`--help`, errors).
+    pub fn names() -> String {
+        Pass::ALL.map(Pass::name).join(", ")
+    }
+}
+
+impl std::fmt::Display for Pass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// `Node.is_impure()` for the nodes a loaded program has; `None` for an
 /// operator neither torch nor `registrations` defines (a custom op of the
@@ -308,22 +355,24 @@ pub fn run_pass(
     values: &crate::schema::Graph,
     registrations: &Registrations,
 ) -> Result<bool, PassError> {
-    match name {
-        "dce" => eliminate_dead_code(&mut gm.graph, &mut gm.submodules, registrations),
-        "remove-runtime-assertions" => Ok(remove_runtime_assertions(gm)),
-        "common-getitem-elimination" => {
+    let Some(pass) = Pass::from_name(name) else {
+        return Err(PassError::Unsupported(format!(
+            "unknown pass `{name}` (one of {})",
+            Pass::names()
+        )));
+    };
+    match pass {
+        Pass::Dce => eliminate_dead_code(&mut gm.graph, &mut gm.submodules, registrations),
+        Pass::RemoveRuntimeAssertions => Ok(remove_runtime_assertions(gm)),
+        Pass::CommonGetitemElimination => {
             common_getitem_elimination(gm);
             Ok(true)
         }
-        "remove-unnecessary-copy" => {
+        Pass::RemoveUnnecessaryCopy => {
             remove_unnecessary_copy(gm);
             Ok(true)
         }
-        "add-inline-constraint-assertions" => inline_constraints::run(gm, values),
-        other => Err(PassError::Unsupported(format!(
-            "unknown pass `{other}` (one of {})",
-            PASSES.join(", ")
-        ))),
+        Pass::AddInlineConstraintAssertions => inline_constraints::run(gm, values),
     }
 }
 
