@@ -40,7 +40,7 @@ pub use model::{ExportedProgram, StateDictEntry, TensorInfo};
 use registrations::Registrations;
 use schema::Mode;
 use std::sync::Arc;
-use torchspec_pyval::pyjson::PyInt;
+use torchspec_pyval::pyjson::{PyInt, PyJson};
 pub use torchspec_pyval::{Error, Result};
 
 /// How to load a program: the mode and what the loading process has
@@ -405,8 +405,9 @@ impl ExportedProgram {
         Ok(self.tensors()?.constants)
     }
 
-    /// The program report (`shared/program-report.md`).
-    pub fn report(&self) -> serde_json::Value {
+    /// The program report (`shared/program-report.md`), as `json.loads`
+    /// would return the oracle's line: ints of any size, keys in order.
+    pub fn report(&self) -> PyJson {
         report::program_report(self)
     }
 }
