@@ -41,7 +41,7 @@ use registrations::Registrations;
 use schema::Mode;
 use std::sync::Arc;
 use torchspec_pyval::pyjson::{PyInt, PyJson};
-pub use torchspec_pyval::{Error, Result};
+pub use torchspec_pyval::{Error, ErrorKind, Result};
 
 /// How to load a program: the mode and what the loading process has
 /// registered. The one set of options behind every `load_*` constructor.
@@ -173,6 +173,7 @@ impl ExportedProgram {
         // entry), logs it, and reads the file as the pre-2.8 layout, whose
         // refusal is what it raises.
         let fallback = |e: Error| -> Result<ExportedProgram> {
+            let e = e.of_kind(ErrorKind::NotAnArchive);
             if e.exception.as_deref() == Some("RuntimeError") {
                 Self::load_legacy(&bytes, mode, registrations).map_err(|l| l.with_logged(e))
             } else {
@@ -188,7 +189,8 @@ impl ExportedProgram {
             Ok(v) => v,
             Err(e) => return fallback(e),
         };
-        let version = schema::decode_utf8(&version)?;
+        let version =
+            schema::decode_utf8(&version).map_err(|e| e.of_kind(ErrorKind::NotAnArchive))?;
         // `ARCHIVE_VERSION_VALUE`.
         const ARCHIVE_VERSION: &str = "0";
         if version != ARCHIVE_VERSION {
@@ -198,7 +200,8 @@ impl ExportedProgram {
                     "Saved archive version {version} does not match our current archive \
                      version {ARCHIVE_VERSION}."
                 ),
-            ));
+            )
+            .of_kind(ErrorKind::SchemaVersion));
         }
         if let Err(e) = archive.records() {
             return fallback(e);
@@ -220,17 +223,20 @@ impl ExportedProgram {
         let (loaded, graph_module) = deserialize(&program, mode, registrations)
             .map_err(|e| e.in_entry("models/model.json"))?;
         let state_dict = match archive.read_weights_config("model") {
-            Ok(Some(config)) => Some(
-                read_weights_config(&config)
-                    .map_err(|e| e.in_entry("data/weights/model_weights_config.json"))?,
-            ),
+            Ok(Some(config)) => Some(read_weights_config(&config).map_err(|e| {
+                e.in_entry("data/weights/model_weights_config.json")
+                    .of_kind(ErrorKind::NotAnArchive)
+            })?),
             Ok(None) => None,
             Err(e) => return fallback(e),
         };
         let constants = match archive.read_constants_config("model") {
             Ok(Some(config)) => Some(
                 read_weights_config(&config)
-                    .map_err(|e| e.in_entry("data/constants/model_constants_config.json"))?
+                    .map_err(|e| {
+                        e.in_entry("data/constants/model_constants_config.json")
+                            .of_kind(ErrorKind::NotAnArchive)
+                    })?
                     .into_iter()
                     .map(|e| e.name)
                     .collect::<std::collections::HashSet<_>>(),
@@ -269,7 +275,8 @@ impl ExportedProgram {
         mode: Mode,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
-        let program = archive::read_legacy_program(bytes)?;
+        let program =
+            archive::read_legacy_program(bytes).map_err(|e| e.of_kind(ErrorKind::NotAnArchive))?;
         let mut ep = Self::load_json_in(&program, mode, registrations)
             .map_err(|e| e.in_entry(archive::LEGACY_PROGRAM))?;
         // (Verified without the state dict built below from the signature.)
