@@ -90,6 +90,28 @@ impl LoadOptions {
 }
 
 impl ExportedProgram {
+    /// Opens a `.pt2` archive (mapped, read as `torch.export.load` reads
+    /// it) or a program JSON file, as a plain `import torch` would load it:
+    /// [`Self::load_path`] for any path type. A refusal says which stage
+    /// refused in [`Error::kind`].
+    ///
+    /// ```
+    /// use torchspec_export::{ErrorKind, ExportedProgram};
+    ///
+    /// let ep = ExportedProgram::open("../../corpus/programs/mlp-dynamic.pt2")?;
+    /// assert_eq!(ep.graph_module.signature.user_inputs().len(), 1);
+    /// for t in ep.state_dict_tensors()? {
+    ///     println!("{} {:?}", t.name(), t.shape());
+    /// }
+    ///
+    /// let e = ExportedProgram::open("no-such-model.pt2").unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::Io);
+    /// # Ok::<(), torchspec_export::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<ExportedProgram> {
+        Self::load_path(path.as_ref())
+    }
+
     /// Loads a `.pt2` archive (mapped, read in place) or a program JSON
     /// file, with `opts`.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<ExportedProgram> {
