@@ -18,6 +18,7 @@ pub mod codegen;
 pub mod conformance;
 pub mod diff;
 pub mod drift;
+pub mod json;
 pub mod live;
 pub mod names;
 pub mod repro;

@@ -440,7 +440,7 @@ fn check_inputs(
     let mut bad = 0usize;
     for line in torchspec::export::inputs::check_probe_lines(&ep, &lines) {
         bad += usize::from(line.get("bad_probe").is_some());
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", torchspec::json::to_serde(&line));
     }
     if bad > 0 {
         let _ = out.flush();
@@ -475,7 +475,7 @@ fn program(
         torchspec::export::schema::Mode::Default
     };
     let (ep, _) = load_program(path, mode, registrations)?;
-    let _ = writeln!(out, "{}", ep.report());
+    let _ = writeln!(out, "{}", torchspec::json::report(&ep));
     if ep.diagnostics.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
@@ -506,7 +506,7 @@ fn transform(
         .map(torchspec::export::serialize::OutFormat::of)
         .transpose()?;
     let (report, result) = match torchspec::export::passes::transform(&ep, passes) {
-        Ok(t) => (t.report(), Some(t)),
+        Ok(t) => (torchspec::json::report(&t), Some(t)),
         Err(PassError::Python(e)) => (
             serde_json::json!({"error": {"type": e.type_name, "message": e.message}}),
             None,
@@ -800,7 +800,7 @@ fn read_registrations(
 ) -> torchspec::Result<std::sync::Arc<torchspec::export::registrations::Registrations>> {
     use torchspec::export::registrations::Registrations;
     Ok(match path {
-        Some(p) => std::sync::Arc::new(Registrations::read(p)?),
+        Some(p) => std::sync::Arc::new(torchspec::json::read_registrations(p)?),
         None => Registrations::plain().clone(),
     })
 }

@@ -143,7 +143,7 @@ pub fn compare(python: &Reading, ours: &Reading) -> Verdict {
 pub fn judge(python: &Reading, report: Option<&Json>, ours: &Result<ExportedProgram>) -> Verdict {
     match (report, ours) {
         (Some(golden), Ok(ep)) if python.loads() => {
-            let mine = ep.report();
+            let mine = crate::json::report(ep);
             if crate::diff::json_eq(golden, &mine) {
                 Verdict::Agree
             } else {

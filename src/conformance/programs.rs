@@ -33,9 +33,7 @@ pub fn zoo_registrations(
     root: &Path,
 ) -> Result<std::sync::Arc<crate::export::registrations::Registrations>> {
     Ok(match root.join(REGISTRATIONS) {
-        p if p.exists() => {
-            std::sync::Arc::new(crate::export::registrations::Registrations::read(&p)?)
-        }
+        p if p.exists() => std::sync::Arc::new(crate::json::read_registrations(&p)?),
         _ => crate::export::registrations::Registrations::plain().clone(),
     })
 }
@@ -160,9 +158,10 @@ pub fn report_after(
     passes: &[String],
 ) -> std::result::Result<Json, String> {
     if passes.is_empty() {
-        return Ok(program.report());
+        return Ok(crate::json::report(program));
     }
     crate::export::passes::transform_report(program, passes)
+        .map(|r| crate::json::report_to_serde(&r))
 }
 
 pub(super) fn run(
@@ -555,7 +554,7 @@ pub fn derived_probe_lines(ep: &ExportedProgram, stem: &str) -> (Vec<Json>, Vec<
     for mut probe in crate::export::inputs::program_probes::derive_probes(ep) {
         probe.id = format!("{stem}/{}", probe.id);
         match probe.to_line() {
-            Ok(line) => lines.push(line),
+            Ok(line) => lines.push(crate::json::to_serde(&line)),
             Err(why) => left_out.push(format!("probe `{}` left out: {why}", probe.id)),
         }
     }
@@ -567,6 +566,7 @@ pub fn derived_probe_lines(ep: &ExportedProgram, stem: &str) -> (Vec<Json>, Vec<
 pub fn sample_probe_line(archive: &[u8], stem: &str) -> Result<Option<Json>> {
     let inputs = crate::export::sample_inputs::read(archive, None)?;
     Ok(inputs.map(|(args, kwargs)| {
+        let (args, kwargs) = (crate::json::to_serde(&args), crate::json::to_serde(&kwargs));
         serde_json::json!({"id": format!("{stem}/sample"), "kind": "sample", "args": args, "kwargs": kwargs})
     }))
 }
@@ -643,7 +643,7 @@ fn probe_rows(
             {
                 Verdict::Agree
             }
-            _ => report_divergence(&g, &ours.to_json(id)),
+            _ => report_divergence(&g, &crate::json::to_serde(&ours.to_json(id))),
         };
         out.push(CaseReport {
             allowed: allow.get(id).cloned(),

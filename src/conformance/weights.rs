@@ -76,7 +76,7 @@ fn ours(loaded: &Result<ExportedProgram>) -> std::result::Result<Vec<Json>, Stri
             return match &e.exception {
                 Some(t) => {
                     let mut line = serde_json::json!({"error": {"type": t, "message": e.message}});
-                    if let Some(inner) = &e.logged {
+                    if let Some(inner) = e.logged() {
                         line["logged"] = serde_json::json!({
                             "type": inner.exception.clone().unwrap_or_default(),
                             "message": inner.message,

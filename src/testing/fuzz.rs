@@ -143,7 +143,7 @@ pub fn program(data: &[u8]) {
             return;
         }
     };
-    let _ = ep.report();
+    let _ = crate::json::report(&ep);
     let json = crate::export::schema::dump_program(&ep.serialized);
     let again = crate::export::schema::load_program(json.as_bytes(), Mode::Default)
         .expect("a written program reads back");

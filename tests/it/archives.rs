@@ -55,7 +55,7 @@ fn outcome(path: &Path) -> Json {
         }
         Err(e) => {
             let mut out = serde_json::json!({"error": exc(&e)});
-            if let Some(logged) = &e.logged {
+            if let Some(logged) = e.logged() {
                 out["logged"] = exc(logged);
             }
             out

@@ -3,6 +3,7 @@
 mod archives;
 mod cli;
 mod derived_props;
+mod error_kinds;
 mod errors;
 mod footguns;
 mod fuzz_corpus;

@@ -26,6 +26,10 @@ fn every_zoo_programs_sample_inputs_are_its_ok_probe() {
         let probes = std::fs::read_to_string(file.with_extension("probes.jsonl")).unwrap();
         let ok: Json = serde_json::from_str(probes.lines().next().unwrap()).unwrap();
         assert_eq!(ok["kind"], "ok", "{name}");
+        let (args, kwargs) = (
+            torchspec::json::to_serde(&args),
+            torchspec::json::to_serde(&kwargs),
+        );
         assert_eq!((&args, &kwargs), (&ok["args"], &ok["kwargs"]), "{name}");
         same += 1;
     }

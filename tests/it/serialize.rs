@@ -59,7 +59,7 @@ fn transformed_programs_round_trip_through_json_and_pt2() {
                     Err(_) => continue,
                 }
             };
-            let want = t.report();
+            let want = torchspec::json::report(&t);
             let what = format!("{} {passes:?}", file.display());
 
             let json = t.to_json().unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -117,7 +117,7 @@ fn transformed_programs_round_trip_through_json_and_pt2() {
 /// `torch.export.load` does after `torch.export.save`); DCE on the
 /// reloaded program erases them again.
 fn assert_reloaded(back: &ExportedProgram, want: &serde_json::Value, what: &str, no_sd: bool) {
-    let mut got = back.report();
+    let mut got = torchspec::json::report(back);
     if no_sd {
         got.as_object_mut()
             .expect("report object")
@@ -132,7 +132,7 @@ fn assert_reloaded(back: &ExportedProgram, want: &serde_json::Value, what: &str,
         );
         let dced = transform(back, &["dce".to_string()]).expect("dce");
         assert_eq!(
-            dced.report()["graph"],
+            torchspec::json::report(&dced)["graph"],
             want["graph"],
             "{what}: graph after DCE"
         );
@@ -205,7 +205,7 @@ fn transform_out_writes_json_or_pt2_by_extension() {
     let written = std::fs::read(&json_out).expect("written");
     assert!(written.starts_with(b"{\"graph_module\": "));
     let back = ExportedProgram::load_json(&written, Mode::Default).expect("loads");
-    assert_eq!(back.report()["graph"], printed["graph"]);
+    assert_eq!(torchspec::json::report(&back)["graph"], printed["graph"]);
 
     let pt2_out = temp("unbacked-out.pt2");
     let out = transform_cli(&program, &pt2_out);
@@ -218,7 +218,7 @@ fn transform_out_writes_json_or_pt2_by_extension() {
     let archive = torchspec::export::archive::Pt2Archive::open(&pt2_out).expect("a .pt2");
     assert_eq!(archive.root(), "unbacked-out");
     let back = ExportedProgram::load_path(&pt2_out).expect("loads");
-    assert_eq!(back.report(), printed);
+    assert_eq!(torchspec::json::report(&back), printed);
 }
 
 #[test]

@@ -37,6 +37,7 @@ impl LoadFailure {
             LoadFailure::Python { exception, message } => Error::python(&exception, message),
             LoadFailure::Unsupported(what) => {
                 Error::new(format!("unsupported by the reference loader: {what}"))
+                    .of_kind(torchspec_pyval::ErrorKind::Unsupported)
             }
         }
     }

@@ -40,8 +40,8 @@ pub use model::{ExportedProgram, StateDictEntry, TensorInfo};
 use registrations::Registrations;
 use schema::Mode;
 use std::sync::Arc;
-use torchspec_pyval::pyjson::PyInt;
-pub use torchspec_pyval::{Error, Result};
+use torchspec_pyval::pyjson::{PyInt, PyJson};
+pub use torchspec_pyval::{Error, ErrorKind, Result};
 
 /// How to load a program: the mode and what the loading process has
 /// registered. The one set of options behind every `load_*` constructor.
@@ -90,6 +90,28 @@ impl LoadOptions {
 }
 
 impl ExportedProgram {
+    /// Opens a `.pt2` archive (mapped, read as `torch.export.load` reads
+    /// it) or a program JSON file, as a plain `import torch` would load it:
+    /// [`Self::load_path`] for any path type. A refusal says which stage
+    /// refused in [`Error::kind`].
+    ///
+    /// ```
+    /// use torchspec_export::{ErrorKind, ExportedProgram};
+    ///
+    /// let ep = ExportedProgram::open("../../corpus/programs/mlp-dynamic.pt2")?;
+    /// assert_eq!(ep.graph_module.signature.user_inputs().len(), 1);
+    /// for t in ep.state_dict_tensors()? {
+    ///     println!("{} {:?}", t.name(), t.shape());
+    /// }
+    ///
+    /// let e = ExportedProgram::open("no-such-model.pt2").unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::Io);
+    /// # Ok::<(), torchspec_export::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<ExportedProgram> {
+        Self::load_path(path.as_ref())
+    }
+
     /// Loads a `.pt2` archive (mapped, read in place) or a program JSON
     /// file, with `opts`.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<ExportedProgram> {
@@ -173,6 +195,7 @@ impl ExportedProgram {
         // entry), logs it, and reads the file as the pre-2.8 layout, whose
         // refusal is what it raises.
         let fallback = |e: Error| -> Result<ExportedProgram> {
+            let e = e.of_kind(ErrorKind::NotAnArchive);
             if e.exception.as_deref() == Some("RuntimeError") {
                 Self::load_legacy(&bytes, mode, registrations).map_err(|l| l.with_logged(e))
             } else {
@@ -188,7 +211,8 @@ impl ExportedProgram {
             Ok(v) => v,
             Err(e) => return fallback(e),
         };
-        let version = schema::decode_utf8(&version)?;
+        let version =
+            schema::decode_utf8(&version).map_err(|e| e.of_kind(ErrorKind::NotAnArchive))?;
         // `ARCHIVE_VERSION_VALUE`.
         const ARCHIVE_VERSION: &str = "0";
         if version != ARCHIVE_VERSION {
@@ -198,7 +222,8 @@ impl ExportedProgram {
                     "Saved archive version {version} does not match our current archive \
                      version {ARCHIVE_VERSION}."
                 ),
-            ));
+            )
+            .of_kind(ErrorKind::SchemaVersion));
         }
         if let Err(e) = archive.records() {
             return fallback(e);
@@ -220,17 +245,20 @@ impl ExportedProgram {
         let (loaded, graph_module) = deserialize(&program, mode, registrations)
             .map_err(|e| e.in_entry("models/model.json"))?;
         let state_dict = match archive.read_weights_config("model") {
-            Ok(Some(config)) => Some(
-                read_weights_config(&config)
-                    .map_err(|e| e.in_entry("data/weights/model_weights_config.json"))?,
-            ),
+            Ok(Some(config)) => Some(read_weights_config(&config).map_err(|e| {
+                e.in_entry("data/weights/model_weights_config.json")
+                    .of_kind(ErrorKind::NotAnArchive)
+            })?),
             Ok(None) => None,
             Err(e) => return fallback(e),
         };
         let constants = match archive.read_constants_config("model") {
             Ok(Some(config)) => Some(
                 read_weights_config(&config)
-                    .map_err(|e| e.in_entry("data/constants/model_constants_config.json"))?
+                    .map_err(|e| {
+                        e.in_entry("data/constants/model_constants_config.json")
+                            .of_kind(ErrorKind::NotAnArchive)
+                    })?
                     .into_iter()
                     .map(|e| e.name)
                     .collect::<std::collections::HashSet<_>>(),
@@ -269,7 +297,8 @@ impl ExportedProgram {
         mode: Mode,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
-        let program = archive::read_legacy_program(bytes)?;
+        let program =
+            archive::read_legacy_program(bytes).map_err(|e| e.of_kind(ErrorKind::NotAnArchive))?;
         let mut ep = Self::load_json_in(&program, mode, registrations)
             .map_err(|e| e.in_entry(archive::LEGACY_PROGRAM))?;
         // (Verified without the state dict built below from the signature.)
@@ -405,8 +434,9 @@ impl ExportedProgram {
         Ok(self.tensors()?.constants)
     }
 
-    /// The program report (`shared/program-report.md`).
-    pub fn report(&self) -> serde_json::Value {
+    /// The program report (`shared/program-report.md`), as `json.loads`
+    /// would return the oracle's line: ints of any size, keys in order.
+    pub fn report(&self) -> PyJson {
         report::program_report(self)
     }
 }

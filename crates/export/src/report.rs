@@ -1,7 +1,11 @@
 //! The program report of `shared/program-report.md`: what PyTorch says
 //! about a loaded `ExportedProgram`, key by key, as one JSON object.
+//!
+//! The object is a [`PyJson`](torchspec_pyval::pyjson::PyJson) (big ints,
+//! key order), so the crate needs no JSON library features: the harness
+//! turns it into its own JSON values.
 
-use serde_json::{json, Map, Value as Json};
+use torchspec_pyval::pyjson::{PyInt, PyJson as Json};
 
 use crate::model::{ExportedProgram, StateDictEntry};
 use crate::pytree::{treespec_dumps, treespec_loads};
@@ -9,13 +13,20 @@ use crate::signature::{Constant, ExportGraphSignature, UserValue};
 use torchspec_pyval::{PyException, Raise};
 
 fn error_json(type_name: &str, message: &str) -> Json {
-    json!({"error": {"type": type_name, "message": message}})
+    Json::object([(
+        "error",
+        Json::object([("type", type_name.into()), ("message", message.into())]),
+    )])
+}
+
+fn unsupported_json(reason: &str) -> Json {
+    Json::object([("unsupported", Json::object([("reason", reason.into())]))])
 }
 
 fn raise_json(r: &Raise) -> Json {
     match r {
         Raise::Exception(e) => error_json(&e.type_name, &e.message),
-        Raise::Unsupported(what) => json!({"unsupported": {"reason": what}}),
+        Raise::Unsupported(what) => unsupported_json(what),
     }
 }
 
@@ -27,20 +38,19 @@ fn constant_json(c: &Constant) -> Json {
     match c {
         Constant::None => Json::Null,
         Constant::Bool(b) => Json::Bool(*b),
-        Constant::Int(i) => json!(i),
-        Constant::BigInt(s) => serde_json::from_str(s).unwrap_or(Json::String(s.clone())),
-        Constant::Float(f) => serde_json::Number::from_f64(*f)
-            .map(Json::Number)
-            .unwrap_or_else(|| json!({"unsupported": {"reason": "a non-finite float in JSON"}})),
-        Constant::Str(s) => Json::String(s.clone()),
+        Constant::Int(i) => Json::from(*i),
+        Constant::BigInt(s) => big_int_json(s),
+        Constant::Float(f) if f.is_finite() => Json::Float(*f),
+        Constant::Float(_) => unsupported_json("a non-finite float in JSON"),
+        Constant::Str(s) => Json::Str(s.clone()),
     }
 }
 
 fn user_values(v: &[UserValue]) -> Json {
-    Json::Array(
+    Json::List(
         v.iter()
             .map(|u| match u {
-                UserValue::Name(n) => Json::String(n.clone()),
+                UserValue::Name(n) => Json::Str(n.clone()),
                 UserValue::Constant(c) => constant_json(c),
             })
             .collect(),
@@ -48,40 +58,54 @@ fn user_values(v: &[UserValue]) -> Json {
 }
 
 fn strings(v: Vec<String>) -> Json {
-    Json::Array(v.into_iter().map(Json::String).collect())
+    Json::List(v.into_iter().map(Json::Str).collect())
 }
 
 fn mapping(v: Vec<(String, String)>) -> Json {
-    Json::Object(v.into_iter().map(|(k, v)| (k, Json::String(v))).collect())
+    Json::object(v.into_iter().map(|(k, v)| (k, Json::Str(v))))
 }
 
 /// The report of a loaded program, every key of the contract (`state_dict`
 /// only when the weights config was read).
 pub fn program_report(ep: &ExportedProgram) -> Json {
     let gm = &ep.graph_module;
-    let mut r = Map::new();
+    let mut r = Members::new();
     let v = &ep.serialized.schema_version;
     r.insert(
         "schema_version".into(),
-        json!([loose_int_json(&v.major), loose_int_json(&v.minor)]),
+        Json::List(vec![loose_int_json(&v.major), loose_int_json(&v.minor)]),
     );
     signature_keys(&gm.signature, &mut r);
     call_spec_keys(ep, &mut r);
     r.insert(
         "range_constraints".into(),
-        Json::String(gm.range_constraints.to_string()),
+        Json::Str(gm.range_constraints.to_string()),
     );
-    r.insert("graph".into(), Json::String(gm.graph.to_python_string()));
+    r.insert("graph".into(), Json::Str(gm.graph.to_python_string()));
     if let Some(sd) = &ep.state_dict {
         r.insert("state_dict".into(), state_dict_json(sd));
     }
-    Json::Object(r)
+    Json::object(r.0)
+}
+
+/// The report's members in insertion order (made a [`Json::object`] at the
+/// end, so a repeated key would keep its first place and its last value).
+struct Members(Vec<(String, Json)>);
+
+impl Members {
+    fn new() -> Members {
+        Members(Vec::new())
+    }
+
+    fn insert(&mut self, key: String, value: Json) {
+        self.0.push((key, value));
+    }
 }
 
 /// The report's `graph_signature` and the signature's derived views, from
 /// `parameters` to `backward_signature`.
-fn signature_keys(sig: &ExportGraphSignature, r: &mut Map<String, Json>) {
-    r.insert("graph_signature".into(), Json::String(sig.to_string()));
+fn signature_keys(sig: &ExportGraphSignature, r: &mut Members) {
+    r.insert("graph_signature".into(), Json::Str(sig.to_string()));
     r.insert("parameters".into(), strings(sig.parameters()));
     r.insert("buffers".into(), strings(sig.buffers()));
     r.insert(
@@ -136,11 +160,17 @@ fn signature_keys(sig: &ExportGraphSignature, r: &mut Map<String, Json>) {
         "backward_signature".into(),
         match sig.backward_signature() {
             Ok(None) => Json::Null,
-            Ok(Some(b)) => json!({
-                "gradients_to_parameters": mapping(b.gradients_to_parameters),
-                "gradients_to_user_inputs": mapping(b.gradients_to_user_inputs),
-                "loss_output": b.loss_output,
-            }),
+            Ok(Some(b)) => Json::object([
+                (
+                    "gradients_to_parameters",
+                    mapping(b.gradients_to_parameters),
+                ),
+                (
+                    "gradients_to_user_inputs",
+                    mapping(b.gradients_to_user_inputs),
+                ),
+                ("loss_output", b.loss_output.into()),
+            ]),
             Err(e) => exc_json(&e),
         },
     );
@@ -148,13 +178,13 @@ fn signature_keys(sig: &ExportGraphSignature, r: &mut Map<String, Json>) {
 
 /// The report's `in_spec`, `in_spec_str`, `out_spec` and `out_spec_str`:
 /// `treespec_dumps` and `str()` of the call spec's trees.
-fn call_spec_keys(ep: &ExportedProgram, r: &mut Map<String, Json>) {
+fn call_spec_keys(ep: &ExportedProgram, r: &mut Members) {
     let (in_spec, out_spec) = call_spec(ep);
     for (key, spec) in [("in_spec", in_spec), ("out_spec", out_spec)] {
         let (dumps, text) = match spec {
             Ok(Some(spec)) => (
-                treespec_dumps(&spec).map_or_else(|e| raise_json(&e), Json::String),
-                spec.to_str().map_or_else(|e| raise_json(&e), Json::String),
+                treespec_dumps(&spec).map_or_else(|e| raise_json(&e), Json::Str),
+                spec.to_str().map_or_else(|e| raise_json(&e), Json::Str),
             ),
             // treespec_dumps(None) (its `_ensure_python_treespec_instance`,
             // torch/utils/_pytree.py) and str(None).
@@ -164,7 +194,7 @@ fn call_spec_keys(ep: &ExportedProgram, r: &mut Map<String, Json>) {
                     "Expected `treespec` to be an instance of PyTreeSpec but got item of type \
                      <class 'NoneType'>.",
                 ),
-                Json::String("None".into()),
+                Json::Str("None".into()),
             ),
             Err(e) => (raise_json(&e), raise_json(&e)),
         };
@@ -176,37 +206,43 @@ fn call_spec_keys(ep: &ExportedProgram, r: &mut Map<String, Json>) {
 /// The report's `state_dict`: each entry's shape, dtype and
 /// `Parameter`-ness, or why the reference cannot tell them.
 fn state_dict_json(sd: &[StateDictEntry]) -> Json {
-    let mut m = Map::new();
-    for e in sd {
-        m.insert(
-            e.name.clone(),
-            match &e.meta {
-                Ok(meta) => json!({
-                    "shape": meta.shape,
-                    "dtype": meta.dtype,
-                    "parameter": meta.parameter,
-                }),
-                Err(why) => json!({"unsupported": {"reason": why}}),
-            },
-        );
-    }
-    Json::Object(m)
+    Json::object(sd.iter().map(|e| {
+        let meta = match &e.meta {
+            Ok(meta) => Json::object([
+                ("shape", meta.shape.clone().into()),
+                ("dtype", meta.dtype.as_str().into()),
+                ("parameter", meta.parameter.into()),
+            ]),
+            Err(why) => unsupported_json(why),
+        };
+        (e.name.as_str(), meta)
+    }))
 }
 
 /// The value as `json.loads` read it (the oracle reads `schema_version`
-/// from the file's JSON).
-fn loose_int_json(i: &crate::schema::Loose<torchspec_pyval::pyjson::PyInt>) -> Json {
+/// from the file's JSON): an int, or whatever else the file holds there.
+/// A float in it is Python's float, whose text is `repr`'s (`1e+16`).
+fn loose_int_json(i: &crate::schema::Loose<PyInt>) -> Json {
     match i {
-        crate::schema::Loose::Typed(i) => pyint_json(i),
-        crate::schema::Loose::Raw(v) => {
-            let text = torchspec_pyval::pyjson::dump::dumps(v).unwrap_or_default();
-            serde_json::from_str(&text).unwrap_or(Json::Null)
-        }
+        crate::schema::Loose::Typed(i) => Json::Int(i.clone()),
+        crate::schema::Loose::Raw(v) => v.clone(),
     }
 }
 
-fn pyint_json(i: &torchspec_pyval::pyjson::PyInt) -> Json {
-    serde_json::from_str(&i.to_string()).unwrap_or(Json::Null)
+/// A constant int beyond `i64`, from its decimal text.
+fn big_int_json(s: &str) -> Json {
+    match s.parse::<num_bigint::BigInt>() {
+        Ok(b) if is_json_int(s) => Json::Int(PyInt::from_big(b)),
+        _ => Json::Str(s.to_owned()),
+    }
+}
+
+/// `s` is a JSON int literal: `-?(0|[1-9][0-9]*)`.
+fn is_json_int(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
 }
 
 type Spec = Result<Option<crate::pytree::TreeSpec>, Raise>;

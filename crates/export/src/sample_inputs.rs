@@ -13,7 +13,7 @@
 
 use std::io::Read;
 
-use serde_json::{json, Value as Json};
+use torchspec_pyval::pyjson::PyJson as Json;
 
 use crate::archive::Pt2Archive;
 use crate::pickle::{loads, Pickled};
@@ -36,11 +36,8 @@ pub fn read(bytes: &[u8], model: Option<&str>) -> Result<Option<(Json, Json)>> {
         return Ok(None);
     };
     let value = decode_torch_save(&pt).map_err(|e| e.in_entry(&name))?;
-    match value {
-        Json::Object(m) if m.contains_key("tuple") => match &m["tuple"] {
-            Json::Array(pair) if pair.len() == 2 => Ok(Some((pair[0].clone(), pair[1].clone()))),
-            _ => Err(Error::new("sample inputs are not an (args, kwargs) pair").in_entry(&name)),
-        },
+    match value.get("tuple") {
+        Some(Json::List(pair)) if pair.len() == 2 => Ok(Some((pair[0].clone(), pair[1].clone()))),
         _ => Err(Error::new("sample inputs are not an (args, kwargs) pair").in_entry(&name)),
     }
 }
@@ -95,26 +92,26 @@ fn to_value(
     Ok(match v {
         Pickled::None => Json::Null,
         Pickled::Bool(b) => Json::Bool(*b),
-        Pickled::Int(i) => json!(i),
+        Pickled::Int(i) => Json::from(*i),
         Pickled::Float(f) => finite(*f)?,
-        Pickled::Str(s) => Json::String(s.clone()),
-        Pickled::List(items) => Json::Array(all(items)?),
-        Pickled::Tuple(items) => json!({"tuple": all(items)?}),
+        Pickled::Str(s) => Json::Str(s.clone()),
+        Pickled::List(items) => Json::List(all(items)?),
+        Pickled::Tuple(items) => Json::object([("tuple", Json::List(all(items)?))]),
         Pickled::Dict(items) => {
             let mut pairs = Vec::new();
             for (k, x) in items {
-                pairs.push(json!([
+                pairs.push(Json::List(vec![
                     to_value(k, storage, depth + 1)?,
-                    to_value(x, storage, depth + 1)?
+                    to_value(x, storage, depth + 1)?,
                 ]));
             }
-            json!({"dict": pairs})
+            Json::object([("dict", Json::List(pairs))])
         }
         Pickled::Call(f, args) => match f.as_ref() {
             Pickled::Global(m, n)
                 if m == "collections" && n == "OrderedDict" && args.is_empty() =>
             {
-                json!({"dict": []})
+                Json::object([("dict", Json::List(Vec::new()))])
             }
             Pickled::Global(m, n) if m == "torch._utils" && n == "_rebuild_tensor_v2" => {
                 rebuild_tensor(args, storage)?
@@ -147,9 +144,13 @@ fn to_value(
 }
 
 fn finite(f: f64) -> Result<Json> {
-    serde_json::Number::from_f64(f)
-        .map(Json::Number)
-        .ok_or_else(|| Error::new(format!("a non-finite float ({f}) has no JSON form")))
+    if f.is_finite() {
+        Ok(Json::Float(f))
+    } else {
+        Err(Error::new(format!(
+            "a non-finite float ({f}) has no JSON form"
+        )))
+    }
 }
 
 fn int_of(v: &Pickled) -> Result<i64> {
@@ -194,16 +195,14 @@ fn rebuild_tensor(
     }
     let bytes = storage(key)?;
     let elems = elements(&bytes, dtype, offset as u64, &size, &stride)?;
-    let mut t = serde_json::Map::new();
-    t.insert("shape".into(), json!(size));
-    t.insert(
-        "dtype".into(),
-        json!(dtype.name().trim_start_matches("torch.")),
-    );
+    let mut t = vec![
+        ("shape", Json::from(size.clone())),
+        ("dtype", dtype.name().trim_start_matches("torch.").into()),
+    ];
     if elems.iter().any(|e| !e.is_zero()) {
-        t.insert("data".into(), nest(&elems, &size)?);
+        t.push(("data", nest(&elems, &size)?));
     }
-    Ok(json!({"tensor": t}))
+    Ok(Json::object([("tensor", Json::object(t))]))
 }
 
 /// An element read from a storage.
@@ -228,8 +227,8 @@ impl Elem {
     fn json(&self) -> Result<Json> {
         match *self {
             Elem::F(f) => finite(f),
-            Elem::I(i) => Ok(json!(i)),
-            Elem::B(b) => Ok(json!(b)),
+            Elem::I(i) => Ok(Json::from(i)),
+            Elem::B(b) => Ok(Json::Bool(b)),
             Elem::C(_) => Err(Error::new(
                 "complex sample tensors must be zeros (JSON has no complex)",
             )),
@@ -356,7 +355,7 @@ fn nest(elems: &[Elem], size: &[i64]) -> Result<Json> {
                 let part = elems.get(k * chunk..(k + 1) * chunk).unwrap_or(&[]);
                 out.push(nest(part, rest)?);
             }
-            Ok(Json::Array(out))
+            Ok(Json::List(out))
         }
     }
 }

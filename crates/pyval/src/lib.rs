@@ -19,7 +19,7 @@ use num_bigint::BigInt;
 use num_traits::{ToPrimitive, Zero};
 
 pub use dict::Dict;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use int::Int;
 pub use repr::in_ranges;
 pub use repr::{float_repr, splitlines, str_repr, write_indented_lines};

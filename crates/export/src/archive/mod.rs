@@ -10,7 +10,7 @@
 use std::io::{Read, Seek};
 use std::path::Path;
 
-use torchspec_pyval::error::{Error, Result};
+use torchspec_pyval::error::{Error, ErrorKind, Result};
 
 /// The bytes of a `.pt2`: read into memory, or mapped from its file so
 /// that only the pages of the entries read (the program JSON, the
@@ -404,7 +404,10 @@ fn read_bounded<R: Read + Seek>(
     let mut file = match zip.by_name(full) {
         Ok(f) => f,
         Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-        Err(e) => return Err(Error::new(format!("cannot read entry `{full}`: {e}"))),
+        Err(e) => {
+            let message = format!("cannot read entry `{full}`: {e}");
+            return Err(Error::new(message).caused_by(e));
+        }
     };
     let declared = file.size();
     if declared > MAX_ENTRY_BYTES {
@@ -418,7 +421,7 @@ fn read_bounded<R: Read + Seek>(
     let read = (&mut file)
         .take(MAX_ENTRY_BYTES + 1)
         .read_to_end(&mut buf)
-        .map_err(|e| Error::new(format!("cannot read entry `{full}`: {e}")))?;
+        .map_err(|e| Error::new(format!("cannot read entry `{full}`: {e}")).caused_by(e))?;
     if read as u64 > MAX_ENTRY_BYTES {
         return Err(Error::new(format!(
             "entry `{full}` inflates past the {MAX_ENTRY_BYTES}-byte limit"
@@ -452,6 +455,7 @@ fn python_zip(bytes: &[u8]) -> Result<(pyzip::ZipFile, zip::ZipArchive<std::io::
                 "a zip CPython's zipfile reads and the zip crate does not read alike \
                  (not modelled)",
             )
+            .of_kind(ErrorKind::Unsupported)
         })?;
     Ok((toc, zip))
 }
@@ -482,9 +486,10 @@ pub fn read_legacy_program(bytes: &[u8]) -> Result<Vec<u8>> {
     drop(toc);
     let mut read = |name: &str| read_bounded(&mut zip, name);
     let Some(version) = read(LEGACY_VERSION)? else {
-        return Err(Error::new(
-            "the zip crate finds no `version` entry where zipfile does",
-        ));
+        return Err(
+            Error::new("the zip crate finds no `version` entry where zipfile does")
+                .of_kind(ErrorKind::Unsupported),
+        );
     };
     // `zipf.read("version").decode().split(".")`.
     let text = crate::schema::decode_utf8(&version)?;
@@ -508,7 +513,8 @@ pub fn read_legacy_program(bytes: &[u8]) -> Result<Vec<u8>> {
                 "Serialized version [{}] does not match our current schema version ({major}, {minor}).",
                 shown.join(", ")
             ),
-        ));
+        )
+        .of_kind(ErrorKind::SchemaVersion));
     }
     let program = read(LEGACY_PROGRAM)?;
     let present = |names: &[&str], zip: &zip::ZipArchive<_>| {

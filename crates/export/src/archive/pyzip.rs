@@ -148,9 +148,10 @@ impl ZipFile {
                     // CPython raises UnicodeDecodeError here; the reference
                     // does not compose its text.
                     Err(_) => {
-                        return Err(Error::new(
-                            "a zip entry name flagged UTF-8 that is not UTF-8",
-                        ))
+                        return Err(
+                            Error::new("a zip entry name flagged UTF-8 that is not UTF-8")
+                                .of_kind(torchspec_pyval::ErrorKind::Unsupported),
+                        )
                     }
                 }
             } else {

@@ -12,7 +12,6 @@ pub mod pyexpr;
 use std::rc::Rc;
 
 use num_bigint::BigInt;
-use serde_json::json;
 
 use crate::model::ExportedProgram;
 use crate::pytree::{tree_flatten, treespec_loads, value_eq, NodeKind, PyType, Registry, TreeSpec};
@@ -21,6 +20,7 @@ use crate::schema::{Argument, InputSpec, Loose, SymInt, SymIntArgument};
 use crate::srepr::{linear_form, subexpression_strs};
 use probe::{Probe, ProbeLine, Tensor};
 use pyexpr::{EvalStop, Expr, GVal};
+use torchspec_pyval::pyjson::PyJson;
 use torchspec_pyval::{PyException, Raise, Value};
 
 /// What the reference says about one probe.
@@ -39,13 +39,27 @@ impl Outcome {
     /// The result line of probe-format v1: `{"id", "ok": true, "note":
     /// "runs"}`, `{"id", "error": {"type", "message"}}` or `{"id",
     /// "unsupported": {"reason"}}`.
-    pub fn to_json(&self, id: &str) -> serde_json::Value {
+    pub fn to_json(&self, id: &str) -> PyJson {
+        let id = ("id", PyJson::from(id));
         match self {
-            Outcome::Runs => json!({"id": id, "ok": true, "note": "runs"}),
-            Outcome::Error(e) => {
-                json!({"id": id, "error": {"type": e.type_name, "message": e.message}})
-            }
-            Outcome::Unsupported(w) => json!({"id": id, "unsupported": {"reason": w}}),
+            Outcome::Runs => PyJson::object([id, ("ok", true.into()), ("note", "runs".into())]),
+            Outcome::Error(e) => PyJson::object([
+                id,
+                (
+                    "error",
+                    PyJson::object([
+                        ("type", e.type_name.as_str().into()),
+                        ("message", e.message.as_str().into()),
+                    ]),
+                ),
+            ]),
+            Outcome::Unsupported(w) => PyJson::object([
+                id,
+                (
+                    "unsupported",
+                    PyJson::object([("reason", w.as_str().into())]),
+                ),
+            ]),
         }
     }
 }
@@ -638,7 +652,7 @@ fn split_numbered(name: &str) -> Option<(&str, &str)> {
 
 /// The result line of every line of a probe file, in order: a probe's
 /// outcome, or the `bad_probe` result of a line that could not be read.
-pub fn check_probe_lines(ep: &ExportedProgram, lines: &[ProbeLine]) -> Vec<serde_json::Value> {
+pub fn check_probe_lines(ep: &ExportedProgram, lines: &[ProbeLine]) -> Vec<PyJson> {
     let checker = InputChecker::new(ep);
     lines
         .iter()

@@ -58,43 +58,39 @@ impl Probe {
     /// The probe as a probe-file v1 line (`{"id", "kind", "args",
     /// "kwargs"}`, tensors without `data`), or why one of its values has no
     /// VALUE form (an object other than a tensor).
-    pub fn to_line(&self) -> std::result::Result<serde_json::Value, String> {
+    pub fn to_line(&self) -> std::result::Result<PyJson, String> {
         let args = self
             .args
             .iter()
             .map(value_json)
             .collect::<std::result::Result<_, _>>()?;
-        let mut line = serde_json::Map::new();
-        line.insert("id".into(), self.id.clone().into());
+        let mut line = vec![("id", PyJson::from(&self.id))];
         if let Some(kind) = &self.kind {
-            line.insert("kind".into(), kind.clone().into());
+            line.push(("kind", kind.into()));
         }
-        line.insert(
-            "args".into(),
-            serde_json::json!({ "tuple": serde_json::Value::Array(args) }),
-        );
-        line.insert("kwargs".into(), dict_json(&self.kwargs)?);
-        Ok(serde_json::Value::Object(line))
+        line.push(("args", PyJson::object([("tuple", PyJson::List(args))])));
+        line.push(("kwargs", dict_json(&self.kwargs)?));
+        Ok(PyJson::object(line))
     }
 }
 
 /// A case-format VALUE (`shared/case-format.md`) of a probe input.
-fn value_json(v: &Value) -> std::result::Result<serde_json::Value, String> {
-    use serde_json::{json, Value as J};
+fn value_json(v: &Value) -> std::result::Result<PyJson, String> {
+    use PyJson as J;
     Ok(match v {
         Value::None => J::Null,
         Value::Bool(b) => J::Bool(*b),
-        Value::Int(i) => {
-            let text = i.to_big().to_string();
-            J::Number(text.parse().map_err(|_| format!("int {text}"))?)
-        }
-        Value::Float(f) if f.is_nan() => json!({"$float": "nan"}),
+        Value::Int(i) => match i.to_i64() {
+            Some(i) => J::from(i),
+            None => J::Int(PyInt::from_big(i.to_big())),
+        },
+        Value::Float(f) if f.is_nan() => J::object([("$float", "nan".into())]),
         Value::Float(f) if f.is_infinite() => {
-            json!({"$float": if *f > 0.0 { "inf" } else { "-inf" }})
+            J::object([("$float", if *f > 0.0 { "inf" } else { "-inf" }.into())])
         }
-        Value::Float(f) => json!(f),
-        Value::Str(s) => J::String(s.to_string()),
-        Value::List(items) => J::Array(
+        Value::Float(f) => J::Float(*f),
+        Value::Str(s) => J::Str(s.to_string()),
+        Value::List(items) => J::List(
             items
                 .iter()
                 .map(value_json)
@@ -105,12 +101,18 @@ fn value_json(v: &Value) -> std::result::Result<serde_json::Value, String> {
                 .iter()
                 .map(value_json)
                 .collect::<std::result::Result<_, _>>()?;
-            json!({ "tuple": J::Array(items) })
+            J::object([("tuple", J::List(items))])
         }
         Value::Dict(d) => dict_json(d)?,
         Value::Object(o) => {
             if let Some(t) = o.as_any().downcast_ref::<Tensor>() {
-                return Ok(json!({"tensor": {"shape": t.shape, "dtype": t.dtype}}));
+                return Ok(J::object([(
+                    "tensor",
+                    J::object([
+                        ("shape", t.shape.clone().into()),
+                        ("dtype", t.dtype.as_str().into()),
+                    ]),
+                )]));
             }
             match o.as_any().downcast_ref::<Container>() {
                 Some(c) => container_json(c)?,
@@ -123,7 +125,7 @@ fn value_json(v: &Value) -> std::result::Result<serde_json::Value, String> {
 
 /// A registered namedtuple or dataclass: `{"namedtuple" | "dataclass":
 /// {"type", "fields"}}` under its serialized type name.
-fn container_json(c: &Container) -> std::result::Result<serde_json::Value, String> {
+fn container_json(c: &Container) -> std::result::Result<PyJson, String> {
     let (key, fields): (&str, Vec<(String, Value)>) = match &c.ty.kind {
         NodeKind::NamedTuple { fields } => (
             "namedtuple",
@@ -145,17 +147,20 @@ fn container_json(c: &Container) -> std::result::Result<serde_json::Value, Strin
     };
     let fields = fields
         .iter()
-        .map(|(f, v)| Ok(serde_json::json!([f, value_json(v)?])))
+        .map(|(f, v)| Ok(PyJson::List(vec![f.into(), value_json(v)?])))
         .collect::<std::result::Result<Vec<_>, String>>()?;
-    Ok(serde_json::json!({ key: {"type": name, "fields": fields} }))
+    Ok(PyJson::object([(
+        key,
+        PyJson::object([("type", name.into()), ("fields", PyJson::List(fields))]),
+    )]))
 }
 
-fn dict_json(d: &Dict) -> std::result::Result<serde_json::Value, String> {
+fn dict_json(d: &Dict) -> std::result::Result<PyJson, String> {
     let items = d
         .iter()
-        .map(|(k, v)| Ok(serde_json::json!([value_json(k)?, value_json(v)?])))
+        .map(|(k, v)| Ok(PyJson::List(vec![value_json(k)?, value_json(v)?])))
         .collect::<std::result::Result<Vec<_>, String>>()?;
-    Ok(serde_json::json!({ "dict": items }))
+    Ok(PyJson::object([("dict", PyJson::List(items))]))
 }
 
 /// A line that could not be read: its result is `{"id", "bad_probe":
@@ -172,11 +177,17 @@ pub struct BadProbe {
 
 impl BadProbe {
     /// The result line of probe-format v1.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "bad_probe": {"line": self.line, "message": self.error.to_string()},
-        })
+    pub fn to_json(&self) -> PyJson {
+        PyJson::object([
+            ("id", self.id.as_deref().into()),
+            (
+                "bad_probe",
+                PyJson::object([
+                    ("line", self.line.into()),
+                    ("message", self.error.to_string().into()),
+                ]),
+            ),
+        ])
     }
 }
 

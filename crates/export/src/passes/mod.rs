@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use crate::registrations::Registrations;
 use crate::signature::{InputSpec, OutputSpec};
+use torchspec_pyval::pyjson::PyJson;
 use torchspec_pyval::PyException;
 
 use crate::fx::{Arg, Graph, NodeId, Op};
@@ -550,15 +551,13 @@ fn renamed(arg: &ArgumentSpec, name: &str) -> ArgumentSpec {
 
 /// The report of `program` after the named passes (`shared/passes.md`): a
 /// pass PyTorch raises in makes the whole report `{"error": ...}`.
-pub fn transform_report(
-    program: &ExportedProgram,
-    passes: &[String],
-) -> Result<serde_json::Value, String> {
+pub fn transform_report(program: &ExportedProgram, passes: &[String]) -> Result<PyJson, String> {
     match transform(program, passes) {
         Ok(ep) => Ok(ep.report()),
-        Err(PassError::Python(e)) => Ok(serde_json::json!({
-            "error": {"type": e.type_name, "message": e.message}
-        })),
+        Err(PassError::Python(e)) => Ok(PyJson::object([(
+            "error",
+            PyJson::object([("type", e.type_name.into()), ("message", e.message.into())]),
+        )])),
         Err(PassError::Unsupported(why)) => Err(why),
     }
 }

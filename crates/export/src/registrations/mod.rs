@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use serde_json::Value as Json;
+use torchspec_pyval::pyjson::{self, PyJson as Json};
 
 use torchspec_pyval::error::{Error, Result};
 
@@ -90,11 +90,16 @@ impl Registrations {
         Self::from_json(&text).map_err(|e| e.in_file(path))
     }
 
-    /// Parses a registrations document; an error names its JSON path.
+    /// Parses a registrations document (as `json.loads` reads it); an error
+    /// names its JSON path.
     pub fn from_json(text: &str) -> Result<Registrations> {
-        let doc: Json =
-            serde_json::from_str(text).map_err(|e| Error::new(format!("invalid JSON: {e}")))?;
-        let Json::Object(top) = &doc else {
+        let doc = pyjson::loads(text).map_err(|e| Error::new(format!("invalid JSON: {e}")))?;
+        Self::from_pyjson(&doc)
+    }
+
+    /// Reads a parsed registrations document; an error names its JSON path.
+    pub fn from_pyjson(doc: &Json) -> Result<Registrations> {
+        let Json::Object(top) = doc else {
             return Err(Error::at("$", "a registrations document must be an object"));
         };
         let mut out = Registrations::default();
@@ -110,12 +115,12 @@ impl Registrations {
                                 "an operator is named by its serialized target `torch.ops.NS.NAME.OVERLOAD`",
                             ));
                         }
-                        let fields = object(op, &at)?;
+                        object(op, &at)?;
                         out.ops.insert(
                             target.clone(),
                             CustomOp {
-                                schema: string(fields.get("schema"), &format!("{at}.schema"))?,
-                                impure: match fields.get("impure") {
+                                schema: string(op.get("schema"), &format!("{at}.schema"))?,
+                                impure: match op.get("impure") {
                                     Some(Json::Bool(b)) => *b,
                                     _ => {
                                         return Err(Error::at(
@@ -131,7 +136,8 @@ impl Registrations {
                 "pytree_types" => {
                     for (name, ty) in object(value, "$.pytree_types")? {
                         let at = format!("$.pytree_types[{name:?}]");
-                        let f = object(ty, &at)?;
+                        object(ty, &at)?;
+                        let f = ty;
                         let kind = match string(f.get("kind"), &format!("{at}.kind"))?.as_str() {
                             "namedtuple" => PytreeKind::NamedTuple,
                             "dataclass" => PytreeKind::Dataclass,
@@ -145,7 +151,7 @@ impl Registrations {
                             }
                         };
                         let fields_at = format!("{at}.fields");
-                        let Some(Json::Array(items)) = f.get("fields") else {
+                        let Some(Json::List(items)) = f.get("fields") else {
                             return Err(Error::at(&fields_at, "expected a list of field names"));
                         };
                         let fields = items
@@ -199,7 +205,7 @@ impl Registrations {
     }
 }
 
-fn object<'a>(v: &'a Json, at: &str) -> Result<&'a serde_json::Map<String, Json>> {
+fn object<'a>(v: &'a Json, at: &str) -> Result<&'a [(String, Json)]> {
     match v {
         Json::Object(m) => Ok(m),
         _ => Err(Error::at(at, "expected an object")),
@@ -208,7 +214,7 @@ fn object<'a>(v: &'a Json, at: &str) -> Result<&'a serde_json::Map<String, Json>
 
 fn string(v: Option<&Json>, at: &str) -> Result<String> {
     match v {
-        Some(Json::String(s)) => Ok(s.clone()),
+        Some(Json::Str(s)) => Ok(s.clone()),
         _ => Err(Error::at(at, "expected a string")),
     }
 }

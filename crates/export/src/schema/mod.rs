@@ -70,7 +70,7 @@ impl SymExpr {
 pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Loose, Mode, RawTy};
 
 use torchspec_pyval::pyjson::{self, PyInt};
-use torchspec_pyval::Error;
+use torchspec_pyval::{Error, ErrorKind};
 
 /// A program read from `model.json`, with strict mode's diagnostics.
 #[derive(Debug)]
@@ -111,8 +111,14 @@ pub fn decode_utf8(bytes: &[u8]) -> Result<&str, Error> {
 }
 
 /// Reads `model.json` as `torch._export.serde.serialize.deserialize` does up
-/// to its schema version check.
+/// to its schema version check ([`ErrorKind::NotAProgram`] when the bytes
+/// are no program, [`ErrorKind::SchemaVersion`] for a version PyTorch
+/// refuses).
 pub fn load_program(bytes: &[u8], mode: Mode) -> Result<Loaded, Error> {
+    read_program(bytes, mode).map_err(|e| e.of_kind(ErrorKind::NotAProgram))
+}
+
+fn read_program(bytes: &[u8], mode: Mode) -> Result<Loaded, Error> {
     let text = decode_utf8(bytes)?;
     let (doc, depth) = pyjson::loads_with_depth(text)?;
     let mut cx = LoadCx::new(mode);
@@ -165,7 +171,8 @@ fn check_version(p: &ExportedProgram, cx: &mut LoadCx) -> Result<(), Error> {
                 SCHEMA_VERSION.0, SCHEMA_VERSION.1
             ),
         )
-        .with_path("$.schema_version"));
+        .with_path("$.schema_version")
+        .of_kind(ErrorKind::SchemaVersion));
     }
     if let (true, Loose::Typed(minor)) = (cx.strict() && py_eq_int(major, SCHEMA_VERSION.0), minor)
     {

@@ -128,6 +128,85 @@ impl PyJson {
     }
 }
 
+impl PyJson {
+    /// A `dict` built by assigning `members` in order: a repeated key keeps
+    /// its first position and takes its last value, so the result has no
+    /// duplicate keys.
+    pub fn object<K: Into<String>>(members: impl IntoIterator<Item = (K, PyJson)>) -> PyJson {
+        let mut entries: Vec<(String, PyJson)> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for (k, v) in members {
+            let k = k.into();
+            match index.get(&k) {
+                Some(&i) => entries[i].1 = v,
+                None => {
+                    index.insert(k.clone(), entries.len());
+                    entries.push((k, v));
+                }
+            }
+        }
+        PyJson::Object(entries)
+    }
+}
+
+impl From<bool> for PyJson {
+    fn from(b: bool) -> PyJson {
+        PyJson::Bool(b)
+    }
+}
+
+impl From<i64> for PyJson {
+    fn from(i: i64) -> PyJson {
+        PyJson::Int(PyInt::Small(i))
+    }
+}
+
+impl From<usize> for PyJson {
+    fn from(n: usize) -> PyJson {
+        match i64::try_from(n) {
+            Ok(i) => PyJson::Int(PyInt::Small(i)),
+            Err(_) => PyJson::Int(PyInt::Big(BigInt::from(n))),
+        }
+    }
+}
+
+impl From<PyInt> for PyJson {
+    fn from(i: PyInt) -> PyJson {
+        PyJson::Int(i)
+    }
+}
+
+impl From<String> for PyJson {
+    fn from(s: String) -> PyJson {
+        PyJson::Str(s)
+    }
+}
+
+impl From<&str> for PyJson {
+    fn from(s: &str) -> PyJson {
+        PyJson::Str(s.to_owned())
+    }
+}
+
+impl From<&String> for PyJson {
+    fn from(s: &String) -> PyJson {
+        PyJson::Str(s.clone())
+    }
+}
+
+impl<T: Into<PyJson>> From<Option<T>> for PyJson {
+    /// `None` is `null`.
+    fn from(v: Option<T>) -> PyJson {
+        v.map_or(PyJson::Null, Into::into)
+    }
+}
+
+impl<T: Into<PyJson>> From<Vec<T>> for PyJson {
+    fn from(items: Vec<T>) -> PyJson {
+        PyJson::List(items.into_iter().map(Into::into).collect())
+    }
+}
+
 /// Equality as Python's `==` on floats would not give it: NaN equals NaN,
 /// so round-trip properties can compare trees with NaN in them.
 pub fn same(a: &PyJson, b: &PyJson) -> bool {
