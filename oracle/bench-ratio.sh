@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the criterion benches and the same operations in PyTorch, in one run,
 # and prints torchspec's speed-up over PyTorch per benchmark.
-# Usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|program|archive]...   (default: spec derived eval bigtree; needs the oracle venv, see README)
+# Usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|export_spec|program|archive]...   (default: spec derived eval bigtree; needs the oracle venv, see README)
 #   archive  load + report of the 0.5 GB and 4 GB archives oracle/big_archive.py writes into
 #            target/bench/ (written first when missing; about 5 GB of disk)
 #   program  load + report, load + passes + report of zoo programs, check-inputs on their probes
@@ -12,6 +12,8 @@
 #            CPU time on both sides, start-up excluded: capture.py's reading and per-case loop)
 #   bigtree  the same on oracle/make_bench_cases.py's 6,000 cases: large spec trees with derived
 #            expressions (2,190 builds, 2,780 lookups, 1,030 source names), written into the target dir
+#   export_spec  the same on 200 generated export_spec cases (gen --kind export_spec --seed 3):
+#            what a spec does to export, make_fx and compile; PyTorch traces each case
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -43,7 +45,12 @@ for b in "${benches[@]}"; do
       mkdir -p "$(dirname "$inputs")"
       "$PY" oracle/make_bench_cases.py >"$inputs"
       export TORCHSPEC_EVAL_FILE="$inputs" ;;
-    *) echo "usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|program|archive]..." >&2; exit 2 ;;
+    export_spec)
+      bench=eval; timing=oracle/eval_timing.py; inputs="$tmp/export-spec.jsonl"
+      cargo build --release --quiet
+      "${CARGO_TARGET_DIR:-target}/release/torchspec" gen --kind export_spec --seed 3 --count 200 >"$inputs"
+      export TORCHSPEC_EVAL_FILE="$inputs" ;;
+    *) echo "usage: oracle/bench-ratio.sh [spec|derived|eval|bigtree|export_spec|program|archive]..." >&2; exit 2 ;;
   esac
   cargo bench --bench "$bench" -- --noplot >"$tmp/criterion-$b.txt" 2>&1 || { cat "$tmp/criterion-$b.txt"; exit 1; }
   # shellcheck disable=SC2086  # program names are words
