@@ -11,6 +11,20 @@ use super::{PyResult, Value};
 const INLINE: usize = 2;
 
 /// A Python `dict`: entries in insertion order, keys compared by Python `==`.
+///
+/// ```
+/// use std::rc::Rc;
+/// use torchspec_pyval::{Dict, Value};
+/// // d = {}; d[1] = 'int'; d[1.0] = 'float'; d[True] = 'bool'
+/// let mut d = Dict::new();
+/// d.insert(Value::int(1), Value::str("int"))?;
+/// d.insert(Value::Float(1.0), Value::str("float"))?;
+/// d.insert(Value::Bool(true), Value::str("bool"))?;
+/// // One key: the first one inserted, with the last value.
+/// assert_eq!(d.len(), 1);
+/// assert_eq!(Value::Dict(Rc::new(d)).repr()?, "{1: 'bool'}");
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Dict {
     entries: SmallVec<[(Value, Value); INLINE]>,
@@ -36,6 +50,19 @@ impl Dict {
     }
 
     /// `d[key] = value`: raises for an unhashable key.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::{Dict, Raise, Value};
+    /// let mut d = Dict::new();
+    /// d.insert(Value::str("a"), Value::int(1))?;
+    /// d.insert(Value::str("a"), Value::int(2))?;
+    /// assert_eq!(d.get(&Value::str("a")).unwrap().repr()?, "2");
+    /// // {[1]: 2}
+    /// let key = Value::List(Rc::new(vec![Value::int(1)]));
+    /// assert_eq!(d.insert(key, Value::int(2)).unwrap_err(), Raise::type_error("unhashable type: 'list'"));
+    /// # Ok::<(), Raise>(())
+    /// ```
     pub fn insert(&mut self, key: Value, value: Value) -> PyResult<()> {
         key.check_hashable()?;
         match self.position(&key) {
@@ -74,6 +101,15 @@ impl Dict {
     }
 
     /// `d.get(key)` for a key already known to be hashable.
+    ///
+    /// ```
+    /// use torchspec_pyval::{Dict, Value};
+    /// let mut d = Dict::new();
+    /// d.insert(Value::Bool(true), Value::int(0))?;
+    /// assert_eq!(d.get(&Value::int(1)).unwrap().repr()?, "0");
+    /// assert!(d.get(&Value::int(2)).is_none());
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn get(&self, key: &Value) -> Option<&Value> {
         self.position(key).map(|i| &self.entries[i].1)
     }
@@ -94,6 +130,17 @@ impl Dict {
     }
 
     /// `key in d` (raises for an unhashable key, as Python does).
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::{Dict, Raise, Value};
+    /// let mut d = Dict::new();
+    /// d.insert(Value::Bool(true), Value::int(0))?;
+    /// assert!(d.contains(&Value::int(1))?); // 1 in {True: 0}
+    /// let key = Value::List(Rc::new(vec![Value::int(1)]));
+    /// assert_eq!(Dict::new().contains(&key).unwrap_err(), Raise::type_error("unhashable type: 'list'"));
+    /// # Ok::<(), Raise>(())
+    /// ```
     pub fn contains(&self, key: &Value) -> PyResult<bool> {
         key.check_hashable()?;
         Ok(self.position(key).is_some())
@@ -121,6 +168,26 @@ impl Dict {
 
     /// `dict(x)`: copy a dict, or build one from an iterable of pairs, with
     /// CPython's messages for an element that is not a pair.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::{Dict, Raise, Value};
+    /// let pair = |k: &str, v| Value::Tuple(Rc::new(vec![Value::str(k), Value::int(v)]));
+    /// // dict([('a', 1), ('b', 2)])
+    /// let d = Dict::from_value(&Value::List(Rc::new(vec![pair("a", 1), pair("b", 2)])))?;
+    /// assert_eq!(Value::Dict(Rc::new(d)).repr()?, "{'a': 1, 'b': 2}");
+    /// // dict([1]) and dict([(1, 2, 3)])
+    /// assert_eq!(
+    ///     Dict::from_value(&Value::List(Rc::new(vec![Value::int(1)]))).unwrap_err(),
+    ///     Raise::type_error("cannot convert dictionary update sequence element #0 to a sequence")
+    /// );
+    /// let triple = Value::Tuple(Rc::new(vec![Value::int(1), Value::int(2), Value::int(3)]));
+    /// assert_eq!(
+    ///     Dict::from_value(&Value::List(Rc::new(vec![triple]))).unwrap_err(),
+    ///     Raise::value_error("dictionary update sequence element #0 has length 3; 2 is required")
+    /// );
+    /// # Ok::<(), Raise>(())
+    /// ```
     pub fn from_value(x: &Value) -> PyResult<Dict> {
         if let Value::Dict(d) = x {
             return Ok(d.as_ref().clone());

@@ -11,6 +11,16 @@ use num_traits::ToPrimitive;
 
 /// A Python `int`. Canonical: `Big` never holds a value that fits an `i64`,
 /// so two equal ints always have the same variant.
+///
+/// ```
+/// use num_bigint::BigInt;
+/// use torchspec_pyval::Int;
+/// let big = Int::from(BigInt::from(1u8) << 70); // 2**70
+/// assert_eq!(big.to_string(), "1180591620717411303424");
+/// assert_eq!((big.to_i64(), big.bits()), (None, 71)); // (2**70).bit_length()
+/// assert_eq!(Int::from(-5).bits(), 3);
+/// assert_eq!(Int::from(BigInt::from(7)), Int::from(7));
+/// ```
 #[derive(Clone)]
 pub enum Int {
     /// An int that fits an `i64`.

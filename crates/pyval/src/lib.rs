@@ -26,6 +26,22 @@ pub use repr::{float_repr, splitlines, str_repr, write_indented_lines};
 
 /// A Python value. Containers are reference-counted so that copying a value
 /// is cheap; objects compare by identity like Python objects do.
+///
+/// ```
+/// use std::rc::Rc;
+/// use torchspec_pyval::{Dict, Value};
+/// let mut d = Dict::new();
+/// d.insert(Value::str("a"), Value::int(1))?;
+/// d.insert(Value::int(2), Value::List(Rc::new(vec![Value::None])))?;
+/// let v = Value::List(Rc::new(vec![
+///     Value::Dict(Rc::new(d)),
+///     Value::Tuple(Rc::new(vec![Value::int(2)])),
+///     Value::Tuple(Rc::new(vec![])),
+///     Value::Slice(Rc::new([Value::int(1), Value::None, Value::int(2)])),
+/// ]));
+/// assert_eq!(v.repr()?, "[{'a': 1, 2: [None]}, (2,), (), slice(1, None, 2)]");
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Clone, Debug)]
 pub enum Value {
     /// `None`.
@@ -145,6 +161,14 @@ pub type PyResult<T> = Result<T, Raise>;
 
 impl Raise {
     /// The Python exception `type_name(message)`.
+    ///
+    /// ```
+    /// use torchspec_pyval::{PyException, Raise};
+    /// assert_eq!(
+    ///     Raise::new("ZeroDivisionError", "division by zero"),
+    ///     Raise::Exception(PyException { type_name: "ZeroDivisionError".into(), message: "division by zero".into() })
+    /// );
+    /// ```
     pub fn new(type_name: &str, message: impl Into<String>) -> Raise {
         Raise::Exception(PyException {
             type_name: type_name.to_string(),
@@ -211,14 +235,38 @@ pub trait PyObject: fmt::Debug + Any {
 
 impl Value {
     /// An `int` that fits an `i64`.
+    ///
+    /// ```
+    /// use torchspec_pyval::Value;
+    /// assert_eq!(Value::int(-7).repr()?, "-7");
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn int(i: i64) -> Value {
         Value::Int(Int::Small(i))
     }
     /// An int of any size.
+    ///
+    /// ```
+    /// use num_bigint::BigInt;
+    /// use torchspec_pyval::Value;
+    /// // 2**70
+    /// let v = Value::big(BigInt::from(1u8) << 70);
+    /// assert_eq!(v.repr()?, "1180591620717411303424");
+    /// // Canonical: a big int that fits an i64 is a small one.
+    /// assert!(matches!(Value::big(BigInt::from(5)), Value::Int(torchspec_pyval::Int::Small(5))));
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn big(i: BigInt) -> Value {
         Value::Int(Int::from(i))
     }
     /// A `str` made at run time (copies `s`).
+    ///
+    /// ```
+    /// use torchspec_pyval::Value;
+    /// assert_eq!(Value::str("it's").repr()?, r#""it's""#);
+    /// assert_eq!(Value::str("tab\tnl\n\x7f é \u{2028}").repr()?, r"'tab\tnl\n\x7f é \u2028'");
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn str(s: &str) -> Value {
         Value::Str(PyStr::from(s))
     }
@@ -234,6 +282,14 @@ impl Value {
     }
 
     /// `type(x).__name__`.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::Value;
+    /// assert_eq!(Value::None.type_name(), "NoneType");
+    /// assert_eq!(Value::Float(1.0).type_name(), "float");
+    /// assert_eq!(Value::Tuple(Rc::new(vec![])).type_name(), "tuple");
+    /// ```
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::None => "NoneType",
@@ -276,6 +332,25 @@ impl Value {
     }
 
     /// `repr(x)`.
+    ///
+    /// ```
+    /// use torchspec_pyval::Value;
+    /// let reprs: Vec<String> = [
+    ///     Value::None,
+    ///     Value::Bool(true),
+    ///     Value::Float(0.1),
+    ///     Value::Float(1e16),
+    ///     Value::Float(-0.0),
+    ///     Value::Float(f64::INFINITY),
+    ///     Value::Float(f64::NAN),
+    ///     Value::str(r#"both ' and ""#),
+    /// ]
+    /// .iter()
+    /// .map(|v| v.repr())
+    /// .collect::<Result<_, _>>()?;
+    /// assert_eq!(reprs, ["None", "True", "0.1", "1e+16", "-0.0", "inf", "nan", r#"'both \' and "'"#]);
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn repr(&self) -> PyResult<String> {
         // Spec reprs run to hundreds of bytes; growing from small costs more
         // than the spare capacity.
@@ -290,6 +365,16 @@ impl Value {
     }
 
     /// `str(x)` (also what an f-string `{x}` prints for these types).
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::Value;
+    /// assert_eq!(Value::Float(1.5).py_str()?, "1.5");
+    /// assert_eq!(Value::str("x").py_str()?, "x");
+    /// assert_eq!(Value::List(Rc::new(vec![Value::str("x")])).py_str()?, "['x']");
+    /// assert_eq!(Value::None.py_str()?, "None");
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn py_str(&self) -> PyResult<String> {
         match self {
             Value::Str(s) => Ok(s.to_string()),
@@ -309,6 +394,17 @@ impl Value {
     }
 
     /// `bool(x)`.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::Value;
+    /// assert!(!Value::int(0).truth()?);
+    /// assert!(!Value::str("").truth()?);
+    /// assert!(!Value::List(Rc::new(vec![])).truth()?);
+    /// assert!(!Value::Float(0.0).truth()?);
+    /// assert!(Value::str(" ").truth()?);
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn truth(&self) -> PyResult<bool> {
         Ok(match self {
             Value::None => false,
@@ -329,6 +425,14 @@ impl Value {
     }
 
     /// `list(x)`: iterate an iterable, or raise like `iter(x)` does.
+    ///
+    /// ```
+    /// use torchspec_pyval::{Raise, Value};
+    /// let chars = Value::str("ab").iterate()?;
+    /// assert_eq!(chars.iter().map(|c| c.repr()).collect::<Result<Vec<_>, _>>()?, ["'a'", "'b'"]);
+    /// assert_eq!(Value::int(1).iterate().unwrap_err(), Raise::type_error("'int' object is not iterable"));
+    /// # Ok::<(), Raise>(())
+    /// ```
     pub fn iterate(&self) -> PyResult<Vec<Value>> {
         match self {
             Value::Str(s) => Ok(s
@@ -346,6 +450,14 @@ impl Value {
     }
 
     /// `x.items()`, or the AttributeError Python raises when there is none.
+    ///
+    /// ```
+    /// use torchspec_pyval::{Raise, Value};
+    /// assert_eq!(
+    ///     Value::None.items().unwrap_err(),
+    ///     Raise::new("AttributeError", "'NoneType' object has no attribute 'items'")
+    /// );
+    /// ```
     pub fn items(&self) -> PyResult<Vec<(Value, Value)>> {
         match self {
             Value::Dict(d) => Ok(d.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
@@ -355,6 +467,16 @@ impl Value {
     }
 
     /// `hash(x)` succeeds: the precondition of being a dict key.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::{Raise, Value};
+    /// assert!(Value::Tuple(Rc::new(vec![Value::int(1)])).check_hashable().is_ok());
+    /// assert_eq!(
+    ///     Value::List(Rc::new(vec![Value::int(1)])).check_hashable().unwrap_err(),
+    ///     Raise::type_error("unhashable type: 'list'")
+    /// );
+    /// ```
     pub fn check_hashable(&self) -> PyResult<()> {
         match self {
             Value::List(_) | Value::Dict(_) | Value::Slice(_) => Err(Raise::type_error(format!(
@@ -369,6 +491,13 @@ impl Value {
 
     /// Python `==` between two hashable values, as dict lookup uses it
     /// (identity first, then `__eq__`): `1 == 1.0 == True`.
+    ///
+    /// ```
+    /// use torchspec_pyval::Value;
+    /// assert!(Value::int(1).key_eq(&Value::Float(1.0)));
+    /// assert!(Value::Bool(true).key_eq(&Value::int(1)));
+    /// assert!(!Value::str("1").key_eq(&Value::int(1)));
+    /// ```
     pub fn key_eq(&self, other: &Value) -> bool {
         if let (Some(a), Some(b)) = (self.as_number(), other.as_number()) {
             return a.num_eq(&b);

@@ -13,6 +13,20 @@ use num_traits::{Signed, ToPrimitive, Zero};
 use super::{Dict, Number, PyResult, Raise, Value};
 
 /// The operators of the case format, named as there.
+///
+/// ```
+/// use torchspec_pyval::ops::{binary, Op};
+/// use torchspec_pyval::Value;
+/// // 7 // 2, -7 // 2, -7 % 3, 7 / 2, 2 ** 100
+/// let r = |op, a: i64, b: i64| binary(op, &Value::int(a), &Value::int(b)).and_then(|v| v.repr());
+/// assert_eq!(r(Op::FloorDiv, 7, 2)?, "3");
+/// assert_eq!(r(Op::FloorDiv, -7, 2)?, "-4");
+/// assert_eq!(r(Op::Mod, -7, 3)?, "2");
+/// assert_eq!(r(Op::TrueDiv, 7, 2)?, "3.5");
+/// assert_eq!(r(Op::Pow, 2, -1)?, "0.5");
+/// assert_eq!(r(Op::Pow, 2, 100)?, "1267650600228229401496703205376");
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     /// `a + b`.
@@ -74,6 +88,11 @@ impl Op {
     ];
 
     /// The case-format name (`add`, `floordiv`, ...).
+    ///
+    /// ```
+    /// use torchspec_pyval::ops::Op;
+    /// assert_eq!(Op::FloorDiv.name(), "floordiv");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Op::Add => "add",
@@ -97,12 +116,23 @@ impl Op {
     }
 
     /// The operator with the case-format name `name`, if there is one.
+    ///
+    /// ```
+    /// use torchspec_pyval::ops::Op;
+    /// assert_eq!(Op::from_name("truediv"), Some(Op::TrueDiv));
+    /// assert_eq!(Op::from_name("matmul"), None);
+    /// ```
     pub fn from_name(name: &str) -> Option<Op> {
         Op::ALL.iter().copied().find(|op| op.name() == name)
     }
 
     /// How many operands the operator takes: 1 for `neg` and `not`, 2 for the
     /// rest.
+    ///
+    /// ```
+    /// use torchspec_pyval::ops::Op;
+    /// assert_eq!((Op::Neg.arity(), Op::Not.arity(), Op::Add.arity()), (1, 1, 2));
+    /// ```
     pub fn arity(self) -> usize {
         match self {
             Op::Neg | Op::Not => 1,
@@ -111,6 +141,12 @@ impl Op {
     }
 
     /// The Python operator symbol, as error messages quote it.
+    ///
+    /// ```
+    /// use torchspec_pyval::ops::Op;
+    /// assert_eq!(Op::FloorDiv.symbol(), "//");
+    /// assert_eq!(Op::Pow.symbol(), "** or pow()");
+    /// ```
     pub fn symbol(self) -> &'static str {
         match self {
             Op::Add => "+",
@@ -141,6 +177,20 @@ const MAX_SEQUENCE_LEN: u64 = 1 << 20;
 const MAX_POW_BITS: u64 = 1 << 16;
 
 /// Apply a unary operator to a plain value.
+///
+/// ```
+/// use std::rc::Rc;
+/// use torchspec_pyval::ops::{unary, Op};
+/// use torchspec_pyval::{Raise, Value};
+/// assert_eq!(unary(Op::Neg, &Value::Bool(true))?.repr()?, "-1");
+/// assert_eq!(unary(Op::Not, &Value::int(0))?.repr()?, "True");
+/// assert_eq!(unary(Op::Not, &Value::List(Rc::new(vec![Value::int(1)])))?.repr()?, "False");
+/// assert_eq!(
+///     unary(Op::Neg, &Value::str("a")).unwrap_err(),
+///     Raise::type_error("bad operand type for unary -: 'str'")
+/// );
+/// # Ok::<(), Raise>(())
+/// ```
 pub fn unary(op: Op, a: &Value) -> PyResult<Value> {
     match op {
         Op::Not => Ok(Value::Bool(!a.truth()?)),
@@ -157,6 +207,36 @@ pub fn unary(op: Op, a: &Value) -> PyResult<Value> {
 }
 
 /// Apply a binary operator to two plain values.
+///
+/// ```
+/// use std::rc::Rc;
+/// use torchspec_pyval::ops::{binary, Op};
+/// use torchspec_pyval::{Raise, Value};
+/// let (one, a) = (Value::int(1), Value::str("a"));
+/// assert_eq!(binary(Op::Add, &Value::Bool(true), &one)?.repr()?, "2");
+/// assert_eq!(binary(Op::Add, &Value::Float(0.1), &Value::Float(0.2))?.repr()?, "0.30000000000000004");
+/// assert_eq!(binary(Op::Mul, &Value::str("ab"), &Value::int(2))?.repr()?, "'abab'");
+/// assert_eq!(binary(Op::Mod, &Value::int(10), &Value::int(-3))?.repr()?, "-2");
+/// assert_eq!(binary(Op::FloorDiv, &Value::Float(5.5), &Value::int(2))?.repr()?, "2.0");
+/// // CPython's errors, word for word.
+/// let err = |op, x: &Value, y: &Value| binary(op, x, y).unwrap_err();
+/// assert_eq!(err(Op::Add, &one, &a), Raise::type_error("unsupported operand type(s) for +: 'int' and 'str'"));
+/// assert_eq!(err(Op::Add, &a, &one), Raise::type_error("can only concatenate str (not \"int\") to str"));
+/// assert_eq!(err(Op::Lt, &one, &a), Raise::type_error("'<' not supported between instances of 'int' and 'str'"));
+/// assert_eq!(err(Op::Lt, &Value::None, &Value::int(0)),
+///     Raise::type_error("'<' not supported between instances of 'NoneType' and 'int'"));
+/// assert_eq!(err(Op::And, &Value::Float(3.0), &one), Raise::type_error("unsupported operand type(s) for &: 'float' and 'int'"));
+/// assert_eq!(
+///     err(Op::Add, &Value::List(Rc::new(vec![one.clone()])), &Value::Tuple(Rc::new(vec![Value::int(2)]))),
+///     Raise::type_error("can only concatenate list (not \"tuple\") to list")
+/// );
+/// let zero = Value::int(0);
+/// assert_eq!(err(Op::TrueDiv, &one, &zero), Raise::new("ZeroDivisionError", "division by zero"));
+/// assert_eq!(err(Op::FloorDiv, &one, &zero), Raise::new("ZeroDivisionError", "integer division or modulo by zero"));
+/// assert_eq!(err(Op::Mod, &one, &zero), Raise::new("ZeroDivisionError", "integer modulo by zero"));
+/// assert_eq!(err(Op::TrueDiv, &Value::Float(1.0), &zero), Raise::new("ZeroDivisionError", "float division by zero"));
+/// # Ok::<(), Raise>(())
+/// ```
 pub fn binary(op: Op, a: &Value, b: &Value) -> PyResult<Value> {
     match op {
         Op::Eq => Ok(Value::Bool(py_eq(a, b)?)),
@@ -556,6 +636,17 @@ fn bitwise(op: Op, a: &Value, b: &Value) -> PyResult<Value> {
 }
 
 /// Python `==` on plain values (objects by identity, as for `object.__eq__`).
+///
+/// ```
+/// use std::rc::Rc;
+/// use torchspec_pyval::ops::py_eq;
+/// use torchspec_pyval::Value;
+/// assert!(py_eq(&Value::int(1), &Value::Float(1.0))?);
+/// assert!(!py_eq(&Value::str("a"), &Value::int(1))?);
+/// let t = |s: &str| Value::Tuple(Rc::new(vec![Value::int(1), Value::str(s)]));
+/// assert!(py_eq(&t("a"), &t("a"))?);
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 pub fn py_eq(a: &Value, b: &Value) -> PyResult<bool> {
     if let (Some(x), Some(y)) = (a.as_number(), b.as_number()) {
         return Ok(x.num_cmp(&y) == Some(Ordering::Equal));

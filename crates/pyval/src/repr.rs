@@ -9,6 +9,14 @@ use super::{PyResult, Value};
 
 impl Value {
     /// `repr(x)`, appended to `out`.
+    ///
+    /// ```
+    /// use torchspec_pyval::Value;
+    /// let mut out = String::from("x = ");
+    /// Value::str("\0\\").write_repr(&mut out)?;
+    /// assert_eq!(out, r"x = '\x00\\'");
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn write_repr(&self, out: &mut String) -> PyResult<()> {
         match self {
             Value::None => out.push_str("None"),
@@ -119,6 +127,15 @@ fn shortest_digits(f: f64) -> String {
 
 /// `repr(float)`: the shortest string that round-trips, in fixed notation
 /// when the decimal point falls within 16 digits, else `1e-05` style.
+///
+/// ```
+/// use torchspec_pyval::float_repr;
+/// assert_eq!(float_repr(1e-5), "1e-05");
+/// assert_eq!(float_repr(0.0001), "0.0001");
+/// assert_eq!(float_repr(100.0), "100.0");
+/// assert_eq!(float_repr(123456789012345678.0), "1.2345678901234568e+17");
+/// assert_eq!(float_repr(1e22), "1e+22");
+/// ```
 pub fn float_repr(f: f64) -> String {
     if f.is_nan() {
         return "nan".into();
@@ -163,6 +180,12 @@ pub fn float_repr(f: f64) -> String {
 }
 
 /// `repr(str)`.
+///
+/// ```
+/// use torchspec_pyval::str_repr;
+/// assert_eq!(str_repr("say \"hi\""), r#"'say "hi"'"#);
+/// assert_eq!(str_repr("é😀"), "'é😀'");
+/// ```
 pub fn str_repr(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     str_repr_into(&mut out, s);
@@ -206,6 +229,13 @@ fn str_repr_into(out: &mut String, s: &str) {
 }
 
 /// `str.isprintable()` for one character, per CPython 3.11's Unicode 14 tables.
+///
+/// ```
+/// use torchspec_pyval::repr::is_printable;
+/// assert!(is_printable('é'));
+/// assert!(!is_printable('\u{a0}'));
+/// assert!(!is_printable('\u{378}'));
+/// ```
 pub fn is_printable(c: char) -> bool {
     !in_ranges(&NON_PRINTABLE, c)
 }
@@ -230,6 +260,13 @@ pub fn in_ranges(table: &[(u32, u32)], c: char) -> bool {
 /// `for line in text.splitlines(): out += "\n" + prefix + line`, the
 /// indentation step of every nested repr. Text whose only line boundary is
 /// `\n` (the usual case) takes a fast path; its result is the same.
+///
+/// ```
+/// use torchspec_pyval::write_indented_lines;
+/// let mut out = String::new();
+/// write_indented_lines(&mut out, "x\ny", "  ");
+/// assert_eq!(out, "\n  x\n  y");
+/// ```
 pub fn write_indented_lines(out: &mut String, text: &str, prefix: &str) {
     // Branch-free so that it vectorizes: any control byte but `\n`, or any
     // non-ASCII byte, may be a boundary `splitlines` knows.
@@ -258,6 +295,12 @@ pub fn write_indented_lines(out: &mut String, text: &str, prefix: &str) {
 /// `str.splitlines()`: splits on every line boundary Python knows (`\n`,
 /// `\r`, `\r\n`, `\x0b`, `\x0c`, `\x1c`-`\x1e`, `\x85`, `\u2028`, `\u2029`)
 /// and drops a final empty piece.
+///
+/// ```
+/// use torchspec_pyval::splitlines;
+/// let lines: Vec<&str> = splitlines("a\r\nb\x0bc\u{2028}d\n").collect();
+/// assert_eq!(lines, ["a", "b", "c", "d"]);
+/// ```
 pub fn splitlines(s: &str) -> impl Iterator<Item = &str> {
     SplitLines { rest: s }
 }

@@ -65,6 +65,31 @@ fn dict_if_truthy(x: &Value) -> PyResult<Dict> {
 }
 
 /// `TensorSpec(dims)`: per-dimension `LeafIntSpec`s.
+///
+/// ```
+/// # use std::rc::Rc;
+/// # use torchspec_pyval::{Dict, Value};
+/// # use torchspec_spec::*;
+/// # let mut uids = UidCounter::default();
+/// # let a = Value::object(IntVar::construct(VarKind::ShapeVar, VarArgs {
+/// #     name: Some(Value::str("a")), min: Some(Value::int(2)), ..VarArgs::default()
+/// # }, &mut uids)?);
+/// # let list = |v: Vec<Value>| Value::List(Rc::new(v));
+/// # let dict = |kv: Vec<(Value, Value)>| -> Result<Value, torchspec_pyval::Raise> {
+/// #     let mut d = Dict::new();
+/// #     for (k, v) in kv { d.insert(k, v)?; }
+/// #     Ok(Value::Dict(Rc::new(d)))
+/// # };
+/// // a = ShapeVar('a', min=2); t = TensorSpec([a, None, 4])
+/// let t = Value::object(TensorSpec::construct(&list(vec![a, Value::None, Value::int(4)]))?);
+/// assert_eq!(t.repr()?, "Tensor:\n  0: ShapeVar(a#0, min=2)\n  1: None\n  2: 4");
+/// assert_eq!(
+///     jsonable_or_self(&t)?.repr()?,
+///     "{'type': 'TensorSpec', 'dims': [{'type': 'ShapeVar', 'name': 'a', 'min': 2, 'max': None, \
+///      'optimization_hint': None}, None, 4]}"
+/// );
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Debug)]
 pub struct TensorSpec {
     /// The per-dimension specs: `None`, an int, or a `SymInt` (an `IntVar` or
@@ -74,6 +99,17 @@ pub struct TensorSpec {
 
 impl TensorSpec {
     /// `TensorSpec(dims)`: `TypeError` for a dim that is not a `LeafIntSpec`.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::{Raise, Value};
+    /// use torchspec_spec::TensorSpec;
+    /// let dims = Value::List(Rc::new(vec![Value::int(3), Value::str("x")]));
+    /// assert_eq!(
+    ///     TensorSpec::construct(&dims).unwrap_err(),
+    ///     Raise::type_error("TensorSpec dim 1: expected LeafIntSpec, got str: 'x'")
+    /// );
+    /// ```
     pub fn construct(dims: &Value) -> PyResult<TensorSpec> {
         let dims = dims.iterate()?;
         for (i, d) in dims.iter().enumerate() {
@@ -125,6 +161,32 @@ impl PyObject for TensorSpec {
 
 /// `ObjectSpec(fields)`: attribute-keyed; keys are not checked, so any
 /// hashable key is kept and printed with `str()`.
+///
+/// ```
+/// # use std::rc::Rc;
+/// # use torchspec_pyval::{Dict, Value};
+/// # use torchspec_spec::*;
+/// # let mut uids = UidCounter::default();
+/// # let a = Value::object(IntVar::construct(VarKind::ShapeVar, VarArgs {
+/// #     name: Some(Value::str("a")), min: Some(Value::int(2)), ..VarArgs::default()
+/// # }, &mut uids)?);
+/// # let list = |v: Vec<Value>| Value::List(Rc::new(v));
+/// # let dict = |kv: Vec<(Value, Value)>| -> Result<Value, torchspec_pyval::Raise> {
+/// #     let mut d = Dict::new();
+/// #     for (k, v) in kv { d.insert(k, v)?; }
+/// #     Ok(Value::Dict(Rc::new(d)))
+/// # };
+/// // ObjectSpec({'w': TensorSpec([a, 3])})
+/// let t = Value::object(TensorSpec::construct(&list(vec![a, Value::int(3)]))?);
+/// let o = Value::object(ObjectSpec::construct(&dict(vec![(Value::str("w"), t)])?)?);
+/// assert_eq!(o.repr()?, "object_spec:\n  .w:\n    Tensor:\n      0: ShapeVar(a#0, min=2)\n      1: 3");
+/// assert_eq!(
+///     jsonable_or_self(&o)?.repr()?,
+///     "{'type': 'ObjectSpec', 'fields': {'w': {'type': 'TensorSpec', 'dims': [{'type': 'ShapeVar', \
+///      'name': 'a', 'min': 2, 'max': None, 'optimization_hint': None}, 3]}}}"
+/// );
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Debug)]
 pub struct ObjectSpec {
     /// Field key (normally an attribute name) to child spec, in insertion
@@ -207,6 +269,37 @@ fn jsonable_dict_same_keys(d: &Dict) -> PyResult<Value> {
 }
 
 /// `DictSpec(entries)`: keys must be `str` or `int` (a bool is an int).
+///
+/// ```
+/// # use std::rc::Rc;
+/// # use torchspec_pyval::{Dict, Value};
+/// # use torchspec_spec::*;
+/// # let mut uids = UidCounter::default();
+/// # let a = Value::object(IntVar::construct(VarKind::ShapeVar, VarArgs {
+/// #     name: Some(Value::str("a")), min: Some(Value::int(2)), ..VarArgs::default()
+/// # }, &mut uids)?);
+/// # let list = |v: Vec<Value>| Value::List(Rc::new(v));
+/// # let dict = |kv: Vec<(Value, Value)>| -> Result<Value, torchspec_pyval::Raise> {
+/// #     let mut d = Dict::new();
+/// #     for (k, v) in kv { d.insert(k, v)?; }
+/// #     Ok(Value::Dict(Rc::new(d)))
+/// # };
+/// // DictSpec({'k': TensorSpec([None]), 0: IntVar('n')})
+/// let n = Value::object(IntVar::construct(VarKind::IntVar, VarArgs {
+///     name: Some(Value::str("n")), ..VarArgs::default()
+/// }, &mut uids)?);
+/// let t = Value::object(TensorSpec::construct(&list(vec![Value::None]))?);
+/// let d = Value::object(DictSpec::construct(&dict(vec![(Value::str("k"), t), (Value::int(0), n)])?)?);
+/// assert_eq!(d.repr()?, "dict_spec:\n  ['k']:\n    Tensor:\n      0: None\n  [0]: IntVar(n#1)");
+/// // to_jsonable() writes the int key as a str.
+/// assert_eq!(
+///     jsonable_or_self(&d)?.repr()?,
+///     "{'type': 'DictSpec', 'entries': {'k': {'type': 'TensorSpec', 'dims': [None]}, \
+///      '0': {'type': 'IntVar', 'name': 'n', 'min': None, 'max': None, 'optimization_hint': None}}}"
+/// );
+/// # let _ = a;
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Debug)]
 pub struct DictSpec {
     /// Key to child spec, in insertion order.
@@ -281,6 +374,28 @@ impl PyObject for DictSpec {
 }
 
 /// `SeqSpec(entries)`: per-position; has `__len__` but no `__iter__`.
+///
+/// ```
+/// # use std::rc::Rc;
+/// # use torchspec_pyval::{Dict, Value};
+/// # use torchspec_spec::*;
+/// # let mut uids = UidCounter::default();
+/// # let a = Value::object(IntVar::construct(VarKind::ShapeVar, VarArgs {
+/// #     name: Some(Value::str("a")), min: Some(Value::int(2)), ..VarArgs::default()
+/// # }, &mut uids)?);
+/// # let list = |v: Vec<Value>| Value::List(Rc::new(v));
+/// # let dict = |kv: Vec<(Value, Value)>| -> Result<Value, torchspec_pyval::Raise> {
+/// #     let mut d = Dict::new();
+/// #     for (k, v) in kv { d.insert(k, v)?; }
+/// #     Ok(Value::Dict(Rc::new(d)))
+/// # };
+/// // SeqSpec([TensorSpec([a]), None, 5])
+/// let t = Value::object(TensorSpec::construct(&list(vec![a]))?);
+/// let s = Value::object(SeqSpec::construct(&list(vec![t, Value::None, Value::int(5)]))?);
+/// assert_eq!(s.repr()?, "seq_spec:\n  [0]:\n    Tensor:\n      0: ShapeVar(a#0, min=2)\n  [1]: None\n  [2]: 5");
+/// # let _ = dict;
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Debug)]
 pub struct SeqSpec {
     /// The child specs, by position.
@@ -334,6 +449,30 @@ const VARARGS_KEY: &str = "*args";
 const VARKW_KEY: &str = "**kwargs";
 
 /// `ParamsSpec(params)`: named args plus the `*args` list and `**kwargs` dict.
+///
+/// ```
+/// # use std::rc::Rc;
+/// # use torchspec_pyval::{Dict, Value};
+/// # use torchspec_spec::*;
+/// # let mut uids = UidCounter::default();
+/// # let a = Value::object(IntVar::construct(VarKind::ShapeVar, VarArgs {
+/// #     name: Some(Value::str("a")), min: Some(Value::int(2)), ..VarArgs::default()
+/// # }, &mut uids)?);
+/// # let list = |v: Vec<Value>| Value::List(Rc::new(v));
+/// # let dict = |kv: Vec<(Value, Value)>| -> Result<Value, torchspec_pyval::Raise> {
+/// #     let mut d = Dict::new();
+/// #     for (k, v) in kv { d.insert(k, v)?; }
+/// #     Ok(Value::Dict(Rc::new(d)))
+/// # };
+/// // ParamsSpec({'x': TensorSpec([a]), 'n': IntVar('n')})
+/// let n = Value::object(IntVar::construct(VarKind::IntVar, VarArgs {
+///     name: Some(Value::str("n")), ..VarArgs::default()
+/// }, &mut uids)?);
+/// let t = Value::object(TensorSpec::construct(&list(vec![a]))?);
+/// let p = Value::object(ParamsSpec::construct(&dict(vec![(Value::str("x"), t), (Value::str("n"), n)])?)?);
+/// assert_eq!(p.repr()?, "x:\n  Tensor:\n    0: ShapeVar(a#0, min=2)\nn: IntVar(n#1)");
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct ParamsSpec {
     /// Keys are always `str` (anything else fails `key.startswith`).
@@ -483,6 +622,56 @@ pub struct ShapesSpecArgs {
 }
 
 /// `ShapesSpec`: the top-level spec.
+///
+/// ```
+/// # use std::rc::Rc;
+/// # use torchspec_pyval::{Dict, Value};
+/// # use torchspec_spec::*;
+/// # let mut uids = UidCounter::default();
+/// # let a = Value::object(IntVar::construct(VarKind::ShapeVar, VarArgs {
+/// #     name: Some(Value::str("a")), min: Some(Value::int(2)), ..VarArgs::default()
+/// # }, &mut uids)?);
+/// # let list = |v: Vec<Value>| Value::List(Rc::new(v));
+/// # let dict = |kv: Vec<(Value, Value)>| -> Result<Value, torchspec_pyval::Raise> {
+/// #     let mut d = Dict::new();
+/// #     for (k, v) in kv { d.insert(k, v)?; }
+/// #     Ok(Value::Dict(Rc::new(d)))
+/// # };
+/// use torchspec_pyval::ops::Op;
+/// // ShapesSpec({'x': TensorSpec([a, None, 4]), 'n': b}, assumptions=[a < 10])
+/// let b = Value::object(IntVar::construct(VarKind::IntVar, VarArgs {
+///     name: Some(Value::str("b")),
+///     min: Some(Value::int(-1)),
+///     max: Some(Value::int(8)),
+///     optimization_hint: Some(Value::int(3)),
+/// }, &mut uids)?);
+/// let t = Value::object(TensorSpec::construct(&list(vec![a.clone(), Value::None, Value::int(4)]))?);
+/// let lt = apply_op(Op::Lt, &[a, Value::int(10)])?;
+/// let spec = Value::object(ShapesSpec::construct(ShapesSpecArgs {
+///     params: Some(dict(vec![(Value::str("x"), t), (Value::str("n"), b)])?),
+///     assumptions: Some(list(vec![lt])),
+///     ..ShapesSpecArgs::default()
+/// })?);
+/// assert_eq!(spec.repr()?, "\
+/// shapes_spec:
+///   params:
+///     x:
+///       Tensor:
+///         0: ShapeVar(a#0, min=2)
+///         1: None
+///         2: 4
+///     n: IntVar(b#1, min=-1, max=8, optimization_hint=3)
+///   assumptions:
+///     a#0 < 10");
+/// assert_eq!(
+///     jsonable_or_self(&spec)?.repr()?,
+///     "{'type': 'ShapesSpec', 'params': {'type': 'ParamsSpec', 'params': {'x': {'type': 'TensorSpec', \
+///      'dims': [{'type': 'ShapeVar', 'name': 'a', 'min': 2, 'max': None, 'optimization_hint': None}, \
+///      None, 4]}, 'n': {'type': 'IntVar', 'name': 'b', 'min': -1, 'max': 8, 'optimization_hint': 3}}}, \
+///      'assumptions': ['a#0 < 10']}"
+/// );
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Debug)]
 pub struct ShapesSpec {
     /// A `ParamsSpec` object, or `None`.
@@ -494,6 +683,37 @@ pub struct ShapesSpec {
 impl ShapesSpec {
     /// `ShapesSpec(params, globals=..., assumptions=...)` with PyTorch's
     /// checks; a dict `params` becomes a `ParamsSpec`.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::{Dict, Raise, Value};
+    /// use torchspec_spec::{jsonable_or_self, ShapesSpec, ShapesSpecArgs};
+    /// let empty = Value::object(ShapesSpec::construct(ShapesSpecArgs::default())?);
+    /// assert_eq!(empty.repr()?, "shapes_spec:");
+    /// assert_eq!(
+    ///     jsonable_or_self(&empty)?.repr()?,
+    ///     "{'type': 'ShapesSpec', 'params': None, 'assumptions': []}"
+    /// );
+    /// // ShapesSpec([1]) and ShapesSpec({}, globals={})
+    /// let args = ShapesSpecArgs {
+    ///     params: Some(Value::List(Rc::new(vec![Value::int(1)]))),
+    ///     ..ShapesSpecArgs::default()
+    /// };
+    /// assert_eq!(
+    ///     ShapesSpec::construct(args).unwrap_err(),
+    ///     Raise::type_error("shapes_spec must be ParamsSpec, dict, or None, got list")
+    /// );
+    /// let args = ShapesSpecArgs {
+    ///     params: Some(Value::Dict(Rc::new(Dict::new()))),
+    ///     globals: Some(Value::Dict(Rc::new(Dict::new()))),
+    ///     ..ShapesSpecArgs::default()
+    /// };
+    /// assert_eq!(
+    ///     ShapesSpec::construct(args).unwrap_err(),
+    ///     Raise::new("NotImplementedError", "ShapesSpec.globals is not supported yet")
+    /// );
+    /// # Ok::<(), Raise>(())
+    /// ```
     pub fn construct(args: ShapesSpecArgs) -> PyResult<ShapesSpec> {
         if !matches!(args.globals, None | Some(Value::None)) {
             return Err(Raise::new(

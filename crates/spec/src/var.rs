@@ -21,6 +21,12 @@ pub enum VarKind {
 
 impl VarKind {
     /// The class name, `type(v).__name__`.
+    ///
+    /// ```
+    /// use torchspec_spec::VarKind;
+    /// assert_eq!(VarKind::ShapeVar.name(), "ShapeVar");
+    /// assert_eq!(VarKind::IntVar.name(), "IntVar");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             VarKind::IntVar => "IntVar",
@@ -31,6 +37,21 @@ impl VarKind {
 
 /// The keyword arguments of a var constructor; `None` means "not passed",
 /// `Some(Value::None)` means `None` passed explicitly.
+///
+/// ```
+/// use torchspec_pyval::Value;
+/// use torchspec_spec::{IntVar, UidCounter, VarArgs, VarKind};
+/// // IntVar('b', min=-1, max=8, optimization_hint=3)
+/// let args = VarArgs {
+///     name: Some(Value::str("b")),
+///     min: Some(Value::int(-1)),
+///     max: Some(Value::int(8)),
+///     optimization_hint: Some(Value::int(3)),
+/// };
+/// let b = Value::object(IntVar::construct(VarKind::IntVar, args, &mut UidCounter::default())?);
+/// assert_eq!(b.repr()?, "IntVar(b#0, min=-1, max=8, optimization_hint=3)");
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct VarArgs {
     /// `name=`: the var's name.
@@ -44,6 +65,20 @@ pub struct VarArgs {
 }
 
 /// A spec var: a `SymInt` whose symbol is `name#uid`.
+///
+/// Its `to_jsonable()` names the var without its uid:
+///
+/// ```
+/// use torchspec_pyval::Value;
+/// use torchspec_spec::{jsonable_or_self, IntVar, UidCounter, VarArgs, VarKind};
+/// let args = VarArgs { name: Some(Value::str("a")), min: Some(Value::int(2)), ..VarArgs::default() };
+/// let a = Value::object(IntVar::construct(VarKind::ShapeVar, args, &mut UidCounter::default())?);
+/// assert_eq!(
+///     jsonable_or_self(&a)?.repr()?,
+///     "{'type': 'ShapeVar', 'name': 'a', 'min': 2, 'max': None, 'optimization_hint': None}"
+/// );
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Debug)]
 pub struct IntVar {
     /// Which class the var is.
@@ -69,12 +104,52 @@ pub struct IntVar {
     text: std::cell::OnceCell<Box<[u8]>>,
 }
 
-/// The per-case `IntVar._uid_counter`.
+/// The per-case `IntVar._uid_counter`: each var constructed takes the next
+/// uid, printed after its name.
+///
+/// ```
+/// use torchspec_pyval::Value;
+/// use torchspec_spec::{IntVar, UidCounter, VarArgs, VarKind};
+/// let mut uids = UidCounter::default();
+/// let a = IntVar::construct(VarKind::ShapeVar, VarArgs::default(), &mut uids)?;
+/// let b = IntVar::construct(VarKind::ShapeVar, VarArgs::default(), &mut uids)?;
+/// assert_eq!((a.uid, b.uid), (0, 1));
+/// assert_eq!(Value::object(b).repr()?, "ShapeVar(anon#1, min=0)");
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct UidCounter(u64);
 
 impl IntVar {
     /// `IntVar(...)` / `ShapeVar(...)`, with every check in PyTorch's order.
+    ///
+    /// ```
+    /// use torchspec_pyval::{Raise, Value};
+    /// use torchspec_spec::{IntVar, UidCounter, VarArgs, VarKind};
+    /// let mut uids = UidCounter::default();
+    /// // ShapeVar('a', min=2)
+    /// let args = VarArgs { name: Some(Value::str("a")), min: Some(Value::int(2)), ..VarArgs::default() };
+    /// let a = IntVar::construct(VarKind::ShapeVar, args, &mut uids)?;
+    /// assert_eq!(Value::object(a).repr()?, "ShapeVar(a#0, min=2)");
+    ///
+    /// // ShapeVar('x', min=-1) and IntVar('x', min=5, max=2) raise as PyTorch does.
+    /// let args = VarArgs { name: Some(Value::str("x")), min: Some(Value::int(-1)), ..VarArgs::default() };
+    /// assert_eq!(
+    ///     IntVar::construct(VarKind::ShapeVar, args, &mut uids).unwrap_err(),
+    ///     Raise::value_error("ShapeVar requires min >= 0 (a shape dim is non-negative); got min=-1. Use IntVar(...) for unrestricted scalars.")
+    /// );
+    /// let args = VarArgs {
+    ///     name: Some(Value::str("x")),
+    ///     min: Some(Value::int(5)),
+    ///     max: Some(Value::int(2)),
+    ///     ..VarArgs::default()
+    /// };
+    /// assert_eq!(
+    ///     IntVar::construct(VarKind::IntVar, args, &mut uids).unwrap_err(),
+    ///     Raise::new("ValueRangeError", "Invalid ranges [5:2]")
+    /// );
+    /// # Ok::<(), Raise>(())
+    /// ```
     pub fn construct(kind: VarKind, args: VarArgs, uids: &mut UidCounter) -> PyResult<IntVar> {
         let min = match (kind, args.min) {
             (_, Some(m)) => m,
@@ -131,6 +206,15 @@ impl IntVar {
     }
 
     /// The sympy symbol name, `name#uid`.
+    ///
+    /// ```
+    /// use torchspec_pyval::Value;
+    /// use torchspec_spec::{IntVar, UidCounter, VarArgs, VarKind};
+    /// let args = VarArgs { name: Some(Value::str("a")), ..VarArgs::default() };
+    /// let a = IntVar::construct(VarKind::IntVar, args, &mut UidCounter::default())?;
+    /// assert_eq!(a.symbol()?, "a#0");
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn symbol(&self) -> PyResult<String> {
         Ok(format!("{}#{}", self.name.py_str()?, self.uid))
     }

@@ -8,6 +8,23 @@ use crate::repr::INT_MAX_STR_DIGITS;
 use crate::Error;
 
 /// `json.dumps(v, allow_nan=False)`.
+///
+/// ```
+/// use torchspec_pyval::pyjson::{dumps, loads, PyJson};
+/// let v = loads(r#"{"a": [1, 2.0, null, true, "\u00e9\n"], "c": 1000000000000000000000000000000, "d": 1e16}"#)?;
+/// assert_eq!(
+///     dumps(&v)?,
+///     r#"{"a": [1, 2.0, null, true, "\u00e9\n"], "c": 1000000000000000000000000000000, "d": 1e+16}"#
+/// );
+/// assert_eq!(dumps(&PyJson::Str("é😀\\".into()))?, r#""\u00e9\ud83d\ude00\\""#);
+/// assert_eq!(dumps(&PyJson::Float(-0.0))?, "-0.0");
+/// // allow_nan=False
+/// assert_eq!(
+///     dumps(&PyJson::Float(f64::NAN)).unwrap_err().to_string(),
+///     "ValueError: Out of range float values are not JSON compliant"
+/// );
+/// # Ok::<(), torchspec_pyval::Error>(())
+/// ```
 pub fn dumps(v: &PyJson) -> Result<String, Error> {
     let mut out = String::with_capacity(256);
     dumps_into(&mut out, v)?;

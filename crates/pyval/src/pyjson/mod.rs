@@ -86,6 +86,18 @@ impl fmt::Display for PyInt {
 
 /// A value as `json.loads` returns it. Objects keep insertion order (a
 /// Python `dict`); `loads` never produces duplicate keys.
+///
+/// ```
+/// use torchspec_pyval::pyjson::{dumps, loads, PyInt, PyJson};
+/// // json.loads keeps what serde_json cannot: ints vs floats, NaN, huge ints.
+/// let v = loads("[1, 1.0, 1e400, NaN, 12345678901234567890123]")?;
+/// let PyJson::List(items) = &v else { unreachable!() };
+/// assert_eq!(items.iter().map(PyJson::type_name).collect::<Vec<_>>(), ["int", "float", "float", "float", "int"]);
+/// assert_eq!(items[2], PyJson::Float(f64::INFINITY));
+/// assert!(matches!(items[4], PyJson::Int(PyInt::Big(_))));
+/// assert_eq!(dumps(&items[4])?, "12345678901234567890123");
+/// # Ok::<(), torchspec_pyval::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum PyJson {
     /// `null`, Python's `None`.
@@ -120,6 +132,14 @@ impl PyJson {
     }
 
     /// `d.get(key)` on an object.
+    ///
+    /// ```
+    /// use torchspec_pyval::pyjson::{loads, PyJson};
+    /// let v = loads(r#"{"a": [1, 2.5]}"#)?;
+    /// assert_eq!(v.get("a").map(PyJson::type_name), Some("list"));
+    /// assert!(v.get("b").is_none());
+    /// # Ok::<(), torchspec_pyval::Error>(())
+    /// ```
     pub fn get(&self, key: &str) -> Option<&PyJson> {
         match self {
             PyJson::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
@@ -132,6 +152,14 @@ impl PyJson {
     /// A `dict` built by assigning `members` in order: a repeated key keeps
     /// its first position and takes its last value, so the result has no
     /// duplicate keys.
+    ///
+    /// ```
+    /// use torchspec_pyval::pyjson::{dumps, PyJson};
+    /// // d = {}; d['a'] = 1; d['b'] = 2; d['a'] = 3
+    /// let d = PyJson::object([("a", PyJson::Int(1.into())), ("b", PyJson::Int(2.into())), ("a", PyJson::Int(3.into()))]);
+    /// assert_eq!(dumps(&d)?, r#"{"a": 3, "b": 2}"#);
+    /// # Ok::<(), torchspec_pyval::Error>(())
+    /// ```
     pub fn object<K: Into<String>>(members: impl IntoIterator<Item = (K, PyJson)>) -> PyJson {
         let mut entries: Vec<(String, PyJson)> = Vec::new();
         let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();

@@ -20,6 +20,20 @@ pub const MAX_DEPTH: usize = 1000;
 const INDEX_AT: usize = 24;
 
 /// `json.loads(text)`.
+///
+/// ```
+/// use torchspec_pyval::pyjson::{dumps, loads};
+/// // A repeated key keeps its first position and its last value.
+/// let v = loads(r#"{"a": [1, 2.0, "\u00e9"], "b": null, "a": 3}"#)?;
+/// assert_eq!(dumps(&v)?, r#"{"a": 3, "b": null}"#);
+/// // JSONDecodeError, with CPython's message and position.
+/// let err = |text| loads(text).unwrap_err().to_string();
+/// assert_eq!(err("[1, 2"), "JSONDecodeError: Expecting ',' delimiter: line 1 column 6 (char 5)");
+/// assert_eq!(err(r#"{"a" 1}"#), "JSONDecodeError: Expecting ':' delimiter: line 1 column 6 (char 5)");
+/// assert_eq!(err("[1] x"), "JSONDecodeError: Extra data: line 1 column 5 (char 4)");
+/// assert_eq!(err(""), "JSONDecodeError: Expecting value: line 1 column 1 (char 0)");
+/// # Ok::<(), torchspec_pyval::Error>(())
+/// ```
 pub fn loads(text: &str) -> Result<PyJson, Error> {
     loads_with_depth(text).map(|(v, _)| v)
 }

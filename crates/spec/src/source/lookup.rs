@@ -90,6 +90,21 @@ fn path_repr(path: &[AccessToken]) -> PyResult<String> {
 }
 
 /// `_format_access_path`: `m.weight`, `cfg['x']`, `[0]`, or `<empty path>`.
+///
+/// ```
+/// use std::rc::Rc;
+/// use torchspec_pyval::Value;
+/// use torchspec_spec::source::lookup::{format_access_path, source_to_access_path};
+/// use torchspec_spec::source::{DictIndex, Source, SourceClass};
+/// let m = Rc::new(Source::local("m".into(), true, false, false, false));
+/// let w = Source::attr(SourceClass::AttrSource, m, "weight".into(), None)?;
+/// assert_eq!(format_access_path(&source_to_access_path(&w).unwrap())?, "m.weight");
+/// let cfg = Rc::new(Source::local("cfg".into(), true, false, false, false));
+/// let k = Source::dict_getitem(SourceClass::DictGetItemSource, cfg, DictIndex::Literal(Value::str("k")))?;
+/// assert_eq!(format_access_path(&source_to_access_path(&k).unwrap())?, "cfg['k']");
+/// assert_eq!(format_access_path(&[])?, "<empty path>");
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 pub fn format_access_path(path: &[AccessToken]) -> PyResult<String> {
     if path.is_empty() {
         return Ok("<empty path>".into());
@@ -113,6 +128,16 @@ pub fn format_access_path(path: &[AccessToken]) -> PyResult<String> {
 }
 
 /// `_source_to_access_path`: `None` for a chain the spec cannot address.
+///
+/// ```
+/// use torchspec_spec::source::lookup::{source_to_access_path, AccessToken};
+/// use torchspec_spec::source::Source;
+/// // A local that is not an input of the frame has no access path.
+/// assert!(source_to_access_path(&Source::local("x".into(), false, false, false, false)).is_none());
+/// let x = Source::local("x".into(), true, false, false, false);
+/// let path = source_to_access_path(&x).unwrap();
+/// assert!(matches!(path[..], [AccessToken::Local { name: "x", is_varargs: false, is_varkw: false }]));
+/// ```
 pub fn source_to_access_path(source: &Source) -> Option<AccessPath<'_>> {
     let mut path = AccessPath::new();
     access_path_into(source, &mut path).then_some(path)
@@ -192,7 +217,54 @@ fn access_path_into<'a>(source: &'a Source, path: &mut AccessPath<'a>) -> bool {
     }
 }
 
-/// `lookup_spec_from_dynamo_source(source, shapes_spec)`.
+/// `lookup_spec_from_dynamo_source(source, shapes_spec)`: the leaf spec
+/// the source's access path reaches, `None` where the spec says nothing.
+///
+/// ```
+/// use std::rc::Rc;
+/// use torchspec_pyval::{Dict, Raise, Value};
+/// use torchspec_spec::source::{lookup::lookup_spec_from_dynamo_source, DictIndex, Source, SourceClass};
+/// use torchspec_spec::*;
+/// let mut uids = UidCounter::default();
+/// let a = Value::object(IntVar::construct(VarKind::ShapeVar, VarArgs {
+///     name: Some(Value::str("a")), min: Some(Value::int(2)), ..VarArgs::default()
+/// }, &mut uids)?);
+/// let tensor = |dims: Vec<Value>| -> Result<Value, Raise> {
+///     Ok(Value::object(TensorSpec::construct(&Value::List(Rc::new(dims)))?))
+/// };
+/// // ShapesSpec({'x': TensorSpec([a, None]), 'cfg': DictSpec({'k': TensorSpec([None, a])})})
+/// let mut entries = Dict::new();
+/// entries.insert(Value::str("k"), tensor(vec![Value::None, a.clone()])?)?;
+/// let mut params = Dict::new();
+/// params.insert(Value::str("x"), tensor(vec![a, Value::None])?)?;
+/// params.insert(Value::str("cfg"), Value::object(DictSpec::construct(&Value::Dict(Rc::new(entries)))?))?;
+/// let spec = ShapesSpec::construct(ShapesSpecArgs {
+///     params: Some(Value::Dict(Rc::new(params))),
+///     ..ShapesSpecArgs::default()
+/// })?;
+///
+/// let local = |name: &str| Rc::new(Source::local(name.into(), true, false, false, false));
+/// let x = local("x");
+/// let found = lookup_spec_from_dynamo_source(&x, Some(&spec))?;
+/// assert_eq!(found.repr()?, "Tensor:\n  0: ShapeVar(a#0, min=2)\n  1: None");
+///
+/// // L['cfg']['k']
+/// let k = Source::dict_getitem(SourceClass::DictGetItemSource, local("cfg"), DictIndex::Literal(Value::str("k")))?;
+/// assert_eq!(lookup_spec_from_dynamo_source(&k, Some(&spec))?.repr()?, "Tensor:\n  0: None\n  1: ShapeVar(a#0, min=2)");
+///
+/// // Not in the spec, or no spec: None.
+/// assert!(matches!(lookup_spec_from_dynamo_source(&local("y"), Some(&spec))?, Value::None));
+/// assert!(matches!(lookup_spec_from_dynamo_source(&x, None)?, Value::None));
+///
+/// // L['x'].foo: the spec has a tensor where the source reads further.
+/// let foo = Source::attr(SourceClass::AttrSource, x, "foo".into(), None)?;
+/// assert_eq!(
+///     lookup_spec_from_dynamo_source(&foo, Some(&spec)).unwrap_err(),
+///     Raise::new("RuntimeError", "shapes_spec walk: while processing source 'x.foo', at 'x' \
+///         the spec is TensorSpec, but the source has further access past it")
+/// );
+/// # Ok::<(), Raise>(())
+/// ```
 pub fn lookup_spec_from_dynamo_source(
     source: &Source,
     shapes_spec: Option<&ShapesSpec>,

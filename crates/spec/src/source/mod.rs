@@ -121,6 +121,11 @@ impl SourceClass {
     ];
 
     /// The PyTorch class name (`AttrSource`, ...).
+    ///
+    /// ```
+    /// use torchspec_spec::source::SourceClass;
+    /// assert_eq!(SourceClass::DictGetItemSource.name(), "DictGetItemSource");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             SourceClass::LocalSource => "LocalSource",
@@ -146,6 +151,12 @@ impl SourceClass {
 
     /// The source class with the PyTorch name `name`, if the case format has
     /// it.
+    ///
+    /// ```
+    /// use torchspec_spec::source::SourceClass;
+    /// assert_eq!(SourceClass::from_name("GetItemSource"), Some(SourceClass::GetItemSource));
+    /// assert_eq!(SourceClass::from_name("ChainedSource"), None);
+    /// ```
     pub fn from_name(name: &str) -> Option<SourceClass> {
         SourceClass::ALL.iter().copied().find(|c| c.name() == name)
     }
@@ -224,6 +235,26 @@ impl SourceClass {
 
 /// A constructed source. Field values are Python values; only the fields
 /// the case format can set are kept (`dynamism` is always `None`).
+///
+/// ```
+/// use std::rc::Rc;
+/// use torchspec_pyval::Value;
+/// use torchspec_spec::source::{DictIndex, Source, SourceClass};
+/// // DictGetItemSource(LocalSource('cfg', is_input=True), 'k')
+/// let cfg = Rc::new(Source::local("cfg".into(), true, false, false, false));
+/// let k = Source::dict_getitem(
+///     SourceClass::DictGetItemSource,
+///     cfg,
+///     DictIndex::Literal(Value::str("k")),
+/// )?;
+/// assert_eq!(k.name()?, "L['cfg']['k']");
+/// assert_eq!(
+///     k.repr_string()?,
+///     "DictGetItemSource(base=LocalSource(local_name='cfg', is_input=True, dynamism=None, \
+///      is_derefed_cell_contents=False), index='k')"
+/// );
+/// # Ok::<(), torchspec_pyval::Raise>(())
+/// ```
 #[derive(Debug)]
 pub struct Source {
     /// Which source class this is.
@@ -341,6 +372,18 @@ fn assertion(message: String) -> Raise {
 impl Source {
     /// Construct with the class's `__post_init__` checks. `fields` holds the
     /// values passed; absent optional fields take the dataclass defaults.
+    ///
+    /// ```
+    /// use torchspec_spec::source::Source;
+    /// // LocalSource('x', is_input=True)
+    /// let x = Source::local("x".into(), true, false, false, false);
+    /// assert_eq!(x.name()?, "L['x']");
+    /// assert_eq!(
+    ///     x.repr_string()?,
+    ///     "LocalSource(local_name='x', is_input=True, dynamism=None, is_derefed_cell_contents=False)"
+    /// );
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn local(
         local_name: String,
         is_input: bool,
@@ -361,6 +404,13 @@ impl Source {
     }
 
     /// `GlobalSource(global_name)`.
+    ///
+    /// ```
+    /// use torchspec_spec::source::Source;
+    /// let g = Source::global("G".into());
+    /// assert_eq!((g.name()?.as_str(), g.repr_string()?.as_str()), ("G['G']", "GlobalSource(global_name='G')"));
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn global(global_name: String) -> Source {
         Source {
             class: SourceClass::GlobalSource,
@@ -370,6 +420,28 @@ impl Source {
 
     /// AttrSource, ParamBufferSource, UnspecializedParamBufferSource,
     /// CellContentsSource, GradSource.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::Raise;
+    /// use torchspec_spec::source::{Source, SourceClass};
+    /// let m = Rc::new(Source::local("m".into(), true, false, false, false));
+    /// // AttrSource(LocalSource('m', is_input=True), 'weight')
+    /// let w = Source::attr(SourceClass::AttrSource, m.clone(), "weight".into(), None)?;
+    /// assert_eq!(w.name()?, "L['m'].weight");
+    /// assert_eq!(
+    ///     w.repr_string()?,
+    ///     "AttrSource(base=LocalSource(local_name='m', is_input=True, dynamism=None, \
+    ///      is_derefed_cell_contents=False), member='weight')"
+    /// );
+    /// // __post_init__ refuses a dotted member.
+    /// assert_eq!(
+    ///     Source::attr(SourceClass::AttrSource, m, "a.b".into(), None).unwrap_err(),
+    ///     Raise::new("AssertionError", "AttrSource member must not contain '.', got 'a.b'. \
+    ///         Use OutputGraph.get_chained_attr_source() for dotted paths.")
+    /// );
+    /// # Ok::<(), Raise>(())
+    /// ```
     pub fn attr(
         class: SourceClass,
         base: Rc<Source>,
@@ -420,6 +492,21 @@ impl Source {
     /// `DictGetItemSource` / `DictSubclassGetItemSource` with its
     /// `__post_init__` check: `AssertionError` unless `index` is a
     /// `ConstDictKeySource` or a literal.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::{Raise, Value};
+    /// use torchspec_spec::source::{DictIndex, Source, SourceClass};
+    /// let x = Rc::new(Source::local("x".into(), true, false, false, false));
+    /// // DictGetItemSource(x, LocalSource('y')): not a key source, not a literal.
+    /// let y = Rc::new(Source::local("y".into(), false, false, false, false));
+    /// let err = Source::dict_getitem(SourceClass::DictGetItemSource, x, DictIndex::OtherSource(y));
+    /// assert_eq!(
+    ///     err.unwrap_err(),
+    ///     Raise::new("AssertionError", "DictGetItemSource index must be a ConstDictKeySource or literal, \
+    ///         got LocalSource(local_name='y', is_input=False, dynamism=None, is_derefed_cell_contents=False)")
+    /// );
+    /// ```
     pub fn dict_getitem(
         class: SourceClass,
         base: Rc<Source>,
@@ -445,6 +532,22 @@ impl Source {
 
     /// `GetItemSource`, `ListGetItemSource` or `TupleIteratorGetItemSource`; a
     /// slice index is stored as `slice.__reduce__()` and sets `index_is_slice`.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_pyval::Value;
+    /// use torchspec_spec::source::{Source, SourceClass};
+    /// // GetItemSource(LocalSource('xs', is_input=True), 0)
+    /// let xs = Rc::new(Source::local("xs".into(), true, false, false, false));
+    /// let x0 = Source::getitem(SourceClass::GetItemSource, xs, Value::int(0), false);
+    /// assert_eq!(x0.name()?, "L['xs'][0]");
+    /// assert_eq!(
+    ///     x0.repr_string()?,
+    ///     "GetItemSource(base=LocalSource(local_name='xs', is_input=True, dynamism=None, \
+    ///      is_derefed_cell_contents=False), index=0, index_is_slice=False)"
+    /// );
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn getitem(
         class: SourceClass,
         base: Rc<Source>,
@@ -482,6 +585,16 @@ impl Source {
     }
 
     /// `.base` of a chained source.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use torchspec_spec::source::{Source, SourceClass};
+    /// let m = Rc::new(Source::local("m".into(), true, false, false, false));
+    /// let w = Source::attr(SourceClass::AttrSource, m.clone(), "weight".into(), None)?;
+    /// assert!(Rc::ptr_eq(w.base().unwrap(), &m));
+    /// assert!(m.base().is_none());
+    /// # Ok::<(), torchspec_pyval::Raise>(())
+    /// ```
     pub fn base(&self) -> Option<&Rc<Source>> {
         match &self.kind {
             SourceKind::Local { .. } | SourceKind::Global { .. } => None,
