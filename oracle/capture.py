@@ -887,6 +887,26 @@ class _BodyReached:
         _BodyReached.reached = True
 
 
+def _is_input_assert_node(n: Any) -> bool:
+    """A node of the runtime assertions on the inputs' sizes and ints.
+
+    A program exported with a ShapesSpec (or with unbacked input symbols)
+    opens its graph with ``_assert_scalar`` nodes over ``sym_size`` of the
+    placeholders and int placeholders, computed through ``operator.*`` and
+    the ``torch.sym_*`` functions: they check the inputs, like
+    ``_guards_fn``, before the first kernel. Only the leading run of such
+    nodes is skipped (see run_probe): an assert after a kernel, e.g. on an
+    ``.item()`` value, stays after the marker.
+    """
+    if n.op != "call_function":
+        return False
+    t = n.target
+    if t in (torch.ops.aten.sym_size.int, torch.ops.aten._assert_scalar.default):
+        return True
+    return getattr(t, "__module__", None) in ("_operator", "operator") or t in (
+        torch.sym_not, torch.sym_max, torch.sym_min, torch.sym_float, torch.sym_int, torch.sym_ite)
+
+
 def run_probe(ep: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     """Call a fresh ``ep.module()`` on the inputs; say whether an error came before any kernel.
 
@@ -899,7 +919,12 @@ def run_probe(ep: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     equality guards, ``Guard failed: ...``). So the probe inserts one call to
     a marker function before the graph's first other node that is not a
     ``get_attr`` (parameters, buffers and subgraphs are read, not computed;
-    before ``output`` when there is none), recompiles, and calls the module: an exception
+    before ``output`` when there is none), and after the leading run of
+    ``_assert_scalar`` nodes over the inputs' sizes and ints with the
+    ``sym_size`` and ``operator.*`` nodes feeding them
+    (``_is_input_assert_node``: a ShapesSpec's bounds, derived dims and
+    assumptions, ``RuntimeError: Runtime assertion failed for expression
+    ...``), recompiles, and calls the module: an exception
     raised before the marker ran is ``pre_kernel: true``; a dtype mismatch
     caught by a kernel, or an in-graph ``_assert_scalar`` on an ``.item()``
     value, is ``pre_kernel: false``. (Counting ATen calls with a
@@ -915,7 +940,8 @@ def run_probe(ep: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
         graph = module.graph
         first = next(n for n in graph.nodes
                      if n.op not in ("placeholder", "get_attr")
-                     and not (n.op == "call_module" and n.target == "_guards_fn"))
+                     and not (n.op == "call_module" and n.target == "_guards_fn")
+                     and not _is_input_assert_node(n))
         with graph.inserting_before(first):
             graph.call_function(_BodyReached.mark)
         module.recompile()

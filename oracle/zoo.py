@@ -1176,6 +1176,286 @@ for _name, _code in _HOSTILE_GUARDS.items():
     program(f"guards-{_name}")(_hostile_guards(_code))
 
 
+# spec-*: programs exported with a ShapesSpec (torch.fx.experimental.dynamic_spec,
+# issue 34 item 3). Every dynamic dim and int gets an unbacked symbol; bounds,
+# repeated vars, derived dims and assumptions become range constraints (the
+# `Guard failed: ...` of ep.module()'s _guards_fn) and `_assert_scalar` nodes
+# at the top of the graph (`RuntimeError: Runtime assertion failed for
+# expression ... on node '...'`). Bodies add no shape constraint of their own.
+# Each entry's extra probes hit: a dim below min, above max, an assumption
+# violated, a derived dim off by one, a static dim wrong, an int out of range.
+def _spec_mod():
+    from torch.fx.experimental import dynamic_spec as ds
+    return ds
+
+
+class _SumTwo(nn.Module):
+    def forward(self, x, y):
+        return x.sum(0) + y.sum(0)
+
+
+class _SumAll(nn.Module):
+    def forward(self, x, y):
+        return x.sum() + y.sum()
+
+
+# spec-assume-even: ShapeVar a in [2, 64] on x, y as 2*a+1, assumption
+# a % 2 == 0 (the issue's example; non-strict).
+@program("spec-assume-even")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=2, max=64)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, 3]),
+                                        "y": ds.TensorSpec([a * 2 + 1, 3])}),
+                         assumptions=[a % 2 == 0])
+    z = lambda *s: torch.zeros(s)
+    return Export(_SumTwo(), (T(4, 3), T(9, 3)), dynamic_shapes=spec, probes=[
+        ("below-min", (z(0, 3), z(1, 3)), {}),
+        ("below-min", (z(1, 3), z(3, 3)), {}),
+        ("assumption", (z(3, 3), z(7, 3)), {}),
+        ("derived-off", (z(4, 3), z(10, 3)), {}),
+        ("derived-off", (z(4, 3), z(8, 3)), {}),
+        ("above-max", (z(66, 3), z(133, 3)), {}),
+        ("static-dim", (z(4, 2), z(9, 3)), {}),
+        ("static-dim", (z(4, 3), z(9, 4)), {}),
+        ("ok", (z(2, 3), z(5, 3)), {}),
+        ("ok", (z(64, 3), z(129, 3)), {}),
+    ])
+
+
+# spec-assume-even-strict: the same spec through strict export.
+@program("spec-assume-even-strict")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=2, max=64)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, 3]),
+                                        "y": ds.TensorSpec([a * 2 + 1, 3])}),
+                         assumptions=[a % 2 == 0])
+    z = lambda *s: torch.zeros(s)
+    return Export(_SumTwo(), (T(4, 3), T(9, 3)), dynamic_shapes=spec, strict=True, probes=[
+        ("below-min", (z(1, 3), z(3, 3)), {}),
+        ("assumption", (z(5, 3), z(11, 3)), {}),
+        ("derived-off", (z(4, 3), z(10, 3)), {}),
+        ("above-max", (z(66, 3), z(133, 3)), {}),
+        ("ok", (z(6, 3), z(13, 3)), {}),
+    ])
+
+
+# spec-double: y as 2*a with a in [3, 32] (min > 2: below min is a guard).
+@program("spec-double")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=3, max=32)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, 2]),
+                                        "y": ds.TensorSpec([a * 2, 2])}))
+    z = lambda *s: torch.zeros(s)
+    return Export(_SumTwo(), (T(5, 2), T(10, 2)), dynamic_shapes=spec, probes=[
+        ("below-min", (z(2, 2), z(4, 2)), {}),
+        ("derived-off", (z(5, 2), z(11, 2)), {}),
+        ("derived-off", (z(5, 2), z(9, 2)), {}),
+        ("above-max", (z(33, 2), z(66, 2)), {}),
+        ("ok", (z(3, 2), z(6, 2)), {}),
+    ])
+
+
+# spec-derived-first: the derived dim (2*a) on the first input, its var on
+# the second; strict.
+@program("spec-derived-first")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=1, max=16)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a * 2, 3]),
+                                        "y": ds.TensorSpec([a, 3])}))
+    z = lambda *s: torch.zeros(s)
+    return Export(_SumTwo(), (T(6, 3), T(3, 3)), dynamic_shapes=spec, strict=True, probes=[
+        ("below-min", (z(0, 3), z(0, 3)), {}),
+        ("derived-off", (z(7, 3), z(3, 3)), {}),
+        ("derived-off", (z(6, 3), z(4, 3)), {}),
+        ("above-max", (z(34, 3), z(17, 3)), {}),
+        ("ok", (z(2, 3), z(1, 3)), {}),
+    ])
+
+
+# spec-floordiv: y as a // 2 with the assumption a % 2 == 0.
+@program("spec-floordiv")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=2, max=100)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, 4]),
+                                        "y": ds.TensorSpec([a // 2, 4])}),
+                         assumptions=[a % 2 == 0])
+    z = lambda *s: torch.zeros(s)
+    return Export(_SumTwo(), (T(8, 4), T(4, 4)), dynamic_shapes=spec, probes=[
+        ("below-min", (z(1, 4), z(0, 4)), {}),
+        ("assumption", (z(9, 4), z(4, 4)), {}),
+        ("derived-off", (z(8, 4), z(5, 4)), {}),
+        ("derived-off", (z(8, 4), z(3, 4)), {}),
+        ("above-max", (z(102, 4), z(51, 4)), {}),
+        ("ok", (z(100, 4), z(50, 4)), {}),
+    ])
+
+
+# spec-repeated: vars a and b repeated across inputs (x [a, b], y [b, a])
+# with the assumption b > a.
+@program("spec-repeated")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=1, max=8)
+    b = ds.ShapeVar("b", min=2, max=12)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, b]),
+                                        "y": ds.TensorSpec([b, a])}),
+                         assumptions=[b > a])
+    z = lambda *s: torch.zeros(s)
+    return Export(_SumAll(), (T(2, 5), T(5, 2)), dynamic_shapes=spec, probes=[
+        ("repeat-off", (z(2, 5), z(5, 3)), {}),
+        ("repeat-off", (z(2, 5), z(4, 2)), {}),
+        ("assumption", (z(5, 5), z(5, 5)), {}),
+        ("assumption", (z(6, 4), z(4, 6)), {}),
+        ("below-min", (z(0, 5), z(5, 0)), {}),
+        ("below-min", (z(1, 1), z(1, 1)), {}),
+        ("above-max", (z(9, 10), z(10, 9)), {}),
+        ("above-max", (z(2, 13), z(13, 2)), {}),
+        ("ok", (z(1, 2), z(2, 1)), {}),
+        ("ok", (z(8, 12), z(12, 8)), {}),
+    ])
+
+
+class _ScaleByInt(nn.Module):
+    def forward(self, x, n):
+        return x.sum(0) * n
+
+
+# spec-intvar: an int input with IntVar n in [1, 10] beside x [a, 3]
+# (non-strict).
+@program("spec-intvar")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=2, max=32)
+    n = ds.IntVar("n", min=1, max=10)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, 3]), "n": n}))
+    z = lambda *s: torch.zeros(s)
+    return Export(_ScaleByInt(), (T(4, 3), 3), dynamic_shapes=spec, probes=[
+        ("int-below-min", (z(4, 3), 0), {}),
+        ("int-below-min", (z(4, 3), -1), {}),
+        ("int-above-max", (z(4, 3), 11), {}),
+        ("below-min", (z(1, 3), 3), {}),
+        ("static-dim", (z(4, 4), 3), {}),
+        ("ok", (z(2, 3), 1), {}),
+        ("ok", (z(32, 3), 10), {}),
+    ])
+
+
+# spec-intvar-strict: the same spec through strict export.
+@program("spec-intvar-strict")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=2, max=32)
+    n = ds.IntVar("n", min=1, max=10)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, 3]), "n": n}))
+    z = lambda *s: torch.zeros(s)
+    return Export(_ScaleByInt(), (T(4, 3), 3), dynamic_shapes=spec, strict=True, probes=[
+        ("int-below-min", (z(4, 3), 0), {}),
+        ("int-above-max", (z(4, 3), 11), {}),
+        ("below-min", (z(1, 3), 3), {}),
+        ("ok", (z(2, 3), 10), {}),
+    ])
+
+
+# spec-intvar-neg: IntVar n with min=-5 and no max on an int input -3
+# (non-strict keeps [-5, int_oo]), an assumption n < a.
+@program("spec-intvar-neg")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=1, max=16)
+    n = ds.IntVar("n", min=-5)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, 2]), "n": n}),
+                         assumptions=[n < a])
+    z = lambda *s: torch.zeros(s)
+    return Export(_ScaleByInt(), (T(3, 2), -3), dynamic_shapes=spec, probes=[
+        ("int-below-min", (z(3, 2), -6), {}),
+        ("assumption", (z(3, 2), 3), {}),
+        ("assumption", (z(3, 2), 4), {}),
+        ("ok", (z(3, 2), -5), {}),
+        ("ok", (z(16, 2), 15), {}),
+        ("below-min", (z(0, 2), -5), {}),
+    ])
+
+
+class _Sum3(nn.Module):
+    def forward(self, x):
+        return x.sum(1)
+
+
+# spec-static: a spec with static dims (ints) beside one ShapeVar without a
+# max, assumption a % 3 == 0.
+@program("spec-static")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=0)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([2, a, 5])}),
+                         assumptions=[a % 3 == 0])
+    z = lambda *s: torch.zeros(s)
+    return Export(_Sum3(), (T(2, 6, 5),), dynamic_shapes=spec, probes=[
+        ("static-dim", (z(3, 6, 5),), {}),
+        ("static-dim", (z(2, 6, 4),), {}),
+        ("assumption", (z(2, 7, 5),), {}),
+        ("assumption", (z(2, 1, 5),), {}),
+        ("ok", (z(2, 0, 5),), {}),
+        ("ok", (z(2, 300, 5),), {}),
+    ])
+
+
+class _KwSum(nn.Module):
+    def forward(self, x, *, y):
+        return x.sum(0) + y.sum(0)
+
+
+# spec-kwarg: a keyword-only input in the spec; y as a + 1, assumption
+# a % 4 == 0; a strict export.
+@program("spec-kwarg")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=4, max=40)
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, 2]),
+                                        "y": ds.TensorSpec([a + 1, 2])}),
+                         assumptions=[a % 4 == 0])
+    z = lambda *s: torch.zeros(s)
+    return Export(_KwSum(), (T(8, 2),), {"y": T(9, 2)}, dynamic_shapes=spec, strict=True,
+                  probes=[
+                      ("assumption", (z(6, 2),), {"y": z(7, 2)}),
+                      ("derived-off", (z(8, 2),), {"y": z(8, 2)}),
+                      ("below-min", (z(3, 2),), {"y": z(4, 2)}),
+                      ("above-max", (z(44, 2),), {"y": z(45, 2)}),
+                      ("ok", (z(40, 2),), {"y": z(41, 2)}),
+                  ])
+
+
+# spec-two-vars: two vars, y as 3*a - 1, w as b, assumptions b > a and b % 2 == 0 (non-strict).
+@program("spec-two-vars")
+def _() -> Export:
+    ds = _spec_mod()
+    a = ds.ShapeVar("a", min=2, max=20)
+    b = ds.ShapeVar("b", min=3, max=50)
+
+    class M(nn.Module):
+        def forward(self, x, y, w):
+            return x.sum() + y.sum() + w.sum()
+    spec = ds.ShapesSpec(ds.ParamsSpec({"x": ds.TensorSpec([a, 2]),
+                                        "y": ds.TensorSpec([3 * a - 1]),
+                                        "w": ds.TensorSpec([b, 2])}),
+                         assumptions=[b > a, b % 2 == 0])
+    z = lambda *s: torch.zeros(s)
+    return Export(M(), (T(3, 2), T(8), T(4, 2)), dynamic_shapes=spec, probes=[
+        ("derived-off", (z(3, 2), z(9), z(4, 2)), {}),
+        ("assumption", (z(3, 2), z(8), z(3, 2)), {}),
+        ("assumption", (z(3, 2), z(8), z(5, 2)), {}),
+        ("below-min", (z(1, 2), z(2), z(4, 2)), {}),
+        ("below-min", (z(2, 2), z(5), z(2, 2)), {}),
+        ("above-max", (z(3, 2), z(8), z(52, 2)), {}),
+        ("ok", (z(2, 2), z(5), z(4, 2)), {}),
+    ])
+
+
 # ---------------------------------------------------------------------------
 # Export and save.
 # ---------------------------------------------------------------------------

@@ -2,8 +2,11 @@
 //! first kernel (`torch/export/_unlift.py`): `reorder_kwargs` and
 //! `_check_inputs_match` (the pytree structure against the in_spec), then
 //! the `_guards_fn` built by `_get_input_guards_for_graph` (static dims,
-//! ranges, equal dims) followed by the program's `guards_code`.
+//! ranges, equal dims) followed by the program's `guards_code`, then the
+//! graph's leading `_assert_scalar` nodes on the inputs' sizes and ints
+//! (`asserts.rs`).
 
+mod asserts;
 mod derived;
 pub mod probe;
 pub mod program_probes;
@@ -77,6 +80,8 @@ pub struct InputChecker {
     guards: Result<Vec<Guard>, EvalStop>,
     /// The pytree registry `tree_flatten` consults, built once.
     registry: Registry,
+    /// The graph's runtime assertions that run before its first kernel.
+    asserts: asserts::InputAsserts,
 }
 
 fn raise_str(r: Raise) -> String {
@@ -179,10 +184,13 @@ impl InputChecker {
             }
         };
         let guards = build_guards(ep, &in_spec, names);
+        let asserts =
+            asserts::InputAsserts::new(&ep.serialized.graph_module.graph, placeholder_names(ep));
         Ok(InputChecker {
             in_spec,
             guards,
             registry,
+            asserts,
         })
     }
 
@@ -259,7 +267,7 @@ impl InputChecker {
         }
         // _guards_fn
         let guards = self.guards.as_ref().map_err(Clone::clone)?;
-        if guards.is_empty() {
+        if guards.is_empty() && self.asserts.is_empty() {
             return Ok(());
         }
         let mut order = Vec::new();
@@ -271,8 +279,29 @@ impl InputChecker {
                 return Err(EvalStop::Raise("AssertionError", g.message.clone()));
             }
         }
-        Ok(())
+        // The graph body: its leading `_assert_scalar` nodes.
+        self.asserts.check(&args)
     }
+}
+
+/// The unlifted module's placeholders (user and constant inputs, as
+/// `build_guards` lists them) by name, with their index.
+fn placeholder_names(ep: &ExportedProgram) -> Vec<(String, usize)> {
+    let program = &ep.serialized;
+    let graph = &program.graph_module.graph;
+    let specs = &program.graph_module.signature.input_specs;
+    graph
+        .inputs
+        .iter()
+        .zip(specs)
+        .filter(|(_, spec)| matches!(spec, InputSpec::UserInput(_) | InputSpec::ConstantInput(_)))
+        .enumerate()
+        .filter_map(|(i, (arg, _))| match arg {
+            Argument::AsTensor(t) => Some((t.name.clone(), i)),
+            Argument::AsSymInt(SymIntArgument::AsName(n)) => Some((n.clone(), i)),
+            _ => None,
+        })
+        .collect()
 }
 
 fn dedup_len(keys: &[Value]) -> usize {
