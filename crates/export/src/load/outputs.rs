@@ -229,37 +229,19 @@ impl<'w> Deserializer<'w> {
                 A::AsSymInt(s) => self.getitem(id, idx, &sym_int_name(s)?)?,
                 A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => self.getitem(id, idx, s)?,
                 A::AsTensors(ts) => {
-                    let list = self.cx.graph.create_node(
-                        Op::CallFunction,
-                        "operator.getitem",
-                        vec![Arg::Node(id), Arg::Int(idx as i64)],
-                        vec![],
-                        None,
-                    );
+                    let list = self.bare_getitem(id, idx, None);
                     for (j, t) in ts.iter().enumerate() {
                         self.getitem(list, j, &t.name)?;
                     }
                 }
                 A::AsSymInts(ss) => {
-                    let list = self.cx.graph.create_node(
-                        Op::CallFunction,
-                        "operator.getitem",
-                        vec![Arg::Node(id), Arg::Int(idx as i64)],
-                        vec![],
-                        None,
-                    );
+                    let list = self.bare_getitem(id, idx, None);
                     for (j, s) in ss.iter().enumerate() {
                         self.getitem(list, j, &sym_int_name(s)?)?;
                     }
                 }
                 a if is_as_none(a) => {
-                    self.cx.graph.create_node(
-                        Op::CallFunction,
-                        "operator.getitem",
-                        vec![Arg::Node(id), Arg::Int(idx as i64)],
-                        vec![],
-                        Some("as_none"),
-                    );
+                    self.bare_getitem(id, idx, Some("as_none"));
                 }
                 // The other lists `generate_getitems` walks: their items are
                 // plain values, not `Argument`s.
@@ -292,15 +274,22 @@ impl<'w> Deserializer<'w> {
         Ok(())
     }
 
-    /// `generate_getitem`.
-    pub(super) fn getitem(&mut self, of: NodeId, idx: usize, name: &str) -> R<()> {
-        let id = self.cx.graph.create_node(
+    /// An `operator.getitem(of, idx)` node named `name` (or fx's default):
+    /// `getitem` then syncs it with its output; a list of outputs and
+    /// `as_none` use it as is.
+    fn bare_getitem(&mut self, of: NodeId, idx: usize, name: Option<&str>) -> NodeId {
+        self.cx.graph.create_node(
             Op::CallFunction,
             "operator.getitem",
             vec![Arg::Node(of), Arg::Int(idx as i64)],
             vec![],
-            Some(name),
-        );
+            name,
+        )
+    }
+
+    /// `generate_getitem`.
+    pub(super) fn getitem(&mut self, of: NodeId, idx: usize, name: &str) -> R<()> {
+        let id = self.bare_getitem(of, idx, Some(name));
         self.sync(name, id)
     }
 }
