@@ -15,7 +15,8 @@ use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 use torchspec_pyval::{PyResult, Raise};
 use torchspec_spec::sym::expr::{self, Ex, Func, Node, Rel, Symbol};
-use torchspec_spec::sym::facts::{self, Ext};
+use torchspec_spec::sym::facts;
+use torchspec_spec::sym::ranges::{self, Ext};
 use torchspec_spec::sym::subst::xreplace;
 
 /// A polynomial: (monomial as sorted (symbol index, power), coefficient).
@@ -508,7 +509,7 @@ impl ShapeEnv {
                 .find(|(n, _)| *n == s.name)
                 .map(|(_, x)| x.clone())
         })?;
-        match facts::try_bounds(&with) {
+        match ranges::try_bounds(&with) {
             Ok((lo, hi)) => Ok(Range::new(lo, hi)),
             Err(_) => unsupported("a value range bound_sympy cannot give"),
         }
