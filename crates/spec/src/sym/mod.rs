@@ -10,6 +10,7 @@ pub mod expr;
 pub mod facts;
 pub mod mpf;
 pub mod order;
+pub mod polynomial;
 pub mod print;
 pub mod ranges;
 pub mod subst;

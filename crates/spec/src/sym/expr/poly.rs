@@ -7,46 +7,24 @@ use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::sym::facts::facts;
+use crate::sym::polynomial::{self, Generator, Terms};
 use torchspec_pyval::{PyResult, Raise};
 
 use super::*;
 
 /// An expanded polynomial: (integer coefficient, generators with
 /// exponents) per term, generators being symbols and torch function
-/// applications (as sympy's `parallel_poly_from_expr` takes them).
-pub(super) type Poly = Vec<(BigInt, Vec<(Ex, u32)>)>;
+/// applications (as sympy's `parallel_poly_from_expr` takes them), listed
+/// in sympy's term order.
+pub(super) type Poly = Terms<Ex>;
 
-pub(super) fn poly_norm(mut p: Poly) -> Poly {
-    for (_, m) in p.iter_mut() {
-        m.sort_by(|a, b| crate::sym::order::compare(&a.0, &b.0));
+impl Generator for Ex {
+    fn order(&self, other: &Self) -> std::cmp::Ordering {
+        crate::sym::order::compare(self, other)
     }
-    let mut out: Poly = Vec::new();
-    for (c, m) in p {
-        match out.iter_mut().find(|(_, n)| *n == m) {
-            Some((cc, _)) => *cc += c,
-            None => out.push((c, m)),
-        }
-    }
-    out.retain(|(c, _)| !c.is_zero());
-    out
 }
 
-pub(super) fn poly_mul(a: &Poly, b: &Poly) -> Poly {
-    let mut out = Vec::new();
-    for (ca, ma) in a {
-        for (cb, mb) in b {
-            let mut m = ma.clone();
-            for (g, k) in mb {
-                match m.iter_mut().find(|(h, _)| h == g) {
-                    Some((_, kk)) => *kk += k,
-                    None => m.push((g.clone(), *k)),
-                }
-            }
-            out.push((ca * cb, m));
-        }
-    }
-    poly_norm(out)
-}
+pub(super) use polynomial::{mul as poly_mul, norm as poly_norm};
 
 /// `e` expanded as a polynomial over symbols and torch function
 /// applications (the generators `parallel_poly_from_expr` would take).
@@ -70,12 +48,7 @@ pub(super) fn as_poly(e: &Ex) -> Option<Poly> {
         }
         Node::Pow(b, x) => {
             let n = x.as_int()?.to_u32().filter(|n| *n <= 8)?;
-            let pb = as_poly(b)?;
-            let mut acc: Poly = vec![(BigInt::one(), vec![])];
-            for _ in 0..n {
-                acc = poly_mul(&acc, &pb);
-            }
-            acc
+            polynomial::pow(&as_poly(b)?, n)
         }
         _ => return None,
     })
