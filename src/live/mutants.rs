@@ -921,7 +921,8 @@ pub fn python_c(program: &str, edits: &[(String, String)], call: &str) -> String
     let script = format!(
         "\nimport io, json, zipfile, torch\n\
          z = zipfile.ZipFile(\"corpus/programs/{program}.pt2\")\n\
-         n = [i for i in z.namelist() if i.endswith(\"models/model.json\")][0]\n\
+         n = ([i for i in z.namelist() if i.endswith(\"models/model.json\")]\n\
+         \x20    or [\"serialized_exported_program.json\"])[0]\n\
          t = z.read(n).decode()\n\
          for old, new in json.loads({e}):\n    t = t.replace(old, new, 1)\n\
          b = io.BytesIO()\n\
