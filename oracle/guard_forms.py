@@ -4,7 +4,7 @@ Usage (from the repo root; module_db needs numpy and expecttest, which the
 oracle venv does not carry, so they go into target/pydeps once):
 
     .oracle/bin/python -m pip install --target target/pydeps numpy expecttest
-    PYTHONPATH=target/pydeps .oracle/bin/python oracle/guard_forms.py export
+    PYTHONPATH=target/pydeps .oracle/bin/python oracle/guard_forms.py export [CLASS ...]
     .oracle/bin/python oracle/guard_forms.py answer LABEL TORCHSPEC
     python3 oracle/guard_forms.py report > docs/guard-forms.md
 
@@ -23,7 +23,9 @@ from the shape env's guards, printed by ``ShapeGuardPythonPrinter``) into
 ``target/guard-forms/results.json``, and saves each program with a
 non-empty ``guards_code`` as ``target/guard-forms/pt2/NAME.pt2``.
 
-``answer LABEL TORCHSPEC`` runs, for each saved program, ``TORCHSPEC probes``
+``answer LABEL TORCHSPEC`` runs, for a selection of the saved programs (per
+module class and variant the one with the most forms, and every program
+with a form those lack), ``TORCHSPEC probes``
 (the program's example inputs and inputs around each dynamic dim's range)
 and ``TORCHSPEC check-inputs`` on them, and PyTorch on the same probes
 (``capture.py``'s ``run_probe``: a fresh ``ep.module()`` per probe), and
@@ -112,6 +114,12 @@ def _extra_inputs() -> list[tuple[str, Any, tuple, dict]]:
          pool_idx(nn.MaxPool2d(2, return_indices=True), t(1, 2, 4, 6)), {}),
         ("MaxUnpool3d", lambda: nn.MaxUnpool3d(2),
          pool_idx(nn.MaxPool3d(2, return_indices=True), t(1, 2, 4, 4, 6)), {}),
+        # module_db's attention inputs share one length for query and
+        # key/value; users' cross-attention does not.
+        ("MultiheadAttention/cross_batch_first", lambda: nn.MultiheadAttention(
+            8, 2, batch_first=True), (t(2, 5, 8), t(2, 6, 8), t(2, 6, 8)), {}),
+        ("MultiheadAttention/cross", lambda: nn.MultiheadAttention(8, 2),
+         (t(5, 2, 8), t(6, 2, 8), t(6, 2, 8)), {}),
         ("NLLLoss2d", lambda: nn.NLLLoss2d(),
          (t(2, 3, 4, 4).log_softmax(1), torch.zeros(2, 4, 4, dtype=torch.long)), {}),
         ("PairwiseDistance", lambda: nn.PairwiseDistance(), (t(4, 8), t(4, 8)), {}),
@@ -214,6 +222,10 @@ def cmd_export(argv: list[str]) -> int:
     os.makedirs(os.path.join(OUT, "pt2"), exist_ok=True)
     only = set(argv)
     results = []
+    if only and os.path.exists(os.path.join(OUT, "results.json")):
+        # Re-export only these classes: keep every other row.
+        with open(os.path.join(OUT, "results.json")) as f:
+            results = [r for r in json.load(f)["results"] if r["module"] not in only]
     signal.signal(signal.SIGALRM, _alarm)
     for cls_name, desc, make, args, kwargs in _jobs():
         if only and cls_name not in only:
@@ -256,28 +268,83 @@ def cmd_export(argv: list[str]) -> int:
     return 0
 
 
+def _selected(results: list[dict]) -> list[dict]:
+    """The programs `answer` probes: per module class and variant the one
+    with the most distinct forms (then the most guards), plus, in order,
+    any program with a form none of those has."""
+    with_pt2 = [r for r in results if "pt2" in r]
+    best: dict[tuple[str, str], dict] = {}
+    for r in with_pt2:
+        key = (r["module"], r["variant"])
+        feats = {f for g in r["guards_code"] for f in features(g)}
+        score = (len(feats), len(r["guards_code"]))
+        if key not in best or score > best[key][0]:
+            best[key] = (score, r)
+    chosen = [r for _, r in best.values()]
+    seen = {f for r in chosen for g in r["guards_code"] for f in features(g)}
+    for r in with_pt2:
+        feats = {f for g in r["guards_code"] for f in features(g)}
+        if feats - seen and r not in chosen:
+            chosen.append(r)
+            seen |= feats
+    return sorted(chosen, key=lambda r: r["pt2"])
+
+
 def cmd_answer(argv: list[str]) -> int:
-    """Probes of each saved program: torchspec's answers beside PyTorch's."""
+    """Probes of the selected programs: torchspec's answers beside PyTorch's.
+
+    The probe files (``torchspec probes`` of the first binary run) and
+    PyTorch's answers (``torch-answers.json``) are kept, so that two
+    binaries (e.g. before and after a change) answer the same probes.
+    """
     label, torchspec = argv
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import capture
     import torch
 
+    capture.import_torch()
     with open(os.path.join(OUT, "results.json")) as f:
         results = json.load(f)["results"]
+    cache_path = os.path.join(OUT, "torch-answers.json")
+    cache = {}
+    if os.path.exists(cache_path):
+        with open(cache_path) as f:
+            cache = json.load(f)
     out = []
-    for row in results:
-        if "pt2" not in row:
-            continue
+    for row in _selected(results):
         pt2 = os.path.join(ROOT, row["pt2"])
         probes_path = pt2[:-4] + ".probes.jsonl"
-        with open(probes_path, "w") as f:
-            subprocess.run([torchspec, "probes", pt2], stdout=f, check=True)
+        if not os.path.exists(probes_path):
+            made = subprocess.run([torchspec, "probes", pt2], capture_output=True, text=True)
+            if made.returncode != 0:
+                first = (made.stderr.strip().splitlines() or [""])[0][:300]
+                try:
+                    torch.export.load(pt2)
+                    theirs_load = "loads"
+                except Exception as e:  # noqa: BLE001
+                    theirs_load = f"raises {type(e).__name__} too"
+                out.append({"pt2": row["pt2"], "module": row["module"], "probes": 0,
+                            "agree": 0, "unsupported": 0, "no_probes": first,
+                            "torch_load": theirs_load})
+                print(f"{row['pt2']}: no probes: {first}", file=sys.stderr, flush=True)
+                continue
+            with open(probes_path, "w") as f:
+                f.write(made.stdout)
         got = subprocess.run([torchspec, "check-inputs", pt2, probes_path],
                              capture_output=True, text=True)
         mine = [json.loads(line) for line in got.stdout.splitlines() if line.strip()]
-        ep = torch.export.load(pt2)
-        theirs = [capture.probe_result(ep, p) for p in capture.read_probes(probes_path)]
+        if row["pt2"] not in cache:
+            try:
+                ep = torch.export.load(pt2)
+            except Exception as e:  # noqa: BLE001
+                print(f"{row['pt2']}: torch.export.load raised {type(e).__name__}",
+                      file=sys.stderr, flush=True)
+                continue
+            cache[row["pt2"]] = [capture.probe_result(ep, p)
+                                 for p in capture.read_probes(probes_path)]
+            with open(cache_path, "w") as f:
+                json.dump(cache, f)
+        theirs = cache[row["pt2"]]
         agree = unsupported = 0
         misses = []
         for a, b in zip(mine, theirs):
@@ -363,6 +430,7 @@ def cmd_report(argv: list[str]) -> int:
     form_programs: dict[str, set] = collections.defaultdict(set)
     form_modules: dict[str, set] = collections.defaultdict(set)
     form_example: dict[str, tuple[str, str]] = {}
+    form_pt2: dict[str, set] = collections.defaultdict(set)
     shapes: dict[str, int] = collections.Counter()
     shape_modules: dict[str, set] = collections.defaultdict(set)
     distinct = set()
@@ -376,6 +444,8 @@ def cmd_report(argv: list[str]) -> int:
                 form_guards[feat] += 1
                 form_programs[feat].add(prog)
                 form_modules[feat].add(r["module"])
+                if "pt2" in r:
+                    form_pt2[feat].add(r["pt2"])
                 if feat not in form_example or len(g) < len(form_example[feat][1]):
                     form_example[feat] = (prog, g)
     p = print
@@ -392,14 +462,33 @@ def cmd_report(argv: list[str]) -> int:
       f"{len(with_guards)} programs with a non-empty `guards_code` "
       f"({len(distinct)} distinct guards), {len(skipped)} skipped.")
     p()
+    answers = sorted(f for f in os.listdir(OUT) if f.startswith("answers-") and f.endswith(".json"))
+    answered: dict[str, tuple[set, set]] = {}   # label -> (probed pt2s, pt2s with every probe answered)
+    for fname in answers:
+        with open(os.path.join(OUT, fname)) as f:
+            rows = json.load(f)
+        probed = {r["pt2"] for r in rows if "no_probes" not in r}
+        full = {r["pt2"] for r in rows if "no_probes" not in r and r["unsupported"] == 0}
+        answered[fname[len("answers-"):-len(".json")]] = (probed, full)
     p("## Forms")
     p()
-    p("| form | guards | programs | modules | example (program: guard) |")
-    p("|---|---:|---:|---:|---|")
+    p("`answered (LABEL)`: of the probed programs whose guards use the form (see the "
+      "probes section below), those where `torchspec check-inputs` (LABEL) answers every "
+      "probe, none `unsupported`.")
+    p()
+    labels = sorted(answered)
+    p("| form | guards | programs | modules | "
+      + "".join(f"answered ({label}) | " for label in labels) + "example (program: guard) |")
+    p("|---|---:|---:|---:|" + "---:|" * len(labels) + "---|")
     for feat in sorted(form_guards, key=lambda k: (-len(form_modules[k]), k)):
         prog, g = form_example[feat]
+        cols = ""
+        for label in labels:
+            probed, full = answered[label]
+            n = form_pt2[feat] & probed
+            cols += f"{len(n & full)}/{len(n)} | "
         p(f"| {feat} | {form_guards[feat]} | {len(form_programs[feat])} | "
-          f"{len(form_modules[feat])} | {prog}: `{g}` |")
+          f"{len(form_modules[feat])} | {cols}{prog}: `{g}` |")
     p()
     p("## Guard shapes (sources as `s`, ints as `n`)")
     p()
@@ -409,7 +498,6 @@ def cmd_report(argv: list[str]) -> int:
         mods = sorted(shape_modules[sh])
         more = f", ... ({len(mods)})" if len(mods) > 6 else ""
         p(f"| `{sh}` | {n} | {', '.join(mods[:6])}{more} |")
-    answers = sorted(f for f in os.listdir(OUT) if f.startswith("answers-") and f.endswith(".json"))
     if answers:
         p()
         p("## Probes of these programs: torchspec check-inputs beside PyTorch")
@@ -427,9 +515,29 @@ def cmd_report(argv: list[str]) -> int:
             probes = sum(r["probes"] for r in rows)
             agree = sum(r["agree"] for r in rows)
             unsup = sum(r["unsupported"] for r in rows)
-            full = sum(1 for r in rows if r["agree"] == r["probes"])
+            full = sum(1 for r in rows if r["agree"] == r["probes"] and "no_probes" not in r)
             p(f"| {label} | {len(rows)} | {probes} | {agree} | {unsup} | "
               f"{probes - agree - unsup} | {full} |")
+        for fname in answers:
+            with open(os.path.join(OUT, fname)) as f:
+                rows = json.load(f)
+            label = fname[len("answers-"):-len(".json")]
+            bad = [r for r in rows if "no_probes" in r or r["agree"] != r["probes"]]
+            if not bad:
+                continue
+            p()
+            p(f"{label}: the programs where a probe is unsupported or differs, "
+              f"or `torchspec probes` refused the program:")
+            p()
+            for r in bad:
+                if "no_probes" in r:
+                    p(f"- `{r['pt2']}`: no probes: {r['no_probes'][:200]} "
+                      f"(torch.export.load in a fresh process {r.get('torch_load', '?')})")
+                    continue
+                m = r["misses"][0]
+                p(f"- `{r['pt2']}`: {r['agree']}/{r['probes']} agree; first: `{m['id']}`: "
+                  f"torchspec `{json.dumps(m['torchspec'])[:160]}`, "
+                  f"torch `{json.dumps(m['torch'])[:160]}`")
     p()
     p("## Skipped")
     p()
