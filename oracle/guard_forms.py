@@ -502,8 +502,10 @@ def cmd_report(argv: list[str]) -> int:
         p()
         p("## Probes of these programs: torchspec check-inputs beside PyTorch")
         p()
-        p("Each program with guards: `torchspec probes` then `torchspec check-inputs`, "
-          "and PyTorch on the same probes (`capture.py`'s `run_probe`).")
+        p("A selection of the programs with guards (per module class and variant the one "
+          "with the most forms, and every program with a form those lack): "
+          "`torchspec probes` then `torchspec check-inputs`, and PyTorch on the same "
+          "probes (`capture.py`'s `run_probe`), by two torchspec binaries (LABEL).")
         p()
         p("| torchspec | programs | probes | agree | unsupported | other differences | "
           "programs with every probe agreeing |")
@@ -531,7 +533,8 @@ def cmd_report(argv: list[str]) -> int:
             p()
             for r in bad:
                 if "no_probes" in r:
-                    p(f"- `{r['pt2']}`: no probes: {r['no_probes'][:200]} "
+                    why = r["no_probes"].replace(ROOT + os.sep, "")[:200]
+                    p(f"- `{r['pt2']}`: no probes: {why} "
                       f"(torch.export.load in a fresh process {r.get('torch_load', '?')})")
                     continue
                 m = r["misses"][0]
