@@ -172,6 +172,7 @@ def python_outcome(program: str, text: str, report: bool, directory: str) -> tup
         try:
             version = json.loads(text)["schema_version"]
             out["report"] = capture.program_report(ep, [version["major"], version["minor"]])
+            capture.dumps(out["report"])  # a value JSON cannot hold (a complex constant)
         except Exception as e:  # noqa: BLE001
             out["report"] = {"error": exc_json(e)}
     return out, ep
