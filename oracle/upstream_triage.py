@@ -256,21 +256,21 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict, unrep: li
         types = sorted({p["python"].split(":")[0] for p in ps})
         L.append(f"| `{k}` | {len(ps)} | {', '.join(types)} | `{ps[0]['seed']}` on `{ps[0]['program']}` |")
     L.append(f"| total | {len(class5)} | | |")
-    if unrep:
-        L += ["", "## Seen in a worker, not reproduced by a fresh process", "",
-              "`oracle/round_trip.py` saw these in its warm worker; the one-liner, run alone, does not",
-              "show them (state left by earlier inputs in the same process), so they have no packet yet.", ""]
-        L += [f"- class {x['class']}: `{x['signature']}` (`{x['first']}`)" for x in unrep]
     counts = fuzz_counts()
     if counts:
         L += ["", "Counted by the fuzzer since it stopped writing a packet per class-5 signature "
               "(`upstream class 5: CLASS` tallies of " + ", ".join(
                   f"seed {r['seed']} ({r['mutants']:,} mutants)" for r in counts["runs"]) + "):", "",
               "| mutation class | class 5 (C++ loads, only Python's semantic checks refuse) | "
-              "class 4 (the readers disagree on the schema) |", "|---|---:|---:|"]
+              "class 4 (Python loads and C++ refuses, or C++ loads JSON Python's schema reader refuses: a packet each) |", "|---|---:|---:|"]
         for k in sorted(set(counts["class5"]) | set(counts["class4"])):
             L.append(f"| `{k}` | {counts['class5'].get(k, 0):,} | {counts['class4'].get(k, 0):,} |")
         L.append(f"| total | {sum(counts['class5'].values()):,} | {sum(counts['class4'].values()):,} |")
+    if unrep:
+        L += ["", "## Seen in a worker, not reproduced by a fresh process", "",
+              "`oracle/round_trip.py` saw these in its warm worker; the one-liner, run alone, does not",
+              "show them (state left by earlier inputs in the same process), so they have no packet yet.", ""]
+        L += [f"- class {x['class']}: `{x['signature']}` (`{x['first']}`)" for x in unrep]
     with open(os.path.join(UPSTREAM, "README.md"), "w") as f:
         f.write("\n".join(L) + "\n")
 
