@@ -252,7 +252,8 @@ def round_trip_summary(text: str, back: str | None, error: BaseException | None,
     """One round trip of a program JSON as the live fuzzer records it: "same",
     "differs" with the signatures of findings_of (general path and kind of change,
     at most `limit`) and the first changed path with both values, or
-    "write_error" (the writer raised after the reader accepted: class 1)."""
+    "write_error" (the writer raised after the reader accepted: class 1). "paths"
+    holds the first changed path of each signature."""
     if error is not None:
         res = {"outcome": "write_error", **_exc(error)}
     else:
@@ -264,6 +265,8 @@ def round_trip_summary(text: str, back: str | None, error: BaseException | None,
         out["signatures"] = [re.sub(r"'[^']*'|\d+", lambda m: "'…'" if m.group(0)[0] == "'" else "N", sig)
                              if res["outcome"] == "write_error" else sig
                              for _, sig, _, _ in found[:limit]]
+        # the first path of each signature (where it is a change of a path)
+        out["paths"] = [fmt_path(ex[0]) if ex else None for _, _, _, ex in found[:limit]]
     if res["outcome"] == "differs":
         p, a, b = res["diffs"][0]
         out["first"] = {"path": fmt_path(p), "input": short(a), "output": short(b)}

@@ -918,22 +918,27 @@ impl Mutants {
             let Some(r) = rt.get(reader) else { continue };
             let outcome = r.get("outcome").and_then(Json::as_str).unwrap_or("?");
             out.push(format!("round trip {label}: {outcome}"));
-            let first = r
-                .pointer("/first/path")
-                .and_then(Json::as_str)
-                .unwrap_or_default();
-            let place = match &mutated {
-                Some(p) if !first.is_empty() && first.starts_with(p.as_str()) => "at the mutation",
-                _ if first.is_empty() => "",
-                _ => "elsewhere",
-            };
-            for sig in r
+            let first = r.pointer("/first/path").and_then(Json::as_str);
+            let paths = r.get("paths").and_then(Json::as_array);
+            for (i, sig) in r
                 .get("signatures")
                 .and_then(Json::as_array)
                 .into_iter()
                 .flatten()
                 .filter_map(Json::as_str)
+                .enumerate()
             {
+                // The signature's own first path (the reader's first one when
+                // the oracle gives none).
+                let path = match paths {
+                    Some(p) => p.get(i).and_then(Json::as_str),
+                    None => first,
+                };
+                let place = match (&mutated, path) {
+                    (_, None) => "",
+                    (Some(m), Some(p)) if p.starts_with(m.as_str()) => "at the mutation",
+                    _ => "elsewhere",
+                };
                 let label = if place.is_empty() {
                     format!("round trip finding: {sig}")
                 } else {

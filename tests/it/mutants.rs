@@ -286,6 +286,14 @@ fn round_trips_are_tallied_by_signature_and_the_first_of_each_is_logged() {
                 "first": {"path": "$.x.as_float", "input": "'-Infinity'", "output": "'Infinity'"}},
         "python": {"outcome": "same"},
     });
+    let rt_paths = json!({
+        "cpp": {"outcome": "same"},
+        "python": {"outcome": "differs",
+                   "signatures": ["torch.export.load/save: $.y: str changed",
+                                  "torch.export.load/save: $.x: int -> int (changed)"],
+                   "paths": ["$.y", "$.x"],
+                   "first": {"path": "$.y", "input": "'a'", "output": "'b'"}},
+    });
     let mut oracle = oracle_with(zoo_text(), "never there", None, Some(rt));
     let log = root.join("target/rt.jsonl");
     let mut m = Mutants::new(&root, registrations, false).logging_round_trips_to(log.clone());
@@ -316,6 +324,23 @@ fn round_trips_are_tallied_by_signature_and_the_first_of_each_is_logged() {
     let record: Json = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
     assert_eq!(record["mutant"], json!([1, 0]));
     assert_eq!(record["reader"], "cpp");
+
+    // Each signature placed by its own first path against the mutated one.
+    let mut oracle = oracle_with(zoo_text(), "never there", None, Some(rt_paths));
+    let mut at_x = move |kind: &str, id: &str, body: &Json| {
+        let mut reply = oracle(kind, id, body)?;
+        if kind == "mutant" {
+            reply["mutation"] = "retype int at $.x: 1 -> 2".into();
+        }
+        Ok::<Json, OracleFailure>(reply)
+    };
+    let (_, tallies) = m.judge_with(&mut at_x, 1, 2, &mut t);
+    for want in [
+        "round trip finding (elsewhere): torch.export.load/save: $.y: str changed",
+        "round trip finding (at the mutation): torch.export.load/save: $.x: int -> int (changed)",
+    ] {
+        assert!(tallies.contains(&want.to_string()), "{tallies:?}");
+    }
     let _ = std::fs::remove_dir_all(&root);
 }
 
