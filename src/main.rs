@@ -554,8 +554,10 @@ fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
         let registrations = torchspec::conformance::programs::zoo_registrations(&cfg.root)?;
         let (root, reports) = (cfg.root.clone(), !args.no_reports);
         let generated = args.programs.then_some(args.mutants_per_program);
+        let round_trips = cfg.state.with_extension("round-trips.jsonl");
         torchspec::live::run_target(&cfg, move || {
-            let m = torchspec::live::mutants::Mutants::new(&root, registrations.clone(), reports);
+            let m = torchspec::live::mutants::Mutants::new(&root, registrations.clone(), reports)
+                .logging_round_trips_to(round_trips.clone());
             match generated {
                 Some(k) => m.of_generated(k),
                 None => m,
