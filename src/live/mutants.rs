@@ -1094,7 +1094,12 @@ fn write_kept(
             &format!(
                 "cargo run --release -- check   # row `{}`\n{}",
                 file.name,
-                python_c(&file.program, &file.edits, "torch.export.load(b)")
+                python_c(
+                    &file.program,
+                    &file.edits,
+                    "torch.export.load(b)",
+                    zoo_program_registers(root, &file.program),
+                )
             )
         ),
     );
@@ -1116,12 +1121,25 @@ fn write_kept(
     allow_list(root, &allow_line(&file.name, &reason, "diverge", differs))
 }
 
+/// Whether a program JSON names the zoo's custom ops or pytree types, which
+/// a process must register (`oracle/zoo_types.py`, imported by the fuzzer's
+/// workers) before PyTorch reads it.
+pub fn registers(program_json: &str) -> bool {
+    program_json.contains("torch.ops.torchspec.") || program_json.contains("torchspec.zoo.")
+}
+
 /// A `python -c` script: zoo program `program` with `edits` applied to its
-/// program JSON (the text in `t`, the archive in `b`), then `call`.
-pub fn python_c(program: &str, edits: &[(String, String)], call: &str) -> String {
+/// program JSON (the text in `t`, the archive in `b`), then `call`; with
+/// `registers`, it first imports the zoo's registrations as the workers do.
+pub fn python_c(program: &str, edits: &[(String, String)], call: &str, registers: bool) -> String {
     let edits = serde_json::to_string(edits).unwrap_or_default();
+    let prelude = if registers {
+        "import sys; sys.path.insert(0, \"oracle\"); import zoo_types  # registers the zoo custom ops and pytree types\n"
+    } else {
+        ""
+    };
     let script = format!(
-        "\nimport io, json, zipfile, torch\n\
+        "\nimport io, json, zipfile, torch\n{prelude}\
          z = zipfile.ZipFile(\"corpus/programs/{program}.pt2\")\n\
          n = ([i for i in z.namelist() if i.endswith(\"models/model.json\")]\n\
          \x20    or [\"serialized_exported_program.json\"])[0]\n\
@@ -1135,6 +1153,15 @@ pub fn python_c(program: &str, edits: &[(String, String)], call: &str) -> String
         e = python_str(&edits),
     );
     format!("python -c {}", shell_quote(&script))
+}
+
+/// [`registers`] of zoo program `program`'s JSON (false when unreadable).
+fn zoo_program_registers(root: &Path, program: &str) -> bool {
+    let archive = root.join(PROGRAMS).join(format!("{program}.pt2"));
+    std::fs::read(archive)
+        .ok()
+        .and_then(|bytes| program_json(&bytes).ok())
+        .is_some_and(|text| registers(&text))
 }
 
 fn python_str(s: &str) -> String {
@@ -1187,11 +1214,17 @@ fn upstream_packet(
             "sh",
             &format!(
                 "{}\n{}",
-                python_c(&m.program, edits, "torch.export.load(b)\nprint(\"loads\")"),
                 python_c(
                     &m.program,
                     edits,
-                    "torch._C._export.deserialize_exported_program(t)\nprint(\"loads\")"
+                    "torch.export.load(b)\nprint(\"loads\")",
+                    registers(&m.text)
+                ),
+                python_c(
+                    &m.program,
+                    edits,
+                    "torch._C._export.deserialize_exported_program(t)\nprint(\"loads\")",
+                    registers(&m.text)
                 )
             )
         ),

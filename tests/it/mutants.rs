@@ -420,3 +420,23 @@ fn the_large_lane_gets_its_timeout_factor_and_each_lane_its_rate() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A packet's one-liner on a program that names the zoo's pytree types or
+/// custom ops imports their registrations first (the workers do), so stock
+/// torch reads it as the fuzzer's oracle did; other programs' do not.
+#[test]
+fn packet_one_liners_register_what_their_program_needs() {
+    use torchspec::live::mutants::{python_c, registers};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = |name: &str| {
+        let bytes = std::fs::read(root.join(format!("corpus/programs/{name}.pt2"))).unwrap();
+        program_json(&bytes).unwrap()
+    };
+    assert!(registers(&text("pytree-types")));
+    assert!(registers(&text("custom-op")));
+    assert!(!registers(&text("mlp-dynamic")));
+    let with = python_c("pytree-types", &[], "torch.export.load(b)", true);
+    let without = python_c("mlp-dynamic", &[], "torch.export.load(b)", false);
+    assert!(with.contains("import zoo_types"), "{with}");
+    assert!(!without.contains("zoo_types"), "{without}");
+}
