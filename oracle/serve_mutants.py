@@ -67,6 +67,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import zoo_types  # noqa: E402,F401  (the zoo's custom ops and pytree types)
+import golden_encoding  # noqa: E402
 import mutate  # noqa: E402
 from mutant_outcomes import KeepExceptions, cache_schema_type_hints, exc_json  # noqa: E402
 
@@ -148,19 +149,8 @@ def round_trip_mod():
     return round_trip
 
 
-def _capture():
-    """capture.py as a module: the running one in serve mode (its torch imported)."""
-    main = sys.modules.get("__main__")
-    if hasattr(main, "program_report"):
-        return main
-    import capture
-    capture.import_torch()
-    return capture
-
-
 def python_outcome(program: str, text: str, report: bool, directory: str) -> tuple[dict, object]:
     """torch.export.load's OUTCOME, and the loaded program (None: refused)."""
-    capture = _capture()
     buf = io.BytesIO()
     mutate.write_mutant(os.path.join(directory, program + ".pt2"), buf,
                         text.encode("utf-8"))
@@ -171,8 +161,8 @@ def python_outcome(program: str, text: str, report: bool, directory: str) -> tup
     if ep is not None and report:
         try:
             version = json.loads(text)["schema_version"]
-            out["report"] = capture.program_report(ep, [version["major"], version["minor"]])
-            capture.dumps(out["report"])  # a value JSON cannot hold (a complex constant)
+            out["report"] = golden_encoding.program_report(ep, [version["major"], version["minor"]])
+            golden_encoding.dumps(out["report"])  # a value JSON cannot hold (a complex constant)
         except Exception as e:  # noqa: BLE001
             out["report"] = {"error": exc_json(e)}
     return out, ep
@@ -203,7 +193,7 @@ def outcomes(program: str, text: str, report: bool, directory: str = mutate.PROG
     python, ep = python_outcome(program, text, report, directory)
     cpp, cpp_rt = cpp_outcome(text, round_trip=extras and ep is not None)
     out = {"python": _address_free(python), "cpp": _address_free(cpp)}
-    out["golden"] = _capture().dumps(out)
+    out["golden"] = golden_encoding.dumps(out)
     if extras:
         py_loads, cpp_loads = python["outcome"] == "ok", cpp["outcome"] == "ok"
         if py_loads != cpp_loads:

@@ -1,0 +1,115 @@
+"""The JSON the oracle writes into goldens: values as the case format's
+``enc`` encodes them, exceptions as ``{"type", "message"}``, the program
+report of shared/program-report.md, and the compact dumps every golden line
+uses. A leaf module: capture.py, serve_mutants.py, serve_plans.py and the
+timing scripts all write through it, and it imports none of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def enc(x: Any) -> Any:
+    """Encode a Python value as JSON per the format's ``enc``."""
+    if x is None or isinstance(x, str):
+        return x
+    if isinstance(x, bool):  # before int: bool is an int subclass
+        return x
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float):
+        if math.isnan(x):
+            return {"$float": "nan"}
+        if math.isinf(x):
+            return {"$float": "inf" if x > 0 else "-inf"}
+        return x
+    if isinstance(x, list):
+        return [enc(item) for item in x]
+    if isinstance(x, tuple):
+        return {"tuple": [enc(item) for item in x]}
+    if isinstance(x, dict) and all(isinstance(k, str) for k in x):
+        return {k: enc(v) for k, v in x.items()}
+    # Anything else, including a dict with a non-str key and the derived
+    # SymInt / SymBool expressions that to_jsonable() passes through.
+    return {"$object": {"type": type(x).__name__, "repr": repr(x)}}
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def error_result(case_id: str, e: BaseException) -> dict[str, Any]:
+    try:
+        message = str(e)
+    except Exception:  # an exception whose __str__ raises
+        message = f"<str() of {type(e).__name__} raised>"
+    return {"id": case_id, "error": {"type": type(e).__name__, "message": message}}
+
+
+# Report keys in the contract's order. Each is computed on its own: one that
+# raises in PyTorch becomes {"error": {...}} in its place.
+SIGNATURE_ARRAYS = ("parameters", "buffers", "non_persistent_buffers",
+                    "lifted_tensor_constants", "lifted_custom_objs",
+                    "input_tokens", "output_tokens", "user_inputs", "user_outputs")
+SIGNATURE_OBJECTS = ("inputs_to_parameters", "inputs_to_buffers", "buffers_to_mutate",
+                     "parameters_to_mutate", "user_inputs_to_mutate",
+                     "inputs_to_lifted_tensor_constants", "inputs_to_lifted_custom_objs")
+
+def _state_dict_entry(v: Any) -> dict[str, Any]:
+    return {"shape": list(v.shape), "dtype": str(v.dtype),
+            "parameter": isinstance(v, _torch().nn.Parameter)}
+
+
+def _report_value(x: Any) -> Any:
+    """JSON form of a signature entry: constants (user inputs/outputs) as values."""
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return enc(x)
+    return x
+
+
+def program_report(ep: Any, schema_version: list[int]) -> dict[str, Any]:
+    from torch.utils import _pytree as pytree
+
+    sig = ep.graph_signature
+    getters: list[tuple[str, Any]] = [
+        ("schema_version", lambda: list(schema_version)),
+        ("graph_signature", lambda: str(ep.graph_signature)),
+    ]
+    for name in SIGNATURE_ARRAYS:
+        getters.append((name, lambda name=name: [_report_value(x) for x in getattr(sig, name)]))
+    for name in SIGNATURE_OBJECTS:
+        getters.append((name, lambda name=name: dict(getattr(sig, name))))
+
+    def backward() -> Any:
+        b = sig.backward_signature
+        if b is None:
+            return None
+        return {"gradients_to_parameters": dict(b.gradients_to_parameters),
+                "gradients_to_user_inputs": dict(b.gradients_to_user_inputs),
+                "loss_output": b.loss_output}
+
+    getters += [
+        ("backward_signature", backward),
+        ("in_spec", lambda: pytree.treespec_dumps(ep.call_spec.in_spec)),
+        ("out_spec", lambda: pytree.treespec_dumps(ep.call_spec.out_spec)),
+        ("in_spec_str", lambda: str(ep.call_spec.in_spec)),
+        ("out_spec_str", lambda: str(ep.call_spec.out_spec)),
+        ("range_constraints", lambda: str(ep.range_constraints)),
+        ("graph", lambda: str(ep.graph)),
+        ("state_dict", lambda: {k: _state_dict_entry(v) for k, v in ep.state_dict.items()}),
+    ]
+    report: dict[str, Any] = {}
+    for key, get in getters:
+        try:
+            report[key] = get()
+        except Exception as e:
+            report[key] = {"error": error_result("", e)["error"]}
+    return report
+
+
+def _torch() -> Any:
+    import torch  # imported by then: a report is of a loaded program
+    return torch
