@@ -215,7 +215,115 @@ impl Iterator for Values<'_, '_> {
     }
 }
 
+/// The bytes of `t.contiguous()` in row-major order, in runs: see
+/// [`TensorView::chunks`].
+#[derive(Clone, Debug)]
+pub struct Chunks<'t> {
+    /// The storage's bytes (`None`: zero-filled).
+    storage: Option<&'t [u8]>,
+    shape: &'t [usize],
+    stride: &'t [usize],
+    storage_offset: usize,
+    itemsize: usize,
+    /// The outer dims walked element by element; the rest is one run.
+    split: usize,
+    /// Bytes per run.
+    run: usize,
+    /// The outer multi-index of the next run; `None` once past the end.
+    index: Option<Vec<usize>>,
+    /// Zero bytes still to yield of the current run (zero-filled storage).
+    zeros_left: usize,
+}
+
+static ZEROS: [u8; 4096] = [0; 4096];
+
+impl<'t> Iterator for Chunks<'t> {
+    type Item = &'t [u8];
+
+    fn next(&mut self) -> Option<&'t [u8]> {
+        if self.zeros_left > 0 {
+            let n = self.zeros_left.min(ZEROS.len());
+            self.zeros_left -= n;
+            return Some(&ZEROS[..n]);
+        }
+        let index = self.index.as_mut()?;
+        let offset = self.storage_offset
+            + index
+                .iter()
+                .zip(self.stride)
+                .map(|(i, s)| i * s)
+                .sum::<usize>();
+        // The next outer index, last dim fastest.
+        let mut d = self.split;
+        loop {
+            if d == 0 {
+                self.index = None;
+                break;
+            }
+            d -= 1;
+            index[d] += 1;
+            if index[d] < self.shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+        match self.storage {
+            // (Every element is inside the storage: checked when the view was made.)
+            Some(bytes) => bytes.get(offset * self.itemsize..offset * self.itemsize + self.run),
+            None => {
+                self.zeros_left = self.run;
+                self.next()
+            }
+        }
+    }
+}
+
 impl<'a> TensorView<'a> {
+    /// The bytes of `t.contiguous()` in row-major order, as an iterator of
+    /// runs (one slice for a contiguous tensor; else each longest run of
+    /// elements contiguous in the storage), borrowed from the archive: stop
+    /// when you like. An error when [`TensorView::nbytes`] is.
+    ///
+    /// ```
+    /// # fn main() -> torchspec_export::Result<()> {
+    /// let program = torchspec_export::open("../../corpus/weights/weights-shared-storage.pt2")?;
+    /// for t in program.tensors()? {
+    ///     let n: usize = t.chunks()?.map(<[u8]>::len).sum();
+    ///     assert_eq!(n, t.nbytes()?);
+    ///     let first = t.chunks()?.next(); // and no further
+    ///     assert_eq!(first.is_none(), n == 0);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn chunks(&self) -> Result<Chunks<'_>> {
+        let total = self.nbytes()?;
+        let shape = self.shape();
+        let stride = self.stride();
+        // The trailing dims that are row-major among themselves form one run.
+        let mut inner = 1usize;
+        let mut split = shape.len();
+        while split > 0 {
+            let d = split - 1;
+            if shape[d] != 1 && stride[d] != inner {
+                break;
+            }
+            inner *= shape[d];
+            split = d;
+        }
+        Ok(Chunks {
+            storage: self.storage_bytes(),
+            shape,
+            stride,
+            storage_offset: self.storage_offset(),
+            itemsize: self.dtype().itemsize(),
+            split,
+            run: inner * self.dtype().itemsize(),
+            index: (total > 0).then(|| vec![0; split]),
+            zeros_left: 0,
+        })
+    }
+
     /// The elements in row-major order (what `t.flatten().tolist()`
     /// lists), each widened to a [`Scalar`]; read one at a time from the
     /// archive, so `.take(n)` reads `n`.

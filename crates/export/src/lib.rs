@@ -27,6 +27,11 @@
 //! # Ok::<(), torchspec_export::Error>(())
 //! ```
 
+/// The README's examples, compiled with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub mod archive;
 pub mod elements;
 pub mod failure;
@@ -61,7 +66,7 @@ pub use model::{ExportedProgram, StateDictEntry, TensorInfo};
 
 // The Rust-shaped reading of a program (`program`): what a user needs
 // without the schema's wire types or sympy text.
-pub use elements::{Element, Scalar};
+pub use elements::{Chunks, Element, Scalar, Values};
 pub use fx::{Arg, NodeId, Op};
 pub use program::{open, Dim, Expr, Input, Output, Program, Range, Sym, TensorType, ValueType};
 use registrations::Registrations;

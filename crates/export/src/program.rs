@@ -990,3 +990,75 @@ impl<'p> Node<'p> {
         self.graph
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elements::Scalar;
+
+    fn corpus(name: &str) -> Program {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(name);
+        open(path).expect("corpus archive opens")
+    }
+
+    #[test]
+    fn values_walk_views_as_to_vec_copies_them() {
+        for name in [
+            "corpus/weights/weights-shared-storage.pt2",
+            "corpus/weights/weights-dtypes.pt2",
+        ] {
+            let p = corpus(name);
+            let mut n = 0;
+            for t in p.tensors().expect("tensors") {
+                assert_eq!(t.values().count(), t.numel(), "{}", t.name());
+                let mut streamed = Vec::new();
+                t.for_each_chunk(|c| streamed.extend_from_slice(c)).unwrap();
+                assert_eq!(
+                    t.chunks().unwrap().collect::<Vec<_>>().concat(),
+                    streamed,
+                    "{}",
+                    t.name()
+                );
+                if t.dtype() == Dtype::Float32 {
+                    let copied: Vec<Scalar> = t
+                        .to_vec::<f32>()
+                        .expect("f32")
+                        .into_iter()
+                        .map(|x| Scalar::Float(f64::from(x)))
+                        .collect();
+                    // (As text: NaN is one of the values.)
+                    assert_eq!(
+                        format!("{:?}", t.values().collect::<Vec<_>>()),
+                        format!("{copied:?}"),
+                        "{}",
+                        t.name()
+                    );
+                    let e = t.to_vec::<i32>().unwrap_err();
+                    assert_eq!(e.kind(), ErrorKind::DtypeMismatch);
+                    n += 1;
+                }
+                assert!(p.names().any(|m| m == t.name()));
+            }
+            assert!(n > 0, "{name}: no float32 tensor");
+        }
+    }
+
+    #[test]
+    fn a_program_json_has_no_tensors_and_every_node_a_type_or_none() {
+        let p = corpus("corpus/programs/cond.pt2");
+        let json = p.exported().to_json().expect("json");
+        let q =
+            Program::new(ExportedProgram::load_json(json.as_bytes(), wire::Mode::Default).unwrap());
+        assert_eq!(q.names().count(), 0);
+        assert_eq!(q.tensor("w").unwrap_err().kind(), ErrorKind::NotFound);
+        for g in p.graphs() {
+            for n in g.nodes() {
+                if n.op() == Op::Placeholder {
+                    assert!(n.value().is_some_and(|v| v != ValueType::Unknown), "{n:?}");
+                }
+            }
+        }
+    }
+}
