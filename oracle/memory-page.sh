@@ -42,8 +42,13 @@ Before the program JSON was read in place (commit 0d46406, the same
 example): decoder-5k 34.5 MB peak for 5.3 MB of JSON (6.48x), chain-50k
 296.7 MB for 47.0 MB (6.31x). Borrowing \`models/model.json\` from the
 mapped archive (stored, CRC checked as before) took one copy of the JSON
-off the peak (to 5.5x and 5.3x); the load time is unchanged (within the
-noise of a shared machine).
+off the peak (to 5.5x and 5.3x), and the load time is no worse: best of 6
+loads on the 2-core machine shared with other jobs, system allocator,
+decoder-5k 240 ms before and 194 ms after, chain-50k 1,250 ms before and
+1,198 ms after (the \`load time\` lines above are this run's). Reading the
+program through \`torchspec_export::open\` and typing every node's value
+adds nothing to the peak (the \`Program\` and its graph index are built after
+the document is freed).
 
 What bounds it, and what 2x would take:
 
