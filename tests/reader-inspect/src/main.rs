@@ -20,13 +20,8 @@ fn main() -> Result<(), torchspec_export::Error> {
     }
     for t in program.tensors()?.filter(|t| t.is_param()) {
         let first: Vec<String> = t.values().take(4).map(|v| v.to_string()).collect();
-        println!(
-            "param {} {} {:?}: {}",
-            t.name(),
-            t.dtype(),
-            t.shape(),
-            first.join(", ")
-        );
+        let (name, dtype, shape) = (t.name(), t.dtype(), t.shape());
+        println!("param {name} {dtype} {shape:?}: {}", first.join(", "));
     }
     Ok(())
 }
