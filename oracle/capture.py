@@ -1195,6 +1195,7 @@ def serve_case_line(raw: bytes) -> dict[str, Any] | str:
 REQUESTS = {
     "mutant": "serve_mutants",
     "mutant_load": "serve_mutants",
+    "mutant_lanes": "serve_mutants",
     "plan": "serve_plans",
     "plan_probes": "serve_plans",
     "plan_goldens": "serve_plans",

@@ -155,6 +155,7 @@ class KeepExceptions:
         or {"outcome": "error", type, message, cause, context, inner, original}."""
         import torch
         self.handler.excs.clear()
+        self.last = None  # the exception the deserializer raised, for its traceback
         try:
             ep = torch.export.load(target)
             return {"outcome": "ok", "ep": ep}
@@ -168,6 +169,7 @@ class KeepExceptions:
                 inner = self.handler.excs[-1]
             res["inner"] = exc_full(inner)
             res["original"] = exc_json(original_of(inner))
+            self.last = inner
             return res
 
 

@@ -4,10 +4,28 @@ to `models/model.json` each (issue 15 item 3, issue 20).
 Usage:
     .oracle/bin/python oracle/mutate.py --seed 1 --count 2000 --out target/mutants/s1
 
-For mutant i (0-based) the class is CLASSES[i % len(CLASSES)] and everything else
-(program, variant, site) comes from random.Random(f"{seed}:{i}"), so a mutant
-depends only on (seed, i, the zoo, torch's schema and operator set): a larger
---count is the smaller run plus more mutants. Every archive is the original zip
+Mutant i (0-based) of a seed is drawn in two lanes (issue 37 item 3: a 5,071-node
+program takes PyTorch 20-45 s to load, the others 5-150 ms):
+
+- the program's cost is 1 + its node count (every graph, the subgraphs of
+  higher-order ops too: Zoo.costs), an estimate of torch.export.load's time read
+  from the zoo's JSON, never measured on the machine; programs of cost above
+  LARGE_NODES + 1 (200 nodes: large-mlp, decoder-5k) form the large lane, the
+  others the small lane;
+- mutant i is of the large lane when i % LARGE_PERIOD == LARGE_PERIOD - 1, else
+  of the small lane; its class is CLASSES[i % len(CLASSES)] in the small lane and
+  CLASSES[(i // LARGE_PERIOD) % len(CLASSES)] in the large one;
+- the program, variant and site come from random.Random(f"{seed}:{i}"): the
+  program uniformly from the small lane's, or from the large lane's weighted by
+  1/cost (each large program gets the same share of the time); a class listed
+  in WANTS (subgraph, effects_top) draws only from the programs it has sites in.
+
+Before issue 37 the program was drawn uniformly from the whole zoo and the class
+was CLASSES[i % 18]: seeds made before then make other mutants now.
+
+So a mutant depends only on (seed, i, the zoo, torch's schema and operator set):
+a larger --count is the smaller run plus more mutants, and `--jobs` changes
+which worker makes a mutant, never what it is. Every archive is the original zip
 with only `<prefix>/models/model.json` replaced; every other entry keeps its
 bytes, its ZipInfo and its place. DIR gets one `<id>.pt2` per mutant and
 `mutants.jsonl`, one record per mutant:
@@ -17,6 +35,19 @@ bytes, its ZipInfo and its place. DIR gets one `<id>.pt2` per mutant and
 
 "expect" is only the author's guess when writing the variant (null: no guess);
 the outcome is what `oracle/mutant_outcomes.py` measures.
+
+The classes of issue 37 item 2 reach what the first eighteen did not: `subgraph`
+(any site class on the graphs of cond/map/while_loop/scan, `as_graph` arguments,
+and symbolic sizes made constants or given other hints there), `metadata_keys`
+(every key deserialize_metadata parses, with other JSON types and edge strings),
+`range_edges` (ranges that exclude sizes: max_val < 0, min_val > max_val, a point,
+on backed and unbacked symbols; ranges for symbols with none; hints outside and
+at the edges of their ranges), `scalar_retype` (each scalar given each other JSON
+type) and `effects_top` (`treespec_namedtuple_fields`, `with_effects` outputs,
+token specs). Those of issue 35 item 6 aim at the writers: `edge_values` (-inf,
+inf, nan, -0.0, subnormals, integers at and past +-2**63, very long strings,
+non-ASCII names), `union_arms` (a union written as each other arm, well typed)
+and `field_defaults` (required fields left at their type's default).
 
 The mutations are schema-aware: the model JSON is walked against the dataclasses
 of `torch/_export/serde/schema.py` (schema.yaml in the same directory is the same
@@ -213,11 +244,13 @@ def field_default(cls, name) -> bool:
 # ---------------------------------------------------------------------------
 
 class Ctx:
-    def __init__(self, doc, rng, ops):
+    def __init__(self, doc, rng, ops, sites=None):
         self.doc = doc
         self.rng = rng
         self.ops = ops
-        self.sites = walk(doc, S.ExportedProgram)
+        # the walk of a fresh copy of the program is the walk of the program:
+        # make_mutant passes the one it cached (site_list)
+        self.sites = list(sites) if sites is not None else walk(doc, S.ExportedProgram)
         self.expect = None
 
     def pick(self, seq):
@@ -1068,6 +1101,459 @@ def top_level(c: Ctx):
     return f"$ -> {short(c.doc)}"
 
 
+
+# ---------------------------------------------------------------------------
+# Classes of issue 37 item 2 (the families the ones above never reached) and
+# issue 35 item 6 (values aimed at the writers). Each picks its sites from
+# c.sites, so subgraphs are mutated as the top level is.
+# ---------------------------------------------------------------------------
+
+SUBGRAPH_CLASSES = ("field_retype", "union_tag_unknown", "enum_value_unknown", "node_args",
+                    "node_outputs", "value_dangling", "value_duplicate", "expr_str_broken",
+                    "node_metadata", "target_missing_op", "target_other_op", "size_constant",
+                    "size_hint", "scalar_retype", "edge_values", "union_arms", "field_defaults",
+                    "metadata_keys")
+
+
+def in_subgraph(path) -> bool:
+    return "as_graph" in path
+
+
+def subgraph(c: Ctx):
+    """One of the site classes with its sites restricted to the graphs of
+    higher-order ops (`cond` branches, `map`, `while_loop`, `scan` bodies:
+    `as_graph` arguments of a node's inputs)."""
+    inner = [s for s in c.sites if in_subgraph(s.path)]
+    if not inner:
+        return None
+    c.sites = inner
+    sub = c.rng.choice(SUBGRAPH_CLASSES)
+    desc = (ALL_SITE_CLASSES[sub])(c)
+    return None if desc is None else f"in a subgraph ({sub}): {desc}"
+
+
+def _sym_expr_with_hint(c: Ctx):
+    """(path, SymExpr) of sizes and sym values that are one symbol with an int hint."""
+    out = []
+    for s in c.sym_expr_sites():
+        e = get(c.doc, s.path)
+        if isinstance(e, dict) and isinstance(e.get("expr_str"), str):
+            out.append((s.path, e))
+    return out
+
+
+def size_constant(c: Ctx):
+    """A symbolic size's expr_str made a constant: its hint, or another value."""
+    cands = _sym_expr_with_hint(c)
+    if not cands:
+        return None
+    p, e = c.pick(cands)
+    hint = (e.get("hint") or {}).get("as_int") if isinstance(e.get("hint"), dict) else None
+    base = hint if isinstance(hint, int) and not isinstance(hint, bool) else 2
+    new = str(c.rng.choice([base, base + 1, base - 1, -1, 0, 1]))
+    old = e["expr_str"]
+    e["expr_str"] = new
+    return f"expr_str at {fmt_path(p + ('expr_str',))}: {old!r} -> {new!r} (hint {hint!r})"
+
+
+def _range_of(c: Ctx, expr: str):
+    rc = c.doc.get("range_constraints")
+    r = rc.get(expr) if isinstance(rc, dict) else None
+    return r if isinstance(r, dict) else None
+
+
+def size_hint(c: Ctx):
+    """A symbolic size's hint outside, at the edges of, or far from its range."""
+    cands = [(p, e) for p, e in _sym_expr_with_hint(c)]
+    if not cands:
+        return None
+    p, e = c.pick(cands)
+    r = _range_of(c, e["expr_str"]) or {}
+    lo, hi = r.get("min_val"), r.get("max_val")
+    opts = [-5, 0, 1, 2**63 - 1, 2**63, -(2**63) - 1]
+    for v in (lo, hi):
+        if isinstance(v, int) and not isinstance(v, bool):
+            opts += [v - 1, v, v + 1]
+    variant = c.rng.choice(["int", "int", "int", "null", "bool", "float", "delete"])
+    old = e.get("hint")
+    if variant == "int":
+        e["hint"] = {"as_int": c.rng.choice(opts)}
+    elif variant == "null":
+        e["hint"] = None
+        c.expect = "accept"
+    elif variant == "bool":
+        e["hint"] = {"as_bool": True}
+    elif variant == "float":
+        e["hint"] = {"as_float": 2.5}
+    else:
+        if "hint" not in e:
+            return None
+        del e["hint"]
+        c.expect = "accept"
+        return f"delete hint at {fmt_path(p + ('hint',))} (was {short(old)})"
+    return (f"hint of {e['expr_str']!r} at {fmt_path(p + ('hint',))}: {short(old)} -> "
+            f"{short(e['hint'])} (range [{lo!r}, {hi!r}])")
+
+
+def range_edges(c: Ctx):
+    """Ranges that exclude sizes (max_val < 0, min_val > max_val, a point, zero)
+    on backed and unbacked symbols, ranges for symbols that have none, and hints
+    outside or at the edges of their ranges."""
+    rc = c.doc.get("range_constraints")
+    if not isinstance(rc, dict):
+        return None
+    variant = c.rng.choice(["max_negative", "both_negative", "min_gt_max", "point", "max_zero",
+                            "min_zero", "new_symbol", "hint", "hint", "max_expr"])
+    if variant == "hint":
+        return size_hint(c)
+    keys = [k for k in rc if isinstance(rc[k], dict)]
+    unbacked = [k for k in keys if k.startswith("u")]
+    if variant == "new_symbol":
+        syms = sorted({t for _, e in _sym_expr_with_hint(c)
+                       for t in _symbols(e["expr_str"]) if t not in rc})
+        k = c.pick(syms) or c.rng.choice(["u0", "u1", "s0"])
+        rc[k] = c.rng.choice([{"min_val": 0, "max_val": -1}, {"min_val": -3, "max_val": -1},
+                              {"min_val": 2, "max_val": 2}, {"min_val": 0, "max_val": None}])
+        return f"add range constraint {k!r} = {short(rc[k])} to $.range_constraints"
+    if not keys:
+        return None
+    k = c.pick(unbacked) if unbacked and c.rng.random() < 0.5 else c.pick(keys)
+    r = rc[k]
+    old = dict(r)
+    lo = r.get("min_val") if isinstance(r.get("min_val"), int) else 0
+    hi = r.get("max_val") if isinstance(r.get("max_val"), int) else lo + 8
+    if variant == "max_negative":
+        r["max_val"] = c.rng.choice([-1, -5])
+    elif variant == "both_negative":
+        r["min_val"], r["max_val"] = -7, -2
+    elif variant == "min_gt_max":
+        r["min_val"], r["max_val"] = hi + 1, hi
+    elif variant == "point":
+        v = c.rng.choice([lo, hi, 0, 1])
+        r["min_val"], r["max_val"] = v, v
+    elif variant == "max_zero":
+        r["max_val"] = 0
+    elif variant == "min_zero":
+        r["min_val"] = 0
+    else:
+        nk = f"Max(1, {k})"
+        rc[nk] = rc.pop(k)
+        return f"range constraint key {k!r} -> {nk!r} at $.range_constraints"
+    return f"{fmt_path(('range_constraints', k))}: {short(old)} -> {short(r)}"
+
+
+def _symbols(expr: str):
+    import re
+    return re.findall(r"\b[su]\d+\b", expr)
+
+
+JSON_TYPES = ("int", "float", "bool", "string", "null", "list", "dict")
+
+
+def json_type(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "list"
+    return "dict"
+
+
+def as_json_type(v, t: str):
+    """v written as JSON type t (kept recognisable where a conversion exists)."""
+    if t == "int":
+        return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v \
+            and abs(v) != float("inf") else (len(v) if isinstance(v, str) else 1)
+    if t == "float":
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 1.5
+    if t == "bool":
+        return bool(v) if not isinstance(v, (list, dict)) else True
+    if t == "string":
+        return v if isinstance(v, str) else json.dumps(v)
+    if t == "null":
+        return None
+    if t == "list":
+        return [v]
+    return {"value": v}
+
+
+def scalar_retype(c: Ctx):
+    """A scalar field (int, float, bool, string, enum, or an optional left null)
+    given each other JSON type: int, float, bool, string, null, list, dict."""
+    sites = [s for s in c.sites if s.path and s.kind in ("int", "float", "bool", "str", "enum")]
+    if not sites:
+        return None
+    kinds = sorted({s.kind for s in sites})
+    k = c.pick(kinds)
+    s = c.pick([x for x in sites if x.kind == k])
+    v = get(c.doc, s.path)
+    t = c.rng.choice([t for t in JSON_TYPES if t != json_type(v)])
+    new = as_json_type(v, t)
+    if t == "null" and s.optional:
+        c.expect = "accept"
+    put(c.doc, s.path, new)
+    return f"retype {s.name} at {fmt_path(s.path)} to {t}: {short(v)} -> {short(new)}"
+
+
+METADATA_KEYS = ("from_node", "stack_trace", "seq_nr", "torch_fn", "nn_module_stack",
+                 "source_fn_stack", "custom")
+
+METADATA_STRINGS = {
+    "from_node": ["[1, 2]", "{}", "[{}]", "[null]", "null", "[]", "\"x\"", "[{\"name\": 1}]",
+                  "[{\"name\": \"a\", \"target\": \"b\", \"graph_id\": 0, \"pass_name\": \"p\", "
+                  "\"action\": \"create\", \"from_node\": 5}]", "[" * 200 + "]" * 200, "{not json",
+                  "[{\"name\": \"a\"}]", "NaN"],
+    "stack_trace": ["", " ", "\u00e9\u540d", "x" * 100_000],
+    "seq_nr": ["-1", "9223372036854775808", "x", "", "1.5"],
+    "torch_fn": [";", "a;b;c", "", "x", "\u540d;\u540d"],
+    "nn_module_stack": ["a,b", "a,b,c,d", ",,", "a,(b,c", "a,b,c" + "\u001f" + "d", "[,(,)]",
+                        "\u540d,\u540d,\u540d"],
+    "source_fn_stack": ["x", "a,b,c", "a,torch.nonexistent", "a,torch.nn.Nonexistent", "a,",
+                        ",", "a,b" + "\u001f" + "x"],
+    "custom": ["{not json", "[]", "1", "null", "{\"a\": NaN}", "\"s\"", "[" * 200 + "]" * 200],
+}
+
+
+def metadata_keys(c: Ctx):
+    """Every node-metadata key PyTorch parses (deserialize_metadata), given a
+    value of each other JSON type or an edge string of its own format."""
+    nodes = [(p, n) for p, n in c.nodes() if isinstance(n.get("metadata"), dict)]
+    if not nodes:
+        return None
+    p, n = c.pick(nodes)
+    key = c.rng.choice(METADATA_KEYS)
+    md = n["metadata"]
+    old = md.get(key, "<absent>")
+    if c.rng.random() < 0.5:
+        t = c.rng.choice([t for t in JSON_TYPES if t != "string"])
+        new = {"int": 7, "float": 1.5, "bool": True, "null": None, "list": [1, 2],
+               "dict": {"a": "b"}}[t]
+    else:
+        new = c.rng.choice(METADATA_STRINGS[key])
+    md[key] = new
+    return f"{fmt_path(p + ('metadata', key))}: {short(old, 30)} -> {short(new, 40)}"
+
+
+def _with_effects_nodes(c: Ctx):
+    return [(p, n) for p, n in c.nodes() if n.get("target") == "torch.ops.higher_order.with_effects"]
+
+
+def _token_specs(c: Ctx):
+    out = []
+    sig = c.doc.get("graph_module", {}).get("signature", {})
+    for key in ("input_specs", "output_specs"):
+        for i, sp in enumerate(sig.get(key) or []):
+            if isinstance(sp, dict) and "token" in sp:
+                out.append(("graph_module", "signature", key, i))
+    return out
+
+
+def has_effects(doc) -> bool:
+    try:
+        gm = doc["graph_module"]
+        return bool(gm.get("treespec_namedtuple_fields")) or any(
+            "token" in sp for key in ("input_specs", "output_specs")
+            for sp in gm["signature"].get(key) or [] if isinstance(sp, dict)) or any(
+            n.get("target") == "torch.ops.higher_order.with_effects" for n in gm["graph"]["nodes"])
+    except (KeyError, TypeError, AttributeError):
+        return False
+
+
+def effects_top(c: Ctx):
+    """The top-level and effect-token structures: `treespec_namedtuple_fields`,
+    the outputs of `with_effects` nodes, the token inputs and outputs of the
+    signature."""
+    gm = c.doc["graph_module"]
+    variant = c.rng.choice(["namedtuple", "with_effects_output", "with_effects_output",
+                            "token_spec", "token_spec"])
+    if variant == "namedtuple":
+        ntf = gm.get("treespec_namedtuple_fields")
+        if not ntf:
+            gm["treespec_namedtuple_fields"] = c.rng.choice([
+                {"x.T": {"field_names": 1}}, {"x.T": []}, {"x.T": None}, [], "x",
+                {"x.T": {"field_names": ["a", 1]}}, {"x.T": {}}])
+            return f"$.graph_module.treespec_namedtuple_fields -> {short(gm['treespec_namedtuple_fields'])}"
+        k = c.pick(sorted(ntf))
+        old = ntf[k]
+        ntf[k] = c.rng.choice([{"field_names": []}, {"field_names": "a"}, {"field_names": [1]},
+                               {"field_names": None}, [], None, "x", {}, {"field_names": ["\u540d"]}])
+        return f"$.graph_module.treespec_namedtuple_fields[{k!r}]: {short(old)} -> {short(ntf[k])}"
+    if variant == "with_effects_output":
+        nodes = _with_effects_nodes(c)
+        if not nodes:
+            return None
+        p, n = c.pick(nodes)
+        outs = n.get("outputs") or []
+        if not outs:
+            return None
+        i = c.rng.randrange(len(outs))
+        old = outs[i]
+        outs[i] = c.rng.choice([{"as_int": 1}, {"as_none": True}, {"as_tensors": []},
+                                {"as_sym_int": {"as_name": "s0"}}, {"as_string": "token"},
+                                {"as_tensor": {"name": c.fresh("tok")}}, {"as_float": 0.0},
+                                {"as_optional_tensors": [{"as_none": True}]}])
+        return f"with_effects output at {fmt_path(p + ('outputs', i))}: {short(old)} -> {short(outs[i])}"
+    specs = _token_specs(c)
+    if not specs:
+        return None
+    sp = c.pick(specs)
+    spec = get(c.doc, sp)
+    old = copy.deepcopy(spec)
+    v = c.rng.choice(["rename", "arm_user", "retype_arg", "name_type", "drop", "duplicate"])
+    if v == "rename":
+        spec["token"]["arg"]["name"] = c.fresh("token")
+    elif v == "arm_user":
+        tag = "user_input" if sp[2] == "input_specs" else "user_output"
+        put(c.doc, sp, {tag: {"arg": {"as_tensor": spec["token"]["arg"]}}})
+    elif v == "retype_arg":
+        spec["token"]["arg"] = {"as_tensor": spec["token"]["arg"]}
+    elif v == "name_type":
+        spec["token"]["arg"]["name"] = c.rng.choice([1, None, ["token"]])
+    elif v == "drop":
+        del get(c.doc, sp[:-1])[sp[-1]]
+        return f"drop token spec {short(old)} at {fmt_path(sp)}"
+    else:
+        get(c.doc, sp[:-1]).insert(sp[-1], copy.deepcopy(spec))
+    return f"token spec at {fmt_path(sp)}: {short(old)} -> {short(get(c.doc, sp))}"
+
+
+# Values at the edges of their JSON type (issue 35 item 6). Non-finite floats
+# are written as the schema writes them (strings) and as the JSON tokens
+# Python's json writes.
+FLOAT_EDGES = [float("-inf"), float("inf"), float("nan"), -0.0, 5e-324, 2.2250738585072014e-308,
+               1.7976931348623157e308, "-Infinity", "Infinity", "NaN"]
+INT_EDGES = [2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**64, -(2**64), 2**31, -(2**31) - 1]
+NON_ASCII = ["\u540d\u524d", "na\u00efve", "\U0001F600", "a\u200bb", "\u0394x"]
+
+
+def _rename_everywhere(doc, old: str, new: str):
+    """Every string equal to `old`, and every dict key equal to it, renamed."""
+    if isinstance(doc, dict):
+        for k in list(doc):
+            v = doc.pop(k)
+            doc[new if k == old else k] = new if v == old else _rename_everywhere(v, old, new)
+        return doc
+    if isinstance(doc, list):
+        for i, v in enumerate(doc):
+            doc[i] = new if v == old else _rename_everywhere(v, old, new)
+    return doc
+
+
+def edge_values(c: Ctx):
+    """A float, int or string at the edge of its JSON type: -inf, inf, nan,
+    -0.0, subnormals, the largest double; integers at and past +-2**63; a very
+    long string; a value renamed to a non-ASCII name everywhere it is used."""
+    variant = c.rng.choice(["float", "float", "int", "int", "long_string", "non_ascii",
+                            "non_ascii"])
+    if variant == "non_ascii":
+        names = sorted({k for g in c.graphs() for k in (get(c.doc, g).get("tensor_values") or {})})
+        if not names:
+            return None
+        old = c.pick(names)
+        new = c.rng.choice(NON_ASCII) + "_" + old
+        _rename_everywhere(c.doc, old, new)
+        c.expect = "accept"
+        return f"value {old!r} renamed {new!r} everywhere"
+    kind = {"float": "float", "int": "int", "long_string": "str"}[variant]
+    sites = [s for s in c.sites if s.path and s.kind == kind]
+    if not sites:
+        return None
+    s = c.pick(sites)
+    v = get(c.doc, s.path)
+    if kind == "float":
+        new = c.rng.choice(FLOAT_EDGES)
+    elif kind == "int":
+        new = c.rng.choice(INT_EDGES)
+    else:
+        new = (v if isinstance(v, str) else "s") * (100_000 // max(1, len(str(v)))) + "x"
+    put(c.doc, s.path, new)
+    return f"edge value at {fmt_path(s.path)} ({s.name}): {short(v, 30)} -> {short(new, 40)}"
+
+
+def typed_value(tp, c: Ctx, depth=0, zero=False):
+    """A value of schema type tp (zero: the type's default, 0, "", [], ...)."""
+    tp, optional = strip_optional(tp)
+    k = kind_of(tp)
+    if k == "int":
+        return 0 if zero else c.rng.choice([1, 2, 3])
+    if k == "float":
+        return 0.0 if zero else 1.5
+    if k == "bool":
+        return False if zero else True
+    if k == "str":
+        return "" if zero else c.fresh("v")
+    if k == "enum":
+        return min(int(m) for m in tp) if zero else c.rng.choice(sorted(int(m) for m in tp))
+    if k == "list":
+        (et,) = typing.get_args(tp)
+        return [] if zero or depth > 2 else [typed_value(et, c, depth + 1)]
+    if k == "dict":
+        return {} if zero or depth > 2 else {"k": typed_value(typing.get_args(tp)[1], c, depth + 1)}
+    if k == "union":
+        arms = list(_field_hints(tp))
+        if depth > 2:
+            arms = [a for a in arms if kind_of(strip_optional(a[1])[0]) in ("int", "bool", "str")] or arms
+        name, at = arms[0] if zero else c.pick(arms)
+        return {name: typed_value(at, c, depth + 1, zero)}
+    if k == "dataclass":
+        if depth > 3:
+            return {}
+        return {n: typed_value(ft, c, depth + 1, zero) for n, ft in _field_hints(tp)}
+    return None
+
+
+def union_arms(c: Ctx):
+    """A union value written as another of its arms, with a well-typed value
+    (a name of this graph where the arm holds a tensor or symbol), so each arm
+    goes through both writers."""
+    sites = [s for s in c.of_kind("union") if s.path and isinstance(get(c.doc, s.path), dict)
+             and len(get(c.doc, s.path)) == 1]
+    by_type: dict = {}
+    for s in sites:
+        by_type.setdefault(s.name, []).append(s)
+    if not by_type:
+        return None
+    s = c.pick(by_type[c.pick(sorted(by_type))])
+    (tag, _), = get(c.doc, s.path).items()
+    arms = [(n, t) for n, t in _field_hints(s.tp) if n != tag]
+    if not arms:
+        return None
+    name, at = c.pick(arms)
+    val = typed_value(at, c)
+    g = next((s.path[:i + 1] for i in range(len(s.path) - 1, -1, -1)
+              if s.path[i] == "graph"), ("graph_module", "graph"))
+    try:
+        tensors = c.tensor_names(g)
+    except (KeyError, TypeError, IndexError):
+        tensors = []
+    if tensors and isinstance(val, dict) and "name" in val and strip_optional(at)[0] is S.TensorArgument:
+        val["name"] = c.pick(tensors)
+    new = {name: val}
+    put(c.doc, s.path, new)
+    return f"{s.name} at {fmt_path(s.path)}: arm {tag!r} -> {short(new)}"
+
+
+def field_defaults(c: Ctx):
+    """A required field (no default in the schema) left at its type's default:
+    0, 0.0, false, "", [], {}, the first enum value or union arm."""
+    def required(s, f):
+        return not field_default(s.tp, f)
+    s, f = _dataclass_field_site(c, required)
+    if s is None:
+        return None
+    obj = get(c.doc, s.path)
+    old = obj[f]
+    obj[f] = typed_value(hints(s.tp)[f], c, zero=True)
+    return f"required field {f} of {s.name} at {fmt_path(s.path + (f,))} at its default: {short(old)} -> {short(obj[f])}"
+
+
 CLASSES = {
     "field_delete": field_delete,
     "field_duplicate": field_duplicate,
@@ -1087,6 +1573,27 @@ CLASSES = {
     "guards_code": guards_code,
     "node_metadata": node_metadata,
     "top_level": top_level,
+    # issue 37 item 2
+    "subgraph": subgraph,
+    "metadata_keys": metadata_keys,
+    "range_edges": range_edges,
+    "scalar_retype": scalar_retype,
+    "effects_top": effects_top,
+    # issue 35 item 6
+    "edge_values": edge_values,
+    "union_arms": union_arms,
+    "field_defaults": field_defaults,
+}
+
+# What `subgraph` may call on a subgraph's sites: the classes, and the size
+# variants of range_edges.
+ALL_SITE_CLASSES = {**CLASSES, "size_constant": size_constant, "size_hint": size_hint}
+
+# Classes that only some programs have sites for: the draw of their program is
+# restricted to those (a predicate of the program's document).
+WANTS = {
+    "subgraph": lambda doc, sites: any(in_subgraph(s.path) for s in sites),
+    "effects_top": lambda doc, sites: has_effects(doc),
 }
 
 
@@ -1128,19 +1635,116 @@ def read_docs(programs, directory=PROGRAMS) -> dict:
     return docs
 
 
-def make_mutant(seed: int, i: int, programs, docs, ops, op_keys, classes, texts=None):
+# ---------------------------------------------------------------------------
+# The draw: lanes by cost (issue 37 item 3).
+# ---------------------------------------------------------------------------
+
+# A program with more graph nodes than this (subgraphs counted) is in the large
+# lane: PyTorch's load grows with the nodes (measured on torch 2.15.0: 5-20 ms
+# for the zoo's programs of 0-29 nodes, 2.5-4.4 s for large-mlp's 722, 19-45 s
+# for decoder-5k's 5,071).
+LARGE_NODES = 200
+# Mutant i is of the large lane when i % LARGE_PERIOD == LARGE_PERIOD - 1, so
+# the large lane takes about a tenth of the time (one large mutant, 1-60 s, per
+# 1,999 small ones of 20-70 ms).
+LARGE_PERIOD = 2000
+# The large lane's oracle timeout is the run's --timeout times this.
+LARGE_TIMEOUT_FACTOR = 15
+
+
+def count_nodes(doc) -> int:
+    """Nodes of every graph of the program (the nested graphs of higher-order ops too)."""
+    n = 0
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            nodes = v.get("nodes")
+            if isinstance(nodes, list) and "tensor_values" in v:
+                n += len(nodes)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return n
+
+
+class Zoo:
+    """The programs mutants are drawn from, with their lanes and costs: the
+    cost of a program is 1 + its node count, a deterministic estimate of
+    PyTorch's load time (it depends on the zoo only, never on the machine)."""
+
+    def __init__(self, programs, docs, texts=None, laned=True):
+        self.programs = list(programs)
+        self.docs = docs
+        self.texts = texts if texts is not None else {p: dumps(d) for p, d in docs.items()}
+        self.costs = {p: 1 + count_nodes(docs[p]) for p in self.programs}
+        large = [p for p in self.programs if laned and self.costs[p] > LARGE_NODES + 1]
+        # laned=False (the one generated program of `--mutate --programs`): one lane
+        self.lanes = {"small": [p for p in self.programs if p not in large], "large": large}
+        self._sites: dict = {}
+        self._wants: dict = {}
+
+    def lane_of(self, i: int) -> str:
+        if not self.lanes["small"]:
+            return "large"
+        if self.lanes["large"] and i % LARGE_PERIOD == LARGE_PERIOD - 1:
+            return "large"
+        return "small"
+
+    def class_of(self, i: int, classes) -> str:
+        if self.lane_of(i) == "large":
+            return classes[(i // LARGE_PERIOD) % len(classes)]
+        return classes[i % len(classes)]
+
+    def sites(self, prog):
+        """The schema walk of the program (cached for the small lane's)."""
+        got = self._sites.get(prog)
+        if got is None:
+            got = walk(self.docs[prog], S.ExportedProgram)
+            if self.costs[prog] <= LARGE_NODES + 1:
+                self._sites[prog] = got
+        return got
+
+    def wants(self, cls, prog) -> bool:
+        pred = WANTS.get(cls)
+        if pred is None:
+            return True
+        key = (cls, prog)
+        if key not in self._wants:
+            self._wants[key] = bool(pred(self.docs[prog], self.sites(prog)))
+        return self._wants[key]
+
+    def describe(self) -> dict:
+        """What the fuzzer's Rust side is told (the `mutant_lanes` request)."""
+        return {"period": LARGE_PERIOD, "timeout_factor": LARGE_TIMEOUT_FACTOR,
+                "lanes": {k: [p[:-len(".pt2")] for p in v] for k, v in self.lanes.items()},
+                "costs": {p[:-len(".pt2")]: c for p, c in self.costs.items()}}
+
+
+def make_mutant(seed: int, i: int, zoo: Zoo, ops, op_keys, classes):
     """Mutant i of `seed`: (program, class, description, expect, model JSON
-    text), or None when no program has a site for its class. `texts` (the
-    programs' JSON texts) only makes the fresh copy of a document faster."""
-    cls = classes[i % len(classes)]
+    text, lane), or None when no program of its lane has a site for its class.
+
+    The draw: the lane is zoo.lane_of(i); the class CLASSES[i % n] in the small
+    lane, CLASSES[(i // LARGE_PERIOD) % n] in the large one; then, from
+    random.Random(f"{seed}:{i}"), up to 50 attempts of: a program of the lane
+    (uniform in the small lane, weighted by 1/cost in the large one, so each
+    large program gets the same share of time; a class of WANTS draws only from
+    the programs it has sites in), then the class's variant and site."""
+    lane = zoo.lane_of(i)
+    cls = zoo.class_of(i, classes)
     rng = random.Random(f"{seed}:{i}")
+    progs = [p for p in zoo.lanes[lane] if zoo.wants(cls, p)]
+    if not progs:
+        return None
+    weights = [1.0 / zoo.costs[p] for p in progs] if lane == "large" else None
     for _attempt in range(50):
-        prog = rng.choice(programs)
-        c = Ctx(json.loads(texts[prog]) if texts else copy.deepcopy(docs[prog]), rng, ops)
+        prog = rng.choices(progs, weights)[0] if weights else rng.choice(progs)
+        c = Ctx(json.loads(zoo.texts[prog]), rng, ops, zoo.sites(prog))
         c.op_keys = op_keys
         desc = CLASSES[cls](c)
         if desc is not None:
-            return prog, cls, desc, c.expect, dumps(c.doc)
+            return prog, cls, desc, c.expect, dumps(c.doc), lane
     return None
 
 
@@ -1174,22 +1778,22 @@ def main(argv=None) -> int:
 
     classes = list(CLASSES) if not args.classes else args.classes.split(",")
     programs = zoo_programs()
-    docs = read_docs(programs)
+    zoo = Zoo(programs, read_docs(programs))
     ops = aten_ops()
     op_keys = sorted(ops)
 
     written = 0
     with open(os.path.join(out, "mutants.jsonl"), "w") as rec:
         for i in range(args.count):
-            made = make_mutant(args.seed, i, programs, docs, ops, op_keys, classes)
+            made = make_mutant(args.seed, i, zoo, ops, op_keys, classes)
             if made is None:
-                print(f"mutant {i}: no site for {classes[i % len(classes)]}", file=sys.stderr)
+                print(f"mutant {i}: no site for {zoo.class_of(i, classes)}", file=sys.stderr)
                 continue
-            prog, cls, desc, expect, text = made
+            prog, cls, desc, expect, text, lane = made
             mid = f"s{args.seed}-{i:05d}-{cls}"
             write_mutant(os.path.join(PROGRAMS, prog), os.path.join(out, mid + ".pt2"),
                          text.encode("utf-8"))
-            rec.write(json.dumps({"id": mid, "program": prog[:-4], "class": cls,
+            rec.write(json.dumps({"id": mid, "program": prog[:-4], "class": cls, "lane": lane,
                                   "mutation": desc, "expect": expect}) + "\n")
             written += 1
     print(f"{written} mutants in {out}", file=sys.stderr)

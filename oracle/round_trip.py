@@ -41,6 +41,7 @@ import io
 import json
 import math
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -222,14 +223,56 @@ def python_round_trip(path: str) -> list[dict]:
         ep = torch.export.load(path)
     except Exception as e:  # noqa: BLE001
         return [{**r, "outcome": "read_error", **_exc(e)}]
-    buf = io.BytesIO()
     try:
-        torch.export.save(ep, buf)
+        back = python_write_back(ep)
     except Exception as e:  # noqa: BLE001
         return [{**r, "outcome": "write_error", **_exc(e)}]
-    with zipfile.ZipFile(buf) as z:
-        back = z.read(next(n for n in z.namelist() if n.endswith("models/model.json"))).decode("utf-8")
     return [{**r, **compare(text, back)}]
+
+
+def python_write_back(ep, archive: bool = True) -> str:
+    """The program JSON torch.export.save writes for a loaded program. archive=False
+    calls the serializer as torch.export.save does (torch._export.serde.serialize.
+    serialize with no opset version, state dict and constants left to the archive)
+    without packaging the weights: the same models/model.json, a fifth of the time
+    on the zoo's programs (what `torchspec fuzz --live --mutate` uses)."""
+    import torch
+    if not archive:
+        from torch._export.serde.serialize import serialize
+        return serialize(ep, None, serialize_state_dict=False, serialize_constants=False,
+                         serialize_example_inputs=False).exported_program.decode("utf-8")
+    buf = io.BytesIO()
+    torch.export.save(ep, buf)
+    with zipfile.ZipFile(buf) as z:
+        return z.read(next(n for n in z.namelist() if n.endswith("models/model.json"))).decode("utf-8")
+
+
+def round_trip_summary(text: str, back: str | None, error: BaseException | None, reader: str,
+                       limit: int = 5) -> dict:
+    """One round trip of a program JSON as the live fuzzer records it: "same",
+    "differs" with the signatures of findings_of (general path and kind of change,
+    at most `limit`) and the first changed path with both values, or
+    "write_error" (the writer raised after the reader accepted: class 1). "paths"
+    holds the first changed path of each signature."""
+    if error is not None:
+        res = {"outcome": "write_error", **_exc(error)}
+    else:
+        res = compare(text, back)
+    out = {"outcome": res["outcome"]}
+    found = findings_of(res, reader, valid=False)
+    if found:
+        # a writer's message names values (fresh names, numbers): one signature for all
+        out["signatures"] = [re.sub(r"'[^']*'|\d+", lambda m: "'…'" if m.group(0)[0] == "'" else "N", sig)
+                             if res["outcome"] == "write_error" else sig
+                             for _, sig, _, _ in found[:limit]]
+        # the first path of each signature (where it is a change of a path)
+        out["paths"] = [fmt_path(ex[0]) if ex else None for _, _, _, ex in found[:limit]]
+    if res["outcome"] == "differs":
+        p, a, b = res["diffs"][0]
+        out["first"] = {"path": fmt_path(p), "input": short(a), "output": short(b)}
+    elif res["outcome"] == "write_error":
+        out["type"], out["message"] = res["type"], res["message"]
+    return out
 
 
 def compare(text: str, back: str) -> dict:

@@ -1,13 +1,29 @@
 """Mutated program files in serve mode (`capture.py --serve`, issue 15 item 3):
 the requests behind `torchspec fuzz --live --mutate`.
 
+    {"request": "mutant_lanes", "id"}
+        the lanes of the draw (mutate.Zoo.describe): {"period", "timeout_factor",
+        "lanes": {"small": [PROGRAM...], "large": [...]}, "costs": {PROGRAM: cost}};
+        mutant i is of the large lane when i % period == period - 1.
+
     {"request": "mutant", "id", "seed", "index", "report": bool}
         mutant `index` of `seed`, exactly as `oracle/mutate.py --seed SEED` makes
-        its mutant `index` (class CLASSES[index % 18], the rest from
-        random.Random(f"{seed}:{index}")), loaded by both of PyTorch's readers.
-        Reply: {"program", "class", "mutation", "model_json": TEXT,
-                "python": OUTCOME, "cpp": OUTCOME}
-        or {"no_site": CLASS} when no zoo program has a site for the class.
+        its mutant `index` (mutate.make_mutant: its lane, class and program, the
+        rest from random.Random(f"{seed}:{index}")), loaded by both of PyTorch's
+        readers.
+        Reply: {"program", "class", "lane", "mutation", "model_json": TEXT,
+                "python": OUTCOME, "cpp": OUTCOME, "golden",
+                "upstream_class": 4 | 5 | null, "round_trip": {...}}
+        or {"no_site": CLASS, "lane"} when no program of the lane has a site for
+        the class.
+        "upstream_class" (when the readers disagree on accept/refuse): 4 when
+        Python loads and C++ refuses, or C++ loads JSON Python's schema reader
+        (_dict_to_dataclass) refuses; 5 when C++ loads and only Python's semantic
+        checks refuse (oracle/upstream_triage.py's classes).
+        "round_trip" (when both readers load): {"cpp": RT, "python": RT}, each
+        round_trip.round_trip_summary: the program JSON written back by
+        serialize_exported_program and by torch.export.save, compared with TEXT
+        as JSON values under Python's rules.
 
     {"request": "mutant_load", "id", "program", "model_json": TEXT, "report": bool}
         the zoo archive PROGRAM (corpus/programs/PROGRAM.pt2) with its
@@ -67,6 +83,7 @@ class _Zoo:
         self.programs = mutate.zoo_programs()
         self.docs = mutate.read_docs(self.programs)
         self.texts = {p: mutate.dumps(d) for p, d in self.docs.items()}
+        self.draw = mutate.Zoo(self.programs, self.docs, self.texts)
         self.ops = mutate.aten_ops()
         self.op_keys = sorted(self.ops)
         self.classes = list(mutate.CLASSES)
@@ -100,18 +117,35 @@ def _no_duplicates(pairs):
     return dict(pairs)
 
 
-def cpp_outcome(text: str) -> dict:
+def cpp_outcome(text: str, round_trip: bool = False) -> tuple[dict, dict | None]:
+    """The C++ reader's OUTCOME, and (round_trip: when it loads) the round trip
+    of its writer (round_trip.round_trip_summary)."""
     try:
         cpp = torch._C._export.deserialize_exported_program(text)
-        back = torch._C._export.serialize_exported_program(cpp)
     except Exception as e:  # noqa: BLE001 - every failure is an outcome
-        return {"outcome": "error", **exc_json(e)}
+        return {"outcome": "error", **exc_json(e)}, None
+    try:
+        back = torch._C._export.serialize_exported_program(cpp)
+    except Exception as e:  # noqa: BLE001 - the writer raising after the reader accepted
+        rt = round_trip_mod().round_trip_summary(text, None, e, "cpp") if round_trip else None
+        return {"outcome": "error", **exc_json(e)}, rt
     try:
         same = json.loads(back) == json.loads(text, object_pairs_hook=_no_duplicates)
         written_back = "same" if same else "differs"
     except ValueError:
         written_back = "unparsed"
-    return {"outcome": "ok", "written_back": written_back}
+    rt = None
+    if round_trip:
+        try:
+            rt = round_trip_mod().round_trip_summary(text, back, None, "cpp")
+        except ValueError:
+            rt = {"outcome": "unparsed"}
+    return {"outcome": "ok", "written_back": written_back}, rt
+
+
+def round_trip_mod():
+    import round_trip
+    return round_trip
 
 
 def _capture():
@@ -124,7 +158,8 @@ def _capture():
     return capture
 
 
-def python_outcome(program: str, text: str, report: bool, directory: str) -> dict:
+def python_outcome(program: str, text: str, report: bool, directory: str) -> tuple[dict, object]:
+    """torch.export.load's OUTCOME, and the loaded program (None: refused)."""
     capture = _capture()
     buf = io.BytesIO()
     mutate.write_mutant(os.path.join(directory, program + ".pt2"), buf,
@@ -137,17 +172,55 @@ def python_outcome(program: str, text: str, report: bool, directory: str) -> dic
         try:
             version = json.loads(text)["schema_version"]
             out["report"] = capture.program_report(ep, [version["major"], version["minor"]])
+            capture.dumps(out["report"])  # a value JSON cannot hold (a complex constant)
         except Exception as e:  # noqa: BLE001
             out["report"] = {"error": exc_json(e)}
-    return out
+    return out, ep
 
 
-def outcomes(program: str, text: str, report: bool, directory: str = mutate.PROGRAMS) -> dict:
+def in_schema_reader(exc) -> bool:
+    """Whether torch.export.load's refusal came from its schema reader
+    (_dict_to_dataclass, reading the JSON into the schema's dataclasses) rather
+    than from the deserializer's semantic checks."""
+    e = exc
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        tb = e.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_name in ("_dict_to_dataclass", "_bytes_to_dataclass"):
+                return True
+            tb = tb.tb_next
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def outcomes(program: str, text: str, report: bool, directory: str = mutate.PROGRAMS,
+             extras: bool = False) -> dict:
     """Both readers' outcomes, and "golden": the line `capture.py
-    --mutant-goldens` writes for them (the Rust side keeps it byte for byte)."""
-    out = {"python": _address_free(python_outcome(program, text, report, directory)),
-           "cpp": _address_free(cpp_outcome(text))}
+    --mutant-goldens` writes for them (the Rust side keeps it byte for byte).
+    extras: "upstream_class" and "round_trip" too (never in the golden)."""
+    python, ep = python_outcome(program, text, report, directory)
+    cpp, cpp_rt = cpp_outcome(text, round_trip=extras and ep is not None)
+    out = {"python": _address_free(python), "cpp": _address_free(cpp)}
     out["golden"] = _capture().dumps(out)
+    if extras:
+        py_loads, cpp_loads = python["outcome"] == "ok", cpp["outcome"] == "ok"
+        if py_loads != cpp_loads:
+            if py_loads:
+                out["upstream_class"] = 4
+            else:
+                out["upstream_class"] = 4 if in_schema_reader(zoo().keep.last) else 5
+        if ep is not None and cpp_rt is not None:
+            try:
+                back, err = round_trip_mod().python_write_back(ep, archive=False), None
+            except Exception as e:  # noqa: BLE001 - the writer raising after the reader accepted
+                back, err = None, e
+            try:
+                py_rt = round_trip_mod().round_trip_summary(text, back, err, "python")
+            except ValueError:
+                py_rt = {"outcome": "unparsed"}
+            out["round_trip"] = {"cpp": cpp_rt, "python": py_rt}
     return out
 
 
@@ -176,14 +249,13 @@ def golden_of(mutant: dict) -> str:
 _GENERATED: dict = {}
 
 
-def _generated(directory: str, program: str) -> tuple[list, dict, dict]:
-    """One generated program as make_mutant takes programs (the last one kept)."""
+def _generated(directory: str, program: str) -> "mutate.Zoo":
+    """One generated program as make_mutant draws from it (the last one kept)."""
     key = (directory, program)
     if key not in _GENERATED:
         _GENERATED.clear()
         programs = [program + ".pt2"]
-        docs = mutate.read_docs(programs, directory)
-        _GENERATED[key] = (programs, docs, {p: mutate.dumps(d) for p, d in docs.items()})
+        _GENERATED[key] = mutate.Zoo(programs, mutate.read_docs(programs, directory), laned=False)
     return _GENERATED[key]
 
 
@@ -192,17 +264,20 @@ def serve(req: dict) -> dict:
     report = bool(req.get("report"))
     directory = req.get("programs_dir")
     if req["request"] == "mutant":
-        programs, docs, texts = z.programs, z.docs, z.texts
+        draw = z.draw
         if directory is not None:
-            programs, docs, texts = _generated(directory, req["program"])
-        made = mutate.make_mutant(int(req["seed"]), int(req["index"]), programs, docs,
-                                  z.ops, z.op_keys, z.classes, texts)
+            draw = _generated(directory, req["program"])
+        index = int(req["index"])
+        made = mutate.make_mutant(int(req["seed"]), index, draw, z.ops, z.op_keys, z.classes)
         if made is None:
-            return {"no_site": z.classes[int(req["index"]) % len(z.classes)]}
-        prog, cls, desc, _expect, text = made
+            return {"no_site": draw.class_of(index, z.classes), "lane": draw.lane_of(index)}
+        prog, cls, desc, _expect, text, lane = made
         program = prog[:-len(".pt2")]
-        return {"program": program, "class": cls, "mutation": desc, "model_json": text,
-                **outcomes(program, text, report, directory or mutate.PROGRAMS)}
+        return {"program": program, "class": cls, "lane": lane, "mutation": desc,
+                "model_json": text,
+                **outcomes(program, text, report, directory or mutate.PROGRAMS, extras=True)}
+    if req["request"] == "mutant_lanes":
+        return z.draw.describe()
     program = req["program"]
     if directory is not None:
         if not os.path.exists(os.path.join(directory, program + ".pt2")):

@@ -1,7 +1,7 @@
 """docs/upstream/README.md: the upstream findings by severity, then signature (issue 35 items 3-4).
 
 Usage:
-    .oracle/bin/python oracle/upstream_triage.py
+    .oracle/bin/python oracle/upstream_triage.py [--fuzz-state target/live/mutants-state.json ...]
 
 Reads, never edits by hand:
     docs/upstream/round-trip.jsonl        oracle/round_trip.py's findings (classes 1-3)
@@ -9,6 +9,11 @@ Reads, never edits by hand:
                                           `torchspec fuzz --live --mutate`
     docs/upstream/class-5/upstream-*.md   the same, once filed as class 5
     docs/upstream/check/torch-*.jsonl     oracle/check_upstream.py's verdicts per version
+    --fuzz-state FILE                     the state of a `torchspec fuzz --live --mutate` run:
+                                          its `upstream class 5: CLASS` tallies (the fuzzer
+                                          writes no packet for class 5, it counts them) are
+                                          summed into docs/upstream/class-5/counts.json,
+                                          which the note reads when no --fuzz-state is given
 
 Writes docs/upstream/README.md (the table), one packet per round-trip finding
 (docs/upstream/round-trip-HASH.md), and files each fuzzer packet by class:
@@ -251,6 +256,16 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict, unrep: li
         types = sorted({p["python"].split(":")[0] for p in ps})
         L.append(f"| `{k}` | {len(ps)} | {', '.join(types)} | `{ps[0]['seed']}` on `{ps[0]['program']}` |")
     L.append(f"| total | {len(class5)} | | |")
+    counts = fuzz_counts()
+    if counts:
+        L += ["", "Counted by the fuzzer since it stopped writing a packet per class-5 signature "
+              "(`upstream class 5: CLASS` tallies of " + ", ".join(
+                  f"seed {r['seed']} ({r['mutants']:,} mutants)" for r in counts["runs"]) + "):", "",
+              "| mutation class | class 5 (C++ loads, only Python's semantic checks refuse) | "
+              "class 4 (Python loads and C++ refuses, or C++ loads JSON Python's schema reader refuses: a packet each) |", "|---|---:|---:|"]
+        for k in sorted(set(counts["class5"]) | set(counts["class4"])):
+            L.append(f"| `{k}` | {counts['class5'].get(k, 0):,} | {counts['class4'].get(k, 0):,} |")
+        L.append(f"| total | {sum(counts['class5'].values()):,} | {sum(counts['class4'].values()):,} |")
     if unrep:
         L += ["", "## Seen in a worker, not reproduced by a fresh process", "",
               "`oracle/round_trip.py` saw these in its warm worker; the one-liner, run alone, does not",
@@ -260,8 +275,43 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict, unrep: li
         f.write("\n".join(L) + "\n")
 
 
+COUNTS = os.path.join(CLASS5, "counts.json")
+
+
+def fuzz_counts(states=None) -> dict | None:
+    """Class 4 and 5 per mutation class from fuzzer states (written to COUNTS),
+    or COUNTS as last written."""
+    if not states:
+        if not os.path.exists(COUNTS):
+            return None
+        with open(COUNTS) as f:
+            return json.load(f)
+    out = {"runs": [], "class5": {}, "class4": {}}
+    for path in states:
+        with open(path) as f:
+            st = json.load(f)
+        out["runs"].append({"seed": st["seed"], "mutants": st["cases"]})
+        for label, n in st.get("tallies", {}).items():
+            m = re.match(r"upstream class ([45]): (\w+)$", label)
+            if m:
+                d = out["class" + m.group(1)]
+                d[m.group(2)] = d.get(m.group(2), 0) + n
+    for k in ("class5", "class4"):
+        out[k] = dict(sorted(out[k].items()))
+    with open(COUNTS, "w") as f:
+        f.write(json.dumps(out, indent=1) + "\n")
+    return out
+
+
 def main() -> None:
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fuzz-state", action="append", default=[],
+                    help="a `torchspec fuzz --live --mutate` state file (repeatable)")
+    args = ap.parse_args()
     os.makedirs(CLASS5, exist_ok=True)
+    if args.fuzz_state:
+        fuzz_counts(args.fuzz_state)
     rt = round_trip_findings()
     for f in glob.glob(os.path.join(UPSTREAM, "round-trip-*.md")):
         os.remove(f)

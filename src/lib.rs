@@ -14,7 +14,6 @@ pub use torchspec_spec as spec;
 pub use torchspec_spec::source;
 
 pub mod case;
-pub mod codegen;
 pub mod conformance;
 pub mod diff;
 pub mod drift;

@@ -177,13 +177,6 @@ enum Command {
         #[arg(long)]
         registrations: Option<PathBuf>,
     },
-    /// Print the Rust wire types generated from torch's export schema.yaml
-    /// (`> crates/export/src/schema/generated.rs`).
-    SchemaGen {
-        /// The schema (default: the committed copy of upstream's).
-        #[arg(long)]
-        schema: Option<PathBuf>,
-    },
 }
 
 /// mimalloc: evaluation and loading allocate many small objects (14% fewer
@@ -328,7 +321,6 @@ fn run(cli: Cli) -> torchspec::Result<ExitCode> {
             write_probes(&program, registrations.as_deref(), &mut out)?;
             ExitCode::SUCCESS
         }
-        Command::SchemaGen { schema } => schema_gen(schema.as_deref(), &mut out)?,
         Command::Weights {
             path,
             sha256,
@@ -452,16 +444,6 @@ fn check_inputs(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `torchspec schema-gen`: the wire types of a schema.yaml.
-fn schema_gen(schema: Option<&Path>, out: &mut impl Write) -> torchspec::Result<ExitCode> {
-    let yaml = match schema {
-        Some(p) => std::fs::read_to_string(p).map_err(|e| torchspec::Error::io(p, e))?,
-        None => torchspec::codegen::SCHEMA_YAML.to_string(),
-    };
-    let _ = write!(out, "{}", torchspec::codegen::generate(&yaml)?);
-    Ok(ExitCode::SUCCESS)
-}
-
 /// `torchspec program`: the report; in strict mode, exit 1 on findings.
 fn program(
     path: &Path,
@@ -572,8 +554,10 @@ fn fuzz(args: FuzzArgs, out: &mut impl Write) -> torchspec::Result<ExitCode> {
         let registrations = torchspec::conformance::programs::zoo_registrations(&cfg.root)?;
         let (root, reports) = (cfg.root.clone(), !args.no_reports);
         let generated = args.programs.then_some(args.mutants_per_program);
+        let round_trips = cfg.state.with_extension("round-trips.jsonl");
         torchspec::live::run_target(&cfg, move || {
-            let m = torchspec::live::mutants::Mutants::new(&root, registrations.clone(), reports);
+            let m = torchspec::live::mutants::Mutants::new(&root, registrations.clone(), reports)
+                .logging_round_trips_to(round_trips.clone());
             match generated {
                 Some(k) => m.of_generated(k),
                 None => m,

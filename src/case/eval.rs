@@ -21,6 +21,25 @@ use crate::spec::{
 };
 
 /// Evaluate a case; never panics, whatever the case holds.
+///
+/// The first case of `corpus/cases/build-vars.jsonl` against the result
+/// torch 2.15.0 gave for it (its golden line):
+///
+/// ```
+/// use torchspec::case::{eval::eval_case, file::parse_cases, file::parse_results};
+/// use torchspec::conformance::{verdict, Verdict};
+///
+/// let root = env!("CARGO_MANIFEST_DIR");
+/// let cases = std::fs::read_to_string(format!("{root}/corpus/cases/build-vars.jsonl"))?;
+/// let goldens =
+///     std::fs::read_to_string(format!("{root}/corpus/goldens/torch-2.15.0/build-vars.jsonl"))?;
+/// let (_, case) = &parse_cases(&cases)?[0];
+/// let golden = &parse_results(&goldens)?[0];
+/// let ours = eval_case(case);
+/// assert_eq!(ours.id, golden.id);
+/// assert!(matches!(verdict(golden, &ours), Verdict::Agree));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn eval_case(case: &Case) -> ResultLine {
     if let CaseBody::ExportSpec(es) = &case.body {
         let (result, wiring) = super::export_spec::eval_export_spec(&case.vars, es);

@@ -159,6 +159,18 @@ pub fn eval_file(path: &Path, out: &mut impl Write) -> Result<()> {
 }
 
 /// Parse a case file's text; the first malformed line is the error.
+///
+/// ```
+/// use torchspec::case::file::parse_cases;
+///
+/// let text = r#"{"id":"a","kind":"build","vars":[{"kind":"IntVar","name":"n"}],"value":{"var":0}}"#;
+/// let cases = parse_cases(text).unwrap();
+/// assert_eq!((cases[0].0, cases[0].1.id.as_str()), (1, "a"));
+///
+/// // A line that is not a case names its line number.
+/// let err = parse_cases(&format!("{text}\n{{\"id\": 3}}")).unwrap_err();
+/// assert!(err.to_string().contains("line 2"), "{err}");
+/// ```
 pub fn parse_cases(text: &str) -> Result<Vec<(usize, Case)>> {
     let mut out = Vec::new();
     each_case(text.as_bytes(), |n, case| {

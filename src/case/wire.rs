@@ -4,7 +4,6 @@
 use num_bigint::BigInt;
 use serde_json::{Map, Value as Json};
 
-use crate::error::Result;
 use crate::pyval::ops::Op;
 use crate::source::SourceClass;
 use crate::spec::VarKind;
@@ -278,11 +277,6 @@ impl Case {
             CaseBody::ExportSpec(_) => vec![],
         };
         roots.into_iter().any(derived)
-    }
-
-    /// Parse one case line (without its trailing newline).
-    pub fn parse(line: &str) -> Result<Case> {
-        super::read::parse_line(line)
     }
 
     /// The case line, as `torchspec gen` writes it.

@@ -349,6 +349,14 @@ pub(crate) fn golden_dir(root: &Path, goldens: &str, sub: &str) -> Option<PathBu
 }
 
 /// The case files of the corpus, sorted.
+///
+/// ```
+/// let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+/// let files = torchspec::conformance::case_files(root)?;
+/// assert!(files.iter().any(|f| f.ends_with("build-vars.jsonl")));
+/// assert!(files.windows(2).all(|w| w[0] < w[1]));
+/// # Ok::<(), torchspec::Error>(())
+/// ```
 pub fn case_files(root: &Path) -> Result<Vec<PathBuf>> {
     files_in(&root.join(CASES), "jsonl", true)
 }

@@ -8,6 +8,15 @@ use crate::case::{Outcome, ResultLine};
 
 /// Case-format equality: object key order ignored, everything else exact
 /// (`2` and `2.0` differ, `true` is not `1`).
+///
+/// ```
+/// use serde_json::json;
+/// use torchspec::diff::json_eq;
+///
+/// assert!(json_eq(&json!({"a": 1, "b": [true]}), &json!({"b": [true], "a": 1})));
+/// assert!(!json_eq(&json!(2), &json!(2.0)));
+/// assert!(!json_eq(&json!(true), &json!(1)));
+/// ```
 pub fn json_eq(a: &Json, b: &Json) -> bool {
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => number_eq(&x.to_string(), &y.to_string()),

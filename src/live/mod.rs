@@ -280,7 +280,12 @@ impl Summary {
             out += &format!("  {} ({}) -> {}\n", k.signature, k.original_id, k.path);
         }
         for (label, n) in &s.tallies {
-            out += &format!("  {label}: {n}\n");
+            if label.starts_with("lane ") && s.wall_secs > 0.0 {
+                let rate = *n as f64 / s.wall_secs;
+                out += &format!("  {label}: {n} ({rate:.2}/s)\n");
+            } else {
+                out += &format!("  {label}: {n}\n");
+            }
         }
         let total = s.oracle_secs + s.rust_secs;
         out += &format!(
@@ -535,8 +540,9 @@ pub fn run_target<T: Target>(
         let wall = started.elapsed().as_secs_f64();
         let s = snapshot(&prior, &shared, wall);
         let this_run = shared.cases.load(Ordering::Relaxed);
+        let lanes = lane_rates(&shared.tallies.lock().expect("not poisoned"), wall);
         let msg = format!(
-            "{:.0} {}/s | {} divergences ({} unique) | oracle {:.1}% of time",
+            "{:.0} {}/s{lanes} | {} divergences ({} unique) | oracle {:.1}% of time",
             this_run as f64 / wall.max(1e-9),
             T::UNIT,
             s.divergences_raw,
@@ -572,6 +578,23 @@ pub fn run_target<T: Target>(
         first,
         unit: T::UNIT,
     })
+}
+
+/// The rate of each lane a target tallies (`lane NAME` labels, this run's
+/// counts over `wall` seconds), as ` (NAME R/s, ...)`; empty without lanes.
+pub fn lane_rates(tallies: &BTreeMap<String, u64>, wall: f64) -> String {
+    let lanes: Vec<String> = tallies
+        .iter()
+        .filter_map(|(label, n)| {
+            let lane = label.strip_prefix("lane ")?;
+            Some(format!("{lane} {:.2}/s", *n as f64 / wall.max(1e-9)))
+        })
+        .collect();
+    if lanes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", lanes.join(", "))
+    }
 }
 
 /// A line above the bar, or on stderr when there is no bar.

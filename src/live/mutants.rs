@@ -13,7 +13,7 @@
 //!         ──▶ shrink ──▶ docs/upstream/NAME.md (both outcomes, python -c)
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -73,6 +73,62 @@ struct Mutant {
     mutation: String,
     text: String,
     oracle: OracleReading,
+    /// The lane of the draw it came from (`small`, `large`), when told.
+    lane: Option<String>,
+    /// `upstream_triage.py`'s class of a Python-versus-C++ disagreement (4 or
+    /// 5), when the oracle measured it.
+    upstream_class: Option<u64>,
+    /// Both writers' round trips when both readers load (`round_trip`).
+    round_trip: Option<Json>,
+}
+
+/// The lanes of `oracle/mutate.py`'s draw (the `mutant_lanes` request):
+/// mutant `i` is of the large lane when `i % period == period - 1`; the large
+/// lane's programs get `timeout_factor` times the per-case timeout.
+#[derive(Clone, Debug, Default)]
+pub struct Lanes {
+    pub period: u64,
+    pub timeout_factor: u32,
+    pub large: HashSet<String>,
+}
+
+impl Lanes {
+    pub fn parse(reply: &Json) -> Lanes {
+        let large = reply
+            .pointer("/lanes/large")
+            .and_then(Json::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Json::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Lanes {
+            period: reply.get("period").and_then(Json::as_u64).unwrap_or(0),
+            timeout_factor: reply
+                .get("timeout_factor")
+                .and_then(Json::as_u64)
+                .map_or(1, |f| f.clamp(1, 1000) as u32),
+            large,
+        }
+    }
+
+    /// Whether mutant `index` is drawn from the large lane.
+    pub fn is_large(&self, index: u64) -> bool {
+        !self.large.is_empty() && self.period > 0 && index % self.period == self.period - 1
+    }
+
+    /// The timeout scale of a request on `program` (or mutant `index`).
+    fn scale(&self, program: Option<&str>, index: Option<u64>) -> u32 {
+        let large = program.is_some_and(|p| self.large.contains(p))
+            || index.is_some_and(|i| self.is_large(i));
+        if large {
+            self.timeout_factor
+        } else {
+            1
+        }
+    }
 }
 
 /// torchspec's readings of one archive, and how the default one compares
@@ -95,6 +151,12 @@ pub struct Mutants {
     last: Option<(u64, Mutant)>,
     /// Mutants of generated programs instead of the zoo's (`--programs`).
     generated: Option<Generated>,
+    /// The draw's lanes (asked of the oracle on first use).
+    lanes: Option<Lanes>,
+    /// Where the first mutant of each round-trip signature is logged.
+    round_trip_log: Option<PathBuf>,
+    /// Round-trip signatures this worker has logged.
+    round_trip_seen: HashSet<String>,
 }
 
 /// Mutants of generated programs: mutants `k*per_program ..
@@ -125,8 +187,8 @@ impl GeneratedProgram {
 /// What making one mutant came to.
 enum Made {
     Mutant(Box<Mutant>),
-    /// No program has a site for the mutant's class.
-    NoSite,
+    /// No program (of its lane) has a site for the mutant's class.
+    NoSite(Option<String>),
     /// The generated program to mutate could not be exported (stage, type).
     NotExported(String),
 }
@@ -140,7 +202,30 @@ impl Mutants {
             reports,
             last: None,
             generated: None,
+            lanes: None,
+            round_trip_log: None,
+            round_trip_seen: HashSet::new(),
         }
+    }
+
+    /// Log the first mutant of each round-trip signature (a JSON line each) to
+    /// `path`.
+    pub fn logging_round_trips_to(mut self, path: PathBuf) -> Mutants {
+        self.round_trip_log = Some(path);
+        self
+    }
+
+    /// The draw's lanes: asked of the oracle once (none for generated
+    /// programs, or an oracle that does not answer the request).
+    fn lanes(&mut self, oracle: &mut dyn Requests, oracle_time: &mut Duration) -> Lanes {
+        if self.generated.is_some() {
+            return Lanes::default();
+        }
+        if self.lanes.is_none() {
+            let reply = Self::request(oracle, "mutant_lanes", "lanes", json!({}), oracle_time, 1);
+            self.lanes = Some(reply.map(|r| Lanes::parse(&r)).unwrap_or_default());
+        }
+        self.lanes.clone().unwrap_or_default()
     }
 
     /// Mutate generated programs, `per_program` mutants each, instead of
@@ -291,9 +376,14 @@ impl Mutants {
         id: &str,
         body: Json,
         oracle_time: &mut Duration,
+        scale: u32,
     ) -> std::result::Result<Json, OracleFailure> {
         let t = Instant::now();
-        let reply = oracle.request(kind, id, &body);
+        let reply = if scale > 1 {
+            oracle.request_scaled(kind, id, &body, scale)
+        } else {
+            oracle.request(kind, id, &body)
+        };
         *oracle_time += t.elapsed();
         reply
     }
@@ -310,7 +400,12 @@ impl Mutants {
         if let Some(g) = self.generated_program(program) {
             body["programs_dir"] = absolute(&g.programs_dir()).into();
         }
-        let reply = Self::request(oracle, "mutant_load", "shrink", body, oracle_time).ok()?;
+        let scale = self
+            .lanes
+            .as_ref()
+            .map_or(1, |l| l.scale(Some(program), None));
+        let reply =
+            Self::request(oracle, "mutant_load", "shrink", body, oracle_time, scale).ok()?;
         OracleReading::parse(&reply)
     }
 }
@@ -622,10 +717,12 @@ impl Mutants {
             body["programs_dir"] = absolute(&self.programs_dir(&program)).into();
             body["program"] = program.into();
         }
-        let reply =
-            Self::request(oracle, "mutant", &id, body, oracle_time).map_err(|f| (id.clone(), f))?;
+        let scale = self.lanes(oracle, oracle_time).scale(None, Some(index));
+        let reply = Self::request(oracle, "mutant", &id, body, oracle_time, scale)
+            .map_err(|f| (id.clone(), f))?;
         if reply.get("no_site").is_some() {
-            return Ok(Made::NoSite);
+            let lane = reply.get("lane").and_then(Json::as_str).map(str::to_string);
+            return Ok(Made::NoSite(lane));
         }
         let field = |k: &str| reply.get(k).and_then(Json::as_str).map(str::to_string);
         let garbage = || {
@@ -651,6 +748,9 @@ impl Mutants {
             mutation,
             text,
             oracle,
+            lane: field("lane"),
+            upstream_class: reply.get("upstream_class").and_then(Json::as_u64),
+            round_trip: reply.get("round_trip").cloned(),
         })))
     }
 
@@ -720,7 +820,11 @@ impl Mutants {
     ) -> (Step, Vec<String>) {
         let m = match self.make(oracle, seed, index, oracle_time) {
             Ok(Made::Mutant(m)) => *m,
-            Ok(Made::NoSite) => return (Step::Unsupported, vec!["no site for the class".into()]),
+            Ok(Made::NoSite(lane)) => {
+                let mut t = vec!["no site for the class".to_string()];
+                t.extend(lane.map(|l| format!("lane {l}")));
+                return (Step::Unsupported, t);
+            }
             Ok(Made::NotExported(why)) => {
                 return (Step::Skipped, vec![format!("program not exported: {why}")]);
             }
@@ -753,17 +857,28 @@ impl Mutants {
         };
         let sig = divergence_signature(&m.class, &m.oracle, &ours);
         let mut t = tallies(&m.class, &m.oracle, &ours, sig.is_some());
+        if let Some(lane) = &m.lane {
+            t.push(format!("lane {lane}"));
+        }
         if let Some(sig) = &sig {
             t.push(format!("divergence {sig}"));
             t.push(site_tally(&m, &ours));
         }
         if let Some(up) = upstream_signature(&m.class, &m.oracle) {
-            // A finding for upstream, not a divergence of ours.
-            let budget = 16;
-            if let Err(e) = self.note_upstream(oracle, &m, &up, budget, oracle_time) {
-                eprintln!("cannot keep the upstream finding {up}: {e}");
+            // A finding for upstream, not a divergence of ours. Class 5 (C++
+            // loads what only Python's semantic checks refuse) is counted per
+            // mutation class for upstream_triage.py's one note, never a packet.
+            if let Some(c) = m.upstream_class {
+                t.push(format!("upstream class {c}: {}", m.class));
+            }
+            if m.upstream_class != Some(5) {
+                let budget = if self.is_large(&m.program) { 2 } else { 16 };
+                if let Err(e) = self.note_upstream(oracle, &m, &up, budget, oracle_time) {
+                    eprintln!("cannot keep the upstream finding {up}: {e}");
+                }
             }
         }
+        t.extend(self.round_trip_tallies(seed, index, &m));
         let step = match sig {
             None => Step::Agree,
             Some(signature) => Step::Diverge {
@@ -775,6 +890,74 @@ impl Mutants {
         };
         self.last = Some((index, m));
         (step, t)
+    }
+
+    /// Whether `program` is of the large lane (its shrinking is capped).
+    fn is_large(&self, program: &str) -> bool {
+        self.lanes
+            .as_ref()
+            .is_some_and(|l| l.large.contains(program))
+    }
+
+    /// The tallies of both writers' round trips of a mutant both readers
+    /// load (`round trip READER: OUTCOME`, and `round trip finding: SIGNATURE`
+    /// per signature, `at the mutation` when the first changed path is under
+    /// the mutated one, else `elsewhere`: a change the mutation did not ask
+    /// for); the first mutant of each signature is logged.
+    fn round_trip_tallies(&mut self, seed: u64, index: u64, m: &Mutant) -> Vec<String> {
+        let Some(rt) = m.round_trip.as_ref() else {
+            return Vec::new();
+        };
+        let mutated = m
+            .mutation
+            .split_whitespace()
+            .find(|w| w.starts_with('$'))
+            .map(|w| w.trim_end_matches(':').to_string());
+        let mut out = Vec::new();
+        for (reader, label) in [("cpp", "C++"), ("python", "torch.export.save")] {
+            let Some(r) = rt.get(reader) else { continue };
+            let outcome = r.get("outcome").and_then(Json::as_str).unwrap_or("?");
+            out.push(format!("round trip {label}: {outcome}"));
+            let first = r.pointer("/first/path").and_then(Json::as_str);
+            let paths = r.get("paths").and_then(Json::as_array);
+            for (i, sig) in r
+                .get("signatures")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Json::as_str)
+                .enumerate()
+            {
+                // The signature's own first path (the reader's first one when
+                // the oracle gives none).
+                let path = match paths {
+                    Some(p) => p.get(i).and_then(Json::as_str),
+                    None => first,
+                };
+                let place = match (&mutated, path) {
+                    (_, None) => "",
+                    (Some(m), Some(p)) if p.starts_with(m.as_str()) => "at the mutation",
+                    _ => "elsewhere",
+                };
+                let label = if place.is_empty() {
+                    format!("round trip finding: {sig}")
+                } else {
+                    format!("round trip finding ({place}): {sig}")
+                };
+                if self.round_trip_seen.insert(label.clone()) {
+                    if let Some(log) = &self.round_trip_log {
+                        let record = json!({
+                            "mutant": [seed, index], "program": m.program, "class": m.class,
+                            "lane": m.lane, "mutation": m.mutation, "reader": reader,
+                            "signature": sig, "place": place, "round_trip": r,
+                        });
+                        append_line(log, &record);
+                    }
+                }
+                out.push(label);
+            }
+        }
+        out
     }
 
     /// Shrink and keep the divergence of the mutant judged last
@@ -792,6 +975,11 @@ impl Mutants {
             return Ok(None);
         };
         let class = m.class.clone();
+        let budget = if self.is_large(&m.program) {
+            budget.min(4)
+        } else {
+            budget
+        };
         let Some((edits, o, steps)) = self.shrink(oracle, &m, budget, oracle_time, |o, ours| {
             divergence_signature(&class, o, ours)
         })?
@@ -858,6 +1046,20 @@ impl Target for Mutants {
     }
 }
 
+/// Append `record` as one line to `path` (one write, so workers' lines do
+/// not interleave).
+fn append_line(path: &Path, record: &Json) {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(format!("{record}\n").as_bytes()));
+}
+
 /// Write a kept mutant, its golden (the oracle's line), its allow-list
 /// entry (untriaged) and its packet.
 fn write_kept(
@@ -921,7 +1123,8 @@ pub fn python_c(program: &str, edits: &[(String, String)], call: &str) -> String
     let script = format!(
         "\nimport io, json, zipfile, torch\n\
          z = zipfile.ZipFile(\"corpus/programs/{program}.pt2\")\n\
-         n = [i for i in z.namelist() if i.endswith(\"models/model.json\")][0]\n\
+         n = ([i for i in z.namelist() if i.endswith(\"models/model.json\")]\n\
+         \x20    or [\"serialized_exported_program.json\"])[0]\n\
          t = z.read(n).decode()\n\
          for old, new in json.loads({e}):\n    t = t.replace(old, new, 1)\n\
          b = io.BytesIO()\n\

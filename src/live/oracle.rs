@@ -78,6 +78,19 @@ impl<F: FnMut(&Case) -> Result<Reply, OracleFailure>> Oracle for F {
 pub trait Requests {
     /// Send request `kind` with `id` and the fields of `body`; the reply.
     fn request(&mut self, kind: &str, id: &str, body: &Json) -> Result<Json, OracleFailure>;
+
+    /// [`Requests::request`] with `scale` times the per-case timeout (the
+    /// large lane of `--mutate`: programs PyTorch takes seconds to load).
+    fn request_scaled(
+        &mut self,
+        kind: &str,
+        id: &str,
+        body: &Json,
+        scale: u32,
+    ) -> Result<Json, OracleFailure> {
+        let _ = scale;
+        self.request(kind, id, body)
+    }
 }
 
 impl<F: FnMut(&str, &str, &Json) -> Result<Json, OracleFailure>> Requests for F {
@@ -89,6 +102,20 @@ impl<F: FnMut(&str, &str, &Json) -> Result<Json, OracleFailure>> Requests for F 
 impl Requests for ProcessOracle {
     fn request(&mut self, kind: &str, id: &str, body: &Json) -> Result<Json, OracleFailure> {
         ProcessOracle::request(self, kind, id, body)
+    }
+
+    fn request_scaled(
+        &mut self,
+        kind: &str,
+        id: &str,
+        body: &Json,
+        scale: u32,
+    ) -> Result<Json, OracleFailure> {
+        let base = self.cmd.timeout;
+        self.cmd.timeout = base.saturating_mul(scale.max(1));
+        let reply = ProcessOracle::request(self, kind, id, body);
+        self.cmd.timeout = base;
+        reply
     }
 }
 

@@ -226,3 +226,197 @@ fn an_agreeing_mutant_is_agreement() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The fake oracle with extras: the mutant's class is `class`, the readers'
+/// disagreement of upstream class `upstream` (when given), both writers'
+/// round trips `round_trip` (when given), the lane `small`.
+fn oracle_with(
+    mutant: String,
+    planted: &'static str,
+    upstream: Option<u64>,
+    round_trip: Option<Json>,
+) -> impl FnMut(&str, &str, &Json) -> Result<Json, OracleFailure> {
+    move |kind, _id, body| {
+        let text = match kind {
+            "mutant" => mutant.clone(),
+            _ => body["model_json"].as_str().unwrap_or_default().to_string(),
+        };
+        let mut reply = planted_reply(kind, "mlp-dynamic", text, planted);
+        if kind == "mutant" {
+            reply["lane"] = "small".into();
+            if let Some(c) = upstream {
+                reply["upstream_class"] = c.into();
+            }
+            if let Some(rt) = &round_trip {
+                reply["round_trip"] = rt.clone();
+            }
+        }
+        Ok(reply)
+    }
+}
+
+#[test]
+fn a_class_5_disagreement_is_counted_not_written_as_a_packet() {
+    let root = scratch_root("mutants-class5");
+    let registrations = zoo_registrations(&root).unwrap();
+    let mutant = zoo_text().replacen("\"minor\": 20}", "\"minor\": 21}", 1);
+    let mut oracle = oracle_with(mutant, "\"minor\": 21}", Some(5), None);
+    let mut m = Mutants::new(&root, registrations, false);
+    let mut t = Duration::ZERO;
+    let (_, tallies) = m.judge_with(&mut oracle, 1, 0, &mut t);
+    assert!(
+        tallies.contains(&"upstream class 5: schema_version".to_string()),
+        "{tallies:?}"
+    );
+    assert!(tallies.contains(&"lane small".to_string()), "{tallies:?}");
+    assert!(
+        !root.join("docs/upstream").exists(),
+        "a class-5 packet was written"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn round_trips_are_tallied_by_signature_and_the_first_of_each_is_logged() {
+    let root = scratch_root("mutants-round-trip");
+    let registrations = zoo_registrations(&root).unwrap();
+    let rt = json!({
+        "cpp": {"outcome": "differs",
+                "signatures": ["C++ deserialize/serialize_exported_program: $.x.as_float: '-Infinity' -> 'Infinity'"],
+                "first": {"path": "$.x.as_float", "input": "'-Infinity'", "output": "'Infinity'"}},
+        "python": {"outcome": "same"},
+    });
+    let rt_paths = json!({
+        "cpp": {"outcome": "same"},
+        "python": {"outcome": "differs",
+                   "signatures": ["torch.export.load/save: $.y: str changed",
+                                  "torch.export.load/save: $.x: int -> int (changed)"],
+                   "paths": ["$.y", "$.x"],
+                   "first": {"path": "$.y", "input": "'a'", "output": "'b'"}},
+    });
+    let mut oracle = oracle_with(zoo_text(), "never there", None, Some(rt));
+    let log = root.join("target/rt.jsonl");
+    let mut m = Mutants::new(&root, registrations, false).logging_round_trips_to(log.clone());
+    let mut t = Duration::ZERO;
+    for index in 0..2 {
+        let (step, tallies) = m.judge_with(&mut oracle, 1, index, &mut t);
+        assert_eq!(step, Step::Agree);
+        assert!(
+            tallies.contains(&"round trip C++: differs".to_string()),
+            "{tallies:?}"
+        );
+        assert!(
+            tallies.contains(&"round trip torch.export.save: same".to_string()),
+            "{tallies:?}"
+        );
+        // The planted mutation names no path: the change is "elsewhere".
+        assert!(
+            tallies
+                .iter()
+                .any(|l| l.starts_with("round trip finding (elsewhere): C++")
+                    && l.ends_with("'-Infinity' -> 'Infinity'")),
+            "{tallies:?}"
+        );
+    }
+    // Two mutants of one signature: one line.
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(lines.lines().count(), 1, "{lines}");
+    let record: Json = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert_eq!(record["mutant"], json!([1, 0]));
+    assert_eq!(record["reader"], "cpp");
+
+    // Each signature placed by its own first path against the mutated one.
+    let mut oracle = oracle_with(zoo_text(), "never there", None, Some(rt_paths));
+    let mut at_x = move |kind: &str, id: &str, body: &Json| {
+        let mut reply = oracle(kind, id, body)?;
+        if kind == "mutant" {
+            reply["mutation"] = "retype int at $.x: 1 -> 2".into();
+        }
+        Ok::<Json, OracleFailure>(reply)
+    };
+    let (_, tallies) = m.judge_with(&mut at_x, 1, 2, &mut t);
+    for want in [
+        "round trip finding (elsewhere): torch.export.load/save: $.y: str changed",
+        "round trip finding (at the mutation): torch.export.load/save: $.x: int -> int (changed)",
+    ] {
+        assert!(tallies.contains(&want.to_string()), "{tallies:?}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A fake oracle that records the timeout scale of each request.
+struct Scales {
+    lanes: Json,
+    seen: Vec<(String, u32)>,
+}
+
+impl torchspec::live::oracle::Requests for Scales {
+    fn request(&mut self, kind: &str, id: &str, body: &Json) -> Result<Json, OracleFailure> {
+        self.request_scaled(kind, id, body, 1)
+    }
+
+    fn request_scaled(
+        &mut self,
+        kind: &str,
+        _id: &str,
+        _body: &Json,
+        scale: u32,
+    ) -> Result<Json, OracleFailure> {
+        self.seen.push((kind.to_string(), scale));
+        Ok(match kind {
+            "mutant_lanes" => self.lanes.clone(),
+            _ => json!({"no_site": "field_delete", "lane": "small"}),
+        })
+    }
+}
+
+#[test]
+fn the_large_lane_gets_its_timeout_factor_and_each_lane_its_rate() {
+    let root = scratch_root("mutants-lanes");
+    let registrations = zoo_registrations(&root).unwrap();
+    let lanes = json!({"period": 4, "timeout_factor": 15,
+                       "lanes": {"small": ["a"], "large": ["mlp-dynamic"]}});
+    let parsed = torchspec::live::mutants::Lanes::parse(&lanes);
+    assert_eq!(
+        (0..8).filter(|&i| parsed.is_large(i)).collect::<Vec<_>>(),
+        vec![3, 7]
+    );
+    let mut oracle = Scales {
+        lanes,
+        seen: Vec::new(),
+    };
+    let mut m = Mutants::new(&root, registrations, false);
+    let mut t = Duration::ZERO;
+    for index in 0..4 {
+        let (step, tallies) = m.judge_with(&mut oracle, 1, index, &mut t);
+        assert_eq!(step, Step::Unsupported);
+        assert!(tallies.contains(&"lane small".to_string()), "{tallies:?}");
+    }
+    // Asked once; mutant 3 is of the large lane.
+    let kinds: Vec<_> = oracle
+        .seen
+        .iter()
+        .map(|(k, s)| format!("{k} {s}"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "mutant_lanes 1",
+            "mutant 1",
+            "mutant 1",
+            "mutant 1",
+            "mutant 15"
+        ]
+    );
+    let tallies = [
+        ("lane large".to_string(), 3),
+        ("lane small".to_string(), 600),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(
+        torchspec::live::lane_rates(&tallies, 300.0),
+        " (large 0.01/s, small 2.00/s)"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

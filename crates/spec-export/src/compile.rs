@@ -13,7 +13,7 @@ use torchspec_pyval::{PyException, PyResult, Raise, Value};
 use torchspec_spec::source::lookup::lookup_spec_from_dynamo_source;
 use torchspec_spec::source::{DictIndex, Source, SourceClass};
 use torchspec_spec::sym::expr::{Ex, Func, Node, Rel};
-use torchspec_spec::sym::facts::Ext;
+use torchspec_spec::sym::ranges::Ext;
 use torchspec_spec::ShapesSpec;
 
 use crate::graph::{self, Input};

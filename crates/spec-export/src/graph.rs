@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use num_bigint::BigInt;
 use torchspec_pyval::{PyResult, Raise};
 use torchspec_spec::sym::expr::{Ex, Node, Rel};
-use torchspec_spec::sym::facts::{self, Ext};
+use torchspec_spec::sym::facts;
 use torchspec_spec::sym::print::sstr;
+use torchspec_spec::sym::ranges::Ext;
 
 use crate::shape_env::{fin, sym_index, ShapeEnv};
 use crate::wiring::{Fake, Size};

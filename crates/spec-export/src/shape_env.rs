@@ -15,11 +15,13 @@ use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 use torchspec_pyval::{PyResult, Raise};
 use torchspec_spec::sym::expr::{self, Ex, Func, Node, Rel, Symbol};
-use torchspec_spec::sym::facts::{self, Ext};
+use torchspec_spec::sym::facts;
+use torchspec_spec::sym::polynomial::{self, Terms};
+use torchspec_spec::sym::ranges::{self, Ext};
 use torchspec_spec::sym::subst::xreplace;
 
-/// A polynomial: (monomial as sorted (symbol index, power), coefficient).
-type Poly = Vec<(Vec<(usize, u32)>, BigInt)>;
+/// A polynomial over the shifted symbols, by their index in `syms`.
+type Poly = Terms<usize>;
 
 /// `var_to_range[s]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -508,7 +510,7 @@ impl ShapeEnv {
                 .find(|(n, _)| *n == s.name)
                 .map(|(_, x)| x.clone())
         })?;
-        match facts::try_bounds(&with) {
+        match ranges::try_bounds(&with) {
             Ok((lo, hi)) => Ok(Range::new(lo, hi)),
             Err(_) => unsupported("a value range bound_sympy cannot give"),
         }
@@ -591,7 +593,7 @@ impl ShapeEnv {
             (BigInt::zero(), BigInt::zero()),
         );
         let (mut lhs_inf, mut rhs_inf) = (false, false);
-        for (mono, c) in &poly {
+        for (c, mono) in &poly {
             let (lo, hi) = self.mono_range(mono)?;
             let (side, inf) = if c.is_negative() {
                 (&mut lhs, &mut lhs_inf)
@@ -659,80 +661,41 @@ impl ShapeEnv {
     /// `diff` as a polynomial in the shifted symbols: monomial (symbol
     /// index, power) sorted, to coefficient; `None` outside polynomials.
     fn shifted_poly(&self, e: &Ex) -> PyResult<Option<Poly>> {
-        fn add_into(p: &mut Poly, mono: Vec<(usize, u32)>, c: BigInt) {
-            match p.iter_mut().find(|(m, _)| *m == mono) {
-                Some((_, k)) => *k += c,
-                None => p.push((mono, c)),
-            }
-        }
-        fn mul(a: &Poly, b: &Poly) -> Poly {
-            let mut out = Vec::new();
-            for (ma, ca) in a {
-                for (mb, cb) in b {
-                    let mut m = ma.clone();
-                    for (k, e) in mb {
-                        match m.iter_mut().find(|(j, _)| j == k) {
-                            Some((_, x)) => *x += e,
-                            None => m.push((*k, *e)),
-                        }
-                    }
-                    m.sort();
-                    add_into(&mut out, m, ca * cb);
-                }
-            }
-            out
-        }
         let walk = |e: &Ex| self.shifted_poly(e);
-        Ok(Some(
-            match &**e {
-                Node::Int(i) => vec![(vec![], i.clone())],
-                Node::Sym(sym) => {
-                    let k = self.index_of(&sym.name)?;
-                    let Ext::Fin(lo) = &self.syms[k].range.lo else {
-                        return Ok(None);
-                    };
-                    vec![(vec![(k, 1)], BigInt::one()), (vec![], lo - 1)]
-                }
-                Node::Add(a) => {
-                    let mut out = Vec::new();
-                    for x in a {
-                        let Some(p) = walk(x)? else { return Ok(None) };
-                        for (m, c) in p {
-                            add_into(&mut out, m, c);
-                        }
-                    }
-                    out
-                }
-                Node::Mul(a) => {
-                    let mut out: Poly = vec![(vec![], BigInt::one())];
-                    for x in a {
-                        let Some(p) = walk(x)? else { return Ok(None) };
-                        out = mul(&out, &p);
-                    }
-                    out
-                }
-                Node::Pow(b, x) => {
-                    let (Some(p), Some(n)) = (
-                        walk(b)?,
-                        x.as_int().and_then(|n| u32::try_from(n.clone()).ok()),
-                    ) else {
-                        return Ok(None);
-                    };
-                    let mut out: Poly = vec![(vec![], BigInt::one())];
-                    for _ in 0..n.min(8) {
-                        out = mul(&out, &p);
-                    }
-                    if n > 8 {
-                        return Ok(None);
-                    }
-                    out
-                }
-                _ => return Ok(None),
+        Ok(Some(match &**e {
+            Node::Int(i) => polynomial::norm(polynomial::constant(i.clone())),
+            Node::Sym(sym) => {
+                let k = self.index_of(&sym.name)?;
+                let Ext::Fin(lo) = &self.syms[k].range.lo else {
+                    return Ok(None);
+                };
+                polynomial::norm(vec![(BigInt::one(), vec![(k, 1)]), (lo - 1, vec![])])
             }
-            .into_iter()
-            .filter(|(_, c)| !c.is_zero())
-            .collect(),
-        ))
+            Node::Add(a) => {
+                let mut out = Vec::new();
+                for x in a {
+                    let Some(p) = walk(x)? else { return Ok(None) };
+                    out = polynomial::add(&out, &p);
+                }
+                out
+            }
+            Node::Mul(a) => {
+                let mut out = polynomial::constant(BigInt::one());
+                for x in a {
+                    let Some(p) = walk(x)? else { return Ok(None) };
+                    out = polynomial::mul(&out, &p);
+                }
+                out
+            }
+            Node::Pow(b, x) => {
+                let n = x.as_int().and_then(|n| u32::try_from(n.clone()).ok());
+                match (walk(b)?, n) {
+                    (Some(p), Some(n)) if n <= 8 => polynomial::pow(&p, n),
+                    _ => return Ok(None),
+                }
+            }
+            _ => return Ok(None),
+        }))
     }
 
     /// Whether `e` has a power or a product of symbols over a symbol whose

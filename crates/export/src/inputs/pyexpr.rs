@@ -32,6 +32,9 @@ pub enum Expr {
     Bin(Box<Expr>, BinOp, Box<Expr>),
     /// `left op right` with a single comparison operator (`ast.Compare`).
     Cmp(Box<Expr>, CmpOp, Box<Expr>),
+    /// A chained comparison `a op1 b op2 c ...` (`ast.Compare` with two or
+    /// more operators): the operands, one more than the operators.
+    Chain(Vec<Expr>, Vec<CmpOp>),
     /// `a and b and ...` (`ast.BoolOp` with `And`).
     And(Vec<Expr>),
     /// `a or b or ...` (`ast.BoolOp` with `Or`).
@@ -53,6 +56,8 @@ pub enum BinOp {
     TrueDiv,
     /// `%` (`ast.Mod`).
     Mod,
+    /// `**` (`ast.Pow`).
+    Pow,
 }
 
 /// A comparison operator of an [`Expr::Cmp`] (`ast.cmpop`).
@@ -82,7 +87,8 @@ enum Tok {
 }
 
 const OPS: &[&str] = &[
-    "//", "/", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "%", "(", ")", "[", "]", ".", ",",
+    "//", "/", "**", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "%", "(", ")", "[", "]", ".",
+    ",",
 ];
 
 /// CPython's tokenizer `MAXLEVEL`: opening a 201st nested bracket is
@@ -442,8 +448,7 @@ impl P<'_> {
         self.unary -= 1;
         e
     }
-    fn cmp(&mut self) -> Parsed {
-        let (l, dl) = self.arith()?;
+    fn cmp_op(&mut self) -> Option<CmpOp> {
         let op = match self.peek() {
             Some(Tok::Op("==")) => CmpOp::Eq,
             Some(Tok::Op("!=")) => CmpOp::Ne,
@@ -451,17 +456,31 @@ impl P<'_> {
             Some(Tok::Op("<=")) => CmpOp::Le,
             Some(Tok::Op(">")) => CmpOp::Gt,
             Some(Tok::Op(">=")) => CmpOp::Ge,
-            _ => return Ok((l, dl)),
+            _ => return None,
         };
         self.i += 1;
-        let (r, dr) = self.arith()?;
-        if matches!(
-            self.peek(),
-            Some(Tok::Op("==" | "!=" | "<" | "<=" | ">" | ">="))
-        ) {
-            return Err("a chained comparison".into());
+        Some(op)
+    }
+    /// `a op b` or a chain `a op1 b op2 c ...` (one flat `ast.Compare`).
+    fn cmp(&mut self) -> Parsed {
+        let (l, mut d) = self.arith()?;
+        let mut operands = vec![l];
+        let mut ops = Vec::new();
+        while let Some(op) = self.cmp_op() {
+            let (r, dr) = self.arith()?;
+            d = d.max(dr);
+            ops.push(op);
+            operands.push(r);
         }
-        node(Expr::Cmp(Box::new(l), op, Box::new(r)), dl.max(dr))
+        match ops.len() {
+            0 => Ok((operands.pop().expect("one operand"), d)),
+            1 => {
+                let r = operands.pop().expect("two operands");
+                let l = operands.pop().expect("two operands");
+                node(Expr::Cmp(Box::new(l), ops[0], Box::new(r)), d)
+            }
+            _ => node(Expr::Chain(operands, ops), d),
+        }
     }
     /// A left-associative chain of binary operators.
     fn chain(
@@ -507,7 +526,20 @@ impl P<'_> {
             let (e, d) = self.unary(Self::factor)?;
             return node(Expr::Neg(Box::new(e)), d);
         }
-        self.postfix()
+        self.power()
+    }
+    /// `power: primary ['**' factor]` (right-associative, binds tighter
+    /// than a unary minus on its left).
+    fn power(&mut self) -> Parsed {
+        let (base, d) = self.postfix()?;
+        if !self.eat_op("**") {
+            return Ok((base, d));
+        }
+        let (exp, de) = self.unary(Self::factor)?;
+        node(
+            Expr::Bin(Box::new(base), BinOp::Pow, Box::new(exp)),
+            d.max(de),
+        )
     }
     fn atom(&mut self) -> Parsed {
         let e = match self.t.get(self.i).cloned() {
@@ -574,6 +606,7 @@ const P_CMP: u8 = 4;
 const P_ARITH: u8 = 9;
 const P_TERM: u8 = 10;
 const P_FACTOR: u8 = 11;
+const P_POWER: u8 = 12;
 const P_ATOM: u8 = 14;
 
 /// `ast.unparse(ast.parse(text, mode="eval"))`.
@@ -583,13 +616,25 @@ pub fn unparse(e: &Expr) -> String {
     out
 }
 
+fn cmp_text(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => " == ",
+        CmpOp::Ne => " != ",
+        CmpOp::Lt => " < ",
+        CmpOp::Le => " <= ",
+        CmpOp::Gt => " > ",
+        CmpOp::Ge => " >= ",
+    }
+}
+
 fn prec(e: &Expr) -> u8 {
     match e {
         Expr::Or(_) => P_OR,
         Expr::And(_) => P_AND,
         Expr::Not(_) => P_NOT,
-        Expr::Cmp(..) => P_CMP,
+        Expr::Cmp(..) | Expr::Chain(..) => P_CMP,
         Expr::Bin(_, BinOp::Add | BinOp::Sub, _) => P_ARITH,
+        Expr::Bin(_, BinOp::Pow, _) => P_POWER,
         Expr::Bin(..) => P_TERM,
         Expr::Neg(_) => P_FACTOR,
         _ => P_ATOM,
@@ -645,23 +690,30 @@ fn write(e: &Expr, need: u8, out: &mut String) {
                 BinOp::FloorDiv => " // ",
                 BinOp::TrueDiv => " / ",
                 BinOp::Mod => " % ",
+                BinOp::Pow => " ** ",
             };
-            write(l, p, out);
+            // `**` is right-associative: its left operand takes the
+            // parentheses (`ast.unparse`'s `binop_rassoc`).
+            let (lp, rp) = if *op == BinOp::Pow {
+                (p + 1, p)
+            } else {
+                (p, p + 1)
+            };
+            write(l, lp, out);
             out.push_str(s);
-            write(r, p + 1, out);
+            write(r, rp, out);
         }
         Expr::Cmp(l, op, r) => {
-            let s = match op {
-                CmpOp::Eq => " == ",
-                CmpOp::Ne => " != ",
-                CmpOp::Lt => " < ",
-                CmpOp::Le => " <= ",
-                CmpOp::Gt => " > ",
-                CmpOp::Ge => " >= ",
-            };
             write(l, P_CMP + 1, out);
-            out.push_str(s);
+            out.push_str(cmp_text(*op));
             write(r, P_CMP + 1, out);
+        }
+        Expr::Chain(operands, ops) => {
+            write(&operands[0], P_CMP + 1, out);
+            for (op, r) in ops.iter().zip(&operands[1..]) {
+                out.push_str(cmp_text(*op));
+                write(r, P_CMP + 1, out);
+            }
         }
         Expr::And(v) | Expr::Or(v) => {
             let s = if matches!(e, Expr::And(_)) {
@@ -871,9 +923,30 @@ pub enum GVal {
     Float(f64),
     /// A Python `str`.
     Str(String),
+    /// The module `torch` or `math` of the guard namespace.
+    Module(&'static str),
+    /// A function the guards call: `torch.sym_max`, `math.floor`, `abs`, ...
+    Func(&'static str),
     /// Any other input (None, a list, ...).
     Other,
 }
+
+/// The functions a guard may call that the reference evaluates, as
+/// `ShapeGuardPythonPrinter` prints them (`torch.sym_max` for `Max`,
+/// `torch.sym_float` for `ToFloat`, `math.floor` for `FloorToInt`, ...),
+/// and the builtins of the same names.
+const FUNCS: &[&str] = &[
+    "abs",
+    "math.ceil",
+    "math.floor",
+    "math.isnan",
+    "math.trunc",
+    "max",
+    "min",
+    "torch.sym_float",
+    "torch.sym_max",
+    "torch.sym_min",
+];
 
 /// Why evaluation stopped.
 #[derive(Clone, Debug)]
@@ -940,6 +1013,12 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
             "NameError",
             format!("name '{n}' is not defined"),
         )),
+        Expr::Name(n) if n == "torch" => Ok(GVal::Module("torch")),
+        Expr::Name(n) if n == "math" => Ok(GVal::Module("math")),
+        Expr::Name(n) if n == "inf" => Ok(GVal::Float(f64::INFINITY)),
+        Expr::Name(n) if FUNCS.contains(&n.as_str()) => Ok(GVal::Func(
+            FUNCS.iter().find(|f| **f == n).copied().unwrap_or_default(),
+        )),
         Expr::Subscript(b, i) if matches!(&**b, Expr::Name(n) if n == "args") => {
             let Some(idx) = int_of(&eval(i, args)?) else {
                 return unsupported("a non-integer `args` index".into());
@@ -976,6 +1055,15 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
         }
         Expr::Attr(b, n) => match (eval(b, args)?, n.as_str()) {
             (GVal::Tensor(s), "size") => Ok(GVal::SizeMethod(s)),
+            (GVal::Module("math"), "inf") => Ok(GVal::Float(f64::INFINITY)),
+            (GVal::Module("math"), "nan") => Ok(GVal::Float(f64::NAN)),
+            (GVal::Module(m), attr) => {
+                let full = format!("{m}.{attr}");
+                match FUNCS.iter().find(|f| **f == full) {
+                    Some(f) => Ok(GVal::Func(f)),
+                    None => unsupported(format!("`{full}`")),
+                }
+            }
             // A scalar where the guard expects a tensor: Python's
             // `'int' object has no attribute 'size'`.
             (b, "size") if scalar_type_name(&b).is_some() => Err(EvalStop::Raise(
@@ -987,9 +1075,17 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
             )),
             (b, _) => unsupported(format!("`.{n}` of {b:?}")),
         },
-        Expr::Call(f, a) if a.is_empty() => match eval(f, args)? {
-            GVal::SizeMethod(s) => Ok(GVal::Size(s)),
-            f => unsupported(format!("calling {f:?}")),
+        Expr::Call(f, a) => match (eval(f, args)?, a.is_empty()) {
+            (GVal::SizeMethod(s), true) => Ok(GVal::Size(s)),
+            (GVal::Func(name), _) => {
+                // Python evaluates the callee, then each argument in order.
+                let vals = a
+                    .iter()
+                    .map(|x| eval(x, args))
+                    .collect::<Result<Vec<_>, _>>()?;
+                call(name, &vals)
+            }
+            (f, _) => unsupported(format!("calling {f:?}")),
         },
         Expr::Neg(x) => match eval(x, args)? {
             GVal::Float(f) => Ok(GVal::Float(-f)),
@@ -1003,6 +1099,9 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
             let (l, r) = (eval(l, args)?, eval(r, args)?);
             if *op == BinOp::TrueDiv || matches!(l, GVal::Float(_)) || matches!(r, GVal::Float(_)) {
                 return float_bin(&l, *op, &r);
+            }
+            if *op == BinOp::Pow {
+                return int_pow(&l, &r);
             }
             let (Some(a), Some(b)) = (int_of(&l), int_of(&r)) else {
                 return unsupported("arithmetic on non-integers".into());
@@ -1025,10 +1124,25 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
                 BinOp::Mod if b.is_zero() => return z(),
                 BinOp::FloorDiv => a.div_floor(&b),
                 BinOp::Mod => a.mod_floor(&b),
-                BinOp::TrueDiv => unreachable!("float_bin"),
+                BinOp::TrueDiv | BinOp::Pow => unreachable!("float_bin, int_pow"),
             }))
         }
         Expr::Cmp(l, op, r) => compare(&eval(l, args)?, *op, &eval(r, args)?),
+        // `a < b < c`: each operand evaluated once, stopping at the first
+        // comparison that is false (and returning it).
+        Expr::Chain(operands, ops) => {
+            let mut left = eval(&operands[0], args)?;
+            let mut last = GVal::Bool(true);
+            for (op, r) in ops.iter().zip(&operands[1..]) {
+                let right = eval(r, args)?;
+                last = compare(&left, *op, &right)?;
+                if !truth(&last)? {
+                    return Ok(last);
+                }
+                left = right;
+            }
+            Ok(last)
+        }
         // Python's `and`/`or` return an operand, not a bool.
         Expr::And(v) => {
             let mut last = GVal::Bool(true);
@@ -1052,6 +1166,89 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
         }
         other => unsupported(format!("the guard form `{}`", unparse(other))),
     }
+}
+
+/// `int ** int` (`PowByNatural`): a non-negative exponent gives an int;
+/// a negative one a float (not modelled), as does a result past 4096 bits.
+fn int_pow(l: &GVal, r: &GVal) -> Result<GVal, EvalStop> {
+    let (Some(a), Some(b)) = (int_of(l), int_of(r)) else {
+        return Err(EvalStop::Unsupported("`**` on non-integers".into()));
+    };
+    let Ok(e) = u32::try_from(&b) else {
+        return Err(EvalStop::Unsupported(format!("`{a} ** {b}`")));
+    };
+    if a.bits().saturating_mul(u64::from(e)) > 4096 {
+        return Err(EvalStop::Unsupported(format!("`{a} ** {b}`")));
+    }
+    Ok(GVal::Int(num_traits::Pow::pow(a, e)))
+}
+
+/// A call of one of [`FUNCS`] on evaluated arguments.
+fn call(name: &str, a: &[GVal]) -> Result<GVal, EvalStop> {
+    let is_num = |v: &GVal| matches!(v, GVal::Int(_) | GVal::Bool(_) | GVal::Float(_));
+    match (name, a) {
+        // torch.sym_max / sym_min on Python numbers: `builtins.max(a, b)`,
+        // as a float when either is a float (torch/__init__.py).
+        ("torch.sym_max" | "torch.sym_min", [x, y]) if is_num(x) && is_num(y) => {
+            let v = pick(name == "torch.sym_max", x, y)?;
+            if matches!(x, GVal::Float(_)) || matches!(y, GVal::Float(_)) {
+                return Ok(GVal::Float(as_float(&v)?));
+            }
+            Ok(v)
+        }
+        // builtins.max / min over two or more numbers: the first extreme one.
+        ("max" | "min", [first, rest @ ..]) if !rest.is_empty() && a.iter().all(is_num) => {
+            let mut best = first.clone();
+            for v in rest {
+                best = pick(name == "max", &best, v)?;
+            }
+            Ok(best)
+        }
+        ("abs", [GVal::Float(f)]) => Ok(GVal::Float(f.abs())),
+        ("abs", [v]) if int_of(v).is_some() => Ok(GVal::Int(int_of(v).unwrap_or_default().abs())),
+        ("torch.sym_float", [v]) if is_num(v) => Ok(GVal::Float(as_float(v)?)),
+        ("math.isnan", [v]) if is_num(v) => Ok(GVal::Bool(as_float(v)?.is_nan())),
+        ("math.floor" | "math.ceil" | "math.trunc", [v]) if int_of(v).is_some() => {
+            Ok(GVal::Int(int_of(v).unwrap_or_default()))
+        }
+        ("math.floor" | "math.ceil" | "math.trunc", [GVal::Float(f)]) => {
+            if f.is_nan() {
+                return Err(EvalStop::Raise(
+                    "ValueError",
+                    "cannot convert float NaN to integer".into(),
+                ));
+            }
+            if f.is_infinite() {
+                return Err(EvalStop::Raise(
+                    "OverflowError",
+                    "cannot convert float infinity to integer".into(),
+                ));
+            }
+            let r = match name {
+                "math.floor" => f.floor(),
+                "math.ceil" => f.ceil(),
+                _ => f.trunc(),
+            };
+            let i = num_traits::FromPrimitive::from_f64(r)
+                .ok_or_else(|| EvalStop::Unsupported(format!("`{name}({f})`")))?;
+            Ok(GVal::Int(i))
+        }
+        _ => Err(EvalStop::Unsupported(format!(
+            "`{name}` on {} argument(s) {a:?}",
+            a.len()
+        ))),
+    }
+}
+
+/// `builtins.max(x, y)` (`want_max`) or `min(x, y)`: `y` only when it
+/// compares strictly past `x`, so a tie or a NaN keeps `x`.
+fn pick(want_max: bool, x: &GVal, y: &GVal) -> Result<GVal, EvalStop> {
+    let op = if want_max { CmpOp::Gt } else { CmpOp::Lt };
+    Ok(if truth(&compare(y, op, x)?)? {
+        y.clone()
+    } else {
+        x.clone()
+    })
 }
 
 /// A number as CPython's `float(int)` gives it, while that is exact (below
@@ -1085,8 +1282,8 @@ fn float_bin(l: &GVal, op: BinOp, r: &GVal) -> Result<GVal, EvalStop> {
             return Err(EvalStop::Raise("ZeroDivisionError", message.into()));
         }
         BinOp::TrueDiv => a / b,
-        BinOp::FloorDiv | BinOp::Mod => {
-            return Err(EvalStop::Unsupported("`//` or `%` on a float".into()))
+        BinOp::FloorDiv | BinOp::Mod | BinOp::Pow => {
+            return Err(EvalStop::Unsupported("`//`, `%` or `**` on a float".into()))
         }
     }))
 }
@@ -1243,11 +1440,65 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let e = parse("math.isnan(args[0])").unwrap();
+        let e = parse("math.cos(args[0])").unwrap();
         assert!(matches!(
             eval(&e, &[GVal::Float(1.0)]),
             Err(EvalStop::Unsupported(_))
         ));
+    }
+
+    /// The forms `ShapeGuardPythonPrinter` prints for torch.nn exports
+    /// (docs/guard-forms.md), with Python's values; PyTorch's answers on
+    /// whole programs are the goldens of `guards-printer-forms` and `nn-mha`.
+    #[test]
+    fn printer_forms_evaluate_as_python() {
+        let run = |s: &str, n: i64, m: i64| {
+            let e = parse(s).unwrap();
+            let args = [GVal::Tensor(vec![n]), GVal::Tensor(vec![m])];
+            match eval(&e, &args) {
+                Ok(v) => format!("{v:?}"),
+                Err(EvalStop::Raise(ty, msg)) => format!("{ty}: {msg}"),
+                Err(EvalStop::Unsupported(w)) => format!("unsupported: {w}"),
+            }
+        };
+        let (x, y) = ("args[0].size()[0]", "args[1].size()[0]");
+        let i = |v: i64| format!("{:?}", GVal::Int(v.into()));
+        let f = |v: f64| format!("{:?}", GVal::Float(v));
+        assert_eq!(run(&format!("torch.sym_max(1, 8*{y} // {x})"), 5, 2), i(3));
+        assert_eq!(run(&format!("torch.sym_max(1, 8*{y} // {x})"), 9, 1), i(1));
+        assert_eq!(run(&format!("torch.sym_min({x}, 2*{y})"), 7, 3), i(6));
+        assert_eq!(run(&format!("torch.sym_max({x}, 1.5)"), 2, 0), f(2.0));
+        assert_eq!(run(&format!("-{x} // 4"), 9, 0), i(-3));
+        assert_eq!(run(&format!("-{x} % 7"), 4, 0), i(3));
+        assert_eq!(
+            run(&format!("{y} // {x}"), 0, 3),
+            "ZeroDivisionError: integer division or modulo by zero"
+        );
+        assert_eq!(
+            run(&format!("2 <= {x} <= 60"), 61, 0),
+            format!("{:?}", GVal::Bool(false))
+        );
+        assert_eq!(
+            run(&format!("math.floor(torch.sym_float({y}) / 3)"), 0, 16),
+            i(5)
+        );
+        assert_eq!(run(&format!("math.trunc(-{y} / 4)"), 0, 18), i(-4));
+        assert_eq!(run(&format!("max({x}, {y}, 3)"), 1, 2), i(3));
+        assert_eq!(run(&format!("{y}**2"), 0, 7), i(49));
+        assert_eq!(
+            run(&format!("{x} != math.inf"), 1, 0),
+            format!("{:?}", GVal::Bool(true))
+        );
+        assert!(run("torch.sym_max(1)", 0, 0).starts_with("unsupported"));
+        let u = |s: &str| unparse(&parse(s).unwrap());
+        assert_eq!(u("(-x) // 4 != -3"), "-x // 4 != -3");
+        assert_eq!(u("not (x == 13)"), "not x == 13");
+        assert_eq!(
+            u("(a ** b) ** c == a ** (b ** c)"),
+            "(a ** b) ** c == a ** b ** c"
+        );
+        assert_eq!(u("2 ** -1"), "2 ** (-1)");
+        assert_eq!(u("-a ** 2"), "-a ** 2");
     }
 
     #[test]

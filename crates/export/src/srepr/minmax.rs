@@ -59,6 +59,11 @@ const MAX_POWER: u32 = 16;
 /// // A Min inside a product: sympy's Mul of the coefficient and the symbols.
 /// let e = format!("Mul({s}, Min(Integer(8), Mul(Integer(8), {s})))");
 /// assert_eq!(min_max_simplified(&e), Some(Simplified::Text(format!("Mul(Integer(8), {s})"))));
+/// // A Max that stays is one positive term: Min(M, 2*s4*M) is M
+/// // (nn.MultiheadAttention's strides).
+/// let m = format!("Max(Integer(1), FloorDiv(Integer(4), {s}))");
+/// let e = format!("Mul(Integer(2), Min({m}, Mul(Integer(2), {s}, {m})))");
+/// assert_eq!(min_max_simplified(&e), Some(Simplified::Text(format!("Mul(Integer(2), {m})"))));
 /// ```
 pub fn min_max_simplified(expr: &str) -> Option<Simplified> {
     if !expr.contains("Min(") && !expr.contains("Max(") {
@@ -102,6 +107,20 @@ fn monomial_srepr(p: &Poly, node: &Node) -> Option<String> {
     };
     if m.iter().any(|(_, e)| *e != 1) {
         return None;
+    }
+    // An opaque Min/Max term only alone or times an integer: how sympy's
+    // Mul orders it among symbols is not modelled.
+    if m.len() > 1 && m.iter().any(|(s, _)| s.starts_with(ATOM)) {
+        return None;
+    }
+    if let [(s, _)] = &m[..] {
+        if let Some(text) = s.strip_prefix(ATOM) {
+            return Some(if c.is_one() {
+                text.to_string()
+            } else {
+                format!("Mul(Integer({c}), {text})")
+            });
+        }
     }
     let mut texts = BTreeMap::new();
     symbol_texts(node, &mut texts);
@@ -195,13 +214,49 @@ fn poly(n: &Node, signs: &mut BTreeMap<String, Sign>) -> Option<Poly> {
             })
         }
         "Min" | "Max" => {
-            let polys: Vec<Poly> = args.iter().map(|a| poly(a, signs)).collect::<Option<_>>()?;
-            let k = survivor(f == "Min", &polys, signs)?;
-            polys.into_iter().nth(k)
+            let polys: Vec<Option<Poly>> = args.iter().map(|a| poly(a, signs)).collect();
+            if let Some(all) = polys.iter().cloned().collect::<Option<Vec<Poly>>>() {
+                if let Some(k) = survivor(f == "Min", &all, signs) {
+                    return all.into_iter().nth(k);
+                }
+            }
+            // A Min/Max that stays: one opaque term, with the sign its
+            // arguments give it (sympy's `Max(1, x).is_positive`), so that
+            // an outer `Min(M, 2*s0*M)` still reduces to `M`.
+            let at_least = |p: &Option<Poly>, k: i64| {
+                p.as_ref().is_some_and(|p| {
+                    nonnegative(&sub(p, &monomial(Vec::new(), BigInt::from(k))), signs)
+                })
+            };
+            let (pos, nonneg) = if f == "Max" {
+                (
+                    polys.iter().any(|p| at_least(p, 1)),
+                    polys.iter().any(|p| at_least(p, 0)),
+                )
+            } else {
+                (
+                    polys.iter().all(|p| at_least(p, 1)),
+                    polys.iter().all(|p| at_least(p, 0)),
+                )
+            };
+            let sign = if pos {
+                Sign::Positive
+            } else if nonneg {
+                Sign::Nonnegative
+            } else {
+                Sign::Unknown
+            };
+            let name = format!("{ATOM}{}", srepr(n));
+            signs.insert(name.clone(), sign);
+            Some(monomial(vec![(name, 1)], BigInt::one()))
         }
         _ => None,
     }
 }
+
+/// The first character of an opaque term's name (a `Min`/`Max` that stays),
+/// which no symbol name has.
+const ATOM: char = '\u{1}';
 
 fn sign_of(raw: &[Node]) -> Sign {
     let flag = |name: &str| {

@@ -3,14 +3,16 @@
 //! (torch/fx/experimental/sym_node.py: `_make_user_magic`,
 //! `binary_magic_impl`), with CPython's operator dispatch around them
 //! (reflected operands, NotImplemented, subclass-first comparisons).
-//! The sympy side lives in `expr` (construction), `facts` (assumptions and
-//! value ranges), `order` (sort keys) and `print` (`str()`).
+//! The sympy side lives in `expr` (construction), `facts` (assumptions),
+//! `ranges` (value ranges), `order` (sort keys) and `print` (`str()`).
 
 pub mod expr;
 pub mod facts;
 pub mod mpf;
 pub mod order;
+pub mod polynomial;
 pub mod print;
+pub mod ranges;
 pub mod subst;
 
 use std::any::Any;
@@ -700,10 +702,10 @@ fn user_magic(m: Magic, me: &Operand, other: &Operand, reflected: bool) -> PyRes
             // `(self nonneg) and (other nonneg)` picks Mod over PythonMod;
             // when the left side's range is not modelled, a known-false
             // right side, or both classes evaluating alike, still decides.
-            let plain = match facts::mod_operand_nonneg(&le) {
-                Ok(true) => Some(facts::mod_operand_nonneg(&re)?),
+            let plain = match ranges::mod_operand_nonneg(&le) {
+                Ok(true) => Some(ranges::mod_operand_nonneg(&re)?),
                 Ok(false) => Some(false),
-                Err(Raise::Unsupported(why)) => match facts::mod_operand_nonneg(&re) {
+                Err(Raise::Unsupported(why)) => match ranges::mod_operand_nonneg(&re) {
                     Ok(false) => Some(false),
                     Ok(true) => {
                         let (x, y) = (expr::modulo(true, &le, &re), expr::modulo(false, &le, &re));
