@@ -42,10 +42,10 @@ fn bench_check_inputs(c: &mut Criterion) {
     use torchspec::export::inputs::probe::{all_readable, read_probes};
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs");
     for name in ["large-mlp", "decoder-5k"] {
-        let ep = ExportedProgram::load_path(&dir.join(format!("{name}.pt2")))
-            .expect("zoo program loads");
+        let ep =
+            ExportedProgram::load_path(dir.join(format!("{name}.pt2"))).expect("zoo program loads");
         let probes = all_readable(
-            read_probes(&dir.join(format!("{name}.probes.jsonl"))).expect("file reads"),
+            read_probes(dir.join(format!("{name}.probes.jsonl"))).expect("file reads"),
         )
         .expect("probes read");
         let checker = torchspec::export::inputs::InputChecker::new(&ep).expect("checker builds");

@@ -23,7 +23,7 @@ fn main() -> Result<(), torchspec::Error> {
     // What the loading process registered (custom ops, pytree types), if
     // given: `oracle/registrations.py` writes the file from a live process.
     let registrations = match std::env::args_os().nth(2) {
-        Some(file) => Arc::new(Registrations::read(&PathBuf::from(file))?),
+        Some(file) => Arc::new(Registrations::read(PathBuf::from(file))?),
         None => Registrations::plain().clone(),
     };
     let ep = ExportedProgram::load_path_in(&path, Mode::Default, &registrations)?;

@@ -67,3 +67,5 @@ MD
 MD
 } >docs/performance.md
 echo "wrote docs/performance.md"
+# The peak-heap figures (a counting allocator; no PyTorch beside them).
+oracle/memory-page.sh

@@ -71,7 +71,7 @@ fn weights_out_writes_a_safetensors_file_of_every_tensor() {
     );
     let bytes = std::fs::read(&file).expect("written");
     let st = safetensors::SafeTensors::deserialize(&bytes).expect("a safetensors file");
-    let ep = torchspec::export::ExportedProgram::load_path(program.as_ref()).expect("loads");
+    let ep = torchspec::export::ExportedProgram::load_path(program).expect("loads");
     let tensors = ep.tensors().expect("tensors");
     assert_eq!(st.len(), tensors.iter().count());
     for t in tensors.iter() {

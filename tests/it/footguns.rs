@@ -33,7 +33,7 @@ fn saved_sha256(name: &str, id: &str) -> String {
 
 #[test]
 fn to_json_after_a_transform_is_the_transformed_program() {
-    let ep = ExportedProgram::load_path(&zoo("multi-output")).expect("loads");
+    let ep = ExportedProgram::load_path(zoo("multi-output")).expect("loads");
     let t = transform(&ep, &["dce".to_string()]).expect("dce runs");
     let json = t.to_json().expect("writes");
     assert_ne!(json, dump_program(&ep.serialized), "not the input program");

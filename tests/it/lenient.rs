@@ -102,7 +102,7 @@ fn check(case: &Json, registrations: &Arc<Registrations>) -> Result<(), String> 
 #[test]
 fn loose_fields_and_expr_str_as_torch_export_load_reads_them() {
     let registrations = Arc::new(
-        Registrations::read(&root().join("corpus/programs/registrations.json"))
+        Registrations::read(root().join("corpus/programs/registrations.json"))
             .expect("registrations read"),
     );
     let text = std::fs::read_to_string(root().join("tests/data/lenient/cases.jsonl"))

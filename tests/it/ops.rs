@@ -21,14 +21,14 @@ fn zoo(name: &str) -> PathBuf {
 
 fn registrations() -> Arc<Registrations> {
     Arc::new(
-        Registrations::read(&root().join("corpus/programs/registrations.json"))
+        Registrations::read(root().join("corpus/programs/registrations.json"))
             .expect("registrations read"),
     )
 }
 
 /// The zoo program's JSON with its first node target `old` renamed `new`.
 fn renamed(name: &str, old: &str, new: &str) -> Vec<u8> {
-    let json = Pt2Archive::open(&zoo(name))
+    let json = Pt2Archive::open(zoo(name))
         .and_then(|mut a| a.read_program())
         .expect("zoo archive reads");
     let text = String::from_utf8(json).expect("utf-8");
@@ -134,7 +134,7 @@ fn an_unknown_operator_is_refused_with_pytorchs_text() {
 
 #[test]
 fn an_unregistered_custom_op_is_refused_as_a_fresh_import_torch_does() {
-    let json = Pt2Archive::open(&zoo("custom-op"))
+    let json = Pt2Archive::open(zoo("custom-op"))
         .and_then(|mut a| a.read_program())
         .expect("zoo archive reads");
     // Observed from PyTorch 2.15.0: `torch.export.load` of custom-op.pt2 in

@@ -17,7 +17,7 @@ fn zoo(name: &str) -> PathBuf {
 }
 
 fn program_json(name: &str) -> Vec<u8> {
-    Pt2Archive::open(&zoo(name))
+    Pt2Archive::open(zoo(name))
         .and_then(|mut a| a.read_program())
         .expect("zoo archive reads")
 }
@@ -181,7 +181,7 @@ fn json_and_archive_give_the_same_report() {
         "cond",
         "buffer-mutation-decomposed",
     ] {
-        let from_pt2 = ExportedProgram::load_path(&zoo(name)).expect("archive loads");
+        let from_pt2 = ExportedProgram::load_path(zoo(name)).expect("archive loads");
         let from_json =
             ExportedProgram::load_json(&program_json(name), Mode::Default).expect("json loads");
         let mut a = torchspec::json::report(&from_pt2);
@@ -226,7 +226,7 @@ fn graph_text_before_and_after_passes() {
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| {
         for p in programs {
-            let ep = ExportedProgram::load_path(&zoo(p)).expect("zoo program loads");
+            let ep = ExportedProgram::load_path(zoo(p)).expect("zoo program loads");
             for pipeline in pipelines {
                 let passes: Vec<String> = pipeline.iter().map(|s| s.to_string()).collect();
                 let rendered = match torchspec::export::passes::transform(&ep, &passes) {
@@ -402,20 +402,20 @@ fn registrations_decide_custom_ops_and_pytree_types() {
 
     let regs = Arc::new(
         Registrations::read(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/programs/registrations.json"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/programs/registrations.json"),
         )
         .expect("registrations read"),
     );
     let dce = vec!["dce".to_string()];
 
-    let e = ExportedProgram::load_path(&zoo("custom-op")).expect_err("torchspec ops unregistered");
+    let e = ExportedProgram::load_path(zoo("custom-op")).expect_err("torchspec ops unregistered");
     assert!(
         e.to_string().contains(
             "SerializeError: We failed to resolve torch.ops.torchspec.scale.default to an operator."
         ),
         "{e}"
     );
-    let ep = ExportedProgram::load_path_in(&zoo("custom-op"), Mode::Default, &regs)
+    let ep = ExportedProgram::load_path_in(zoo("custom-op"), Mode::Default, &regs)
         .expect("loads with them");
     let after = transform(&ep, &dce).expect("DCE runs");
     let graph = after.graph_module.graph.to_python_string();
@@ -424,9 +424,9 @@ fn registrations_decide_custom_ops_and_pytree_types() {
         "the mutating op is impure and stays:\n{graph}"
     );
 
-    let e = ExportedProgram::load_path(&zoo("pytree-types")).expect_err("Point is not registered");
+    let e = ExportedProgram::load_path(zoo("pytree-types")).expect_err("Point is not registered");
     assert!(e.to_string().contains("NotImplementedError"), "{e}");
-    let ep = ExportedProgram::load_path_in(&zoo("pytree-types"), Mode::Default, &regs)
+    let ep = ExportedProgram::load_path_in(zoo("pytree-types"), Mode::Default, &regs)
         .expect("loads with Point and Pair registered");
     let report = torchspec::json::report(&ep);
     assert!(
@@ -442,7 +442,7 @@ fn registrations_decide_custom_ops_and_pytree_types() {
 /// worded as PyTorch words them.
 #[test]
 fn legacy_archives_are_read_or_refused_as_pytorch_does() {
-    let program = Pt2Archive::open(&zoo("mlp-static"))
+    let program = Pt2Archive::open(zoo("mlp-static"))
         .and_then(|mut a| a.read_program())
         .expect("zoo program");
     let full = |version: &[u8]| {
@@ -487,7 +487,7 @@ fn derived_probe_files_are_current() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let regs = std::sync::Arc::new(
         torchspec::export::registrations::Registrations::read(
-            &root.join("corpus/programs/registrations.json"),
+            root.join("corpus/programs/registrations.json"),
         )
         .expect("registrations read"),
     );
@@ -533,7 +533,7 @@ fn derived_probe_files_are_current() {
 fn derived_probes_cover_every_family() {
     use torchspec::export::inputs::program_probes::derive_probes;
     let kinds = |name: &str| -> Vec<String> {
-        let ep = ExportedProgram::load_path(&zoo(name)).expect("zoo program loads");
+        let ep = ExportedProgram::load_path(zoo(name)).expect("zoo program loads");
         derive_probes(&ep)
             .into_iter()
             .filter_map(|p| p.kind)

@@ -27,14 +27,14 @@ fn zoo(name: &str) -> PathBuf {
 
 fn registrations() -> Arc<Registrations> {
     Arc::new(
-        Registrations::read(&root().join("corpus/programs/registrations.json"))
+        Registrations::read(root().join("corpus/programs/registrations.json"))
             .expect("registrations read"),
     )
 }
 
 /// The program JSON with each `(old, new)` replaced once, in order.
 fn edited_json(name: &str, edits: &[(&str, &str)]) -> String {
-    let json = Pt2Archive::open(&zoo(name))
+    let json = Pt2Archive::open(zoo(name))
         .and_then(|mut a| a.read_program())
         .expect("zoo archive reads");
     let mut text = String::from_utf8(json).expect("utf-8");

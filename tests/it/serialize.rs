@@ -154,8 +154,8 @@ fn untransformed_program_writes_its_input_bytes() {
 
 #[test]
 fn dce_names_outputs_left_without_a_getitem() {
-    let ep = ExportedProgram::load_path(&root().join("corpus/programs/multi-output.pt2"))
-        .expect("loads");
+    let ep =
+        ExportedProgram::load_path(root().join("corpus/programs/multi-output.pt2")).expect("loads");
     let t = transform(&ep, &["dce".to_string()]).expect("dce");
     let json = t.to_json().expect("writes");
     // `unbind` lost its unused getitems: PyTorch names those outputs
@@ -167,7 +167,7 @@ fn dce_names_outputs_left_without_a_getitem() {
 #[test]
 fn pt2_from_a_bare_json_is_refused() {
     let ep =
-        ExportedProgram::load_path(&root().join("corpus/programs/mlp-static.pt2")).expect("loads");
+        ExportedProgram::load_path(root().join("corpus/programs/mlp-static.pt2")).expect("loads");
     let json = ep.to_json().expect("writes");
     let bare = ExportedProgram::load_json(json.as_bytes(), Mode::Default).expect("loads");
     let err = bare.serialize_pt2("x").expect_err("no weights");

@@ -3,14 +3,37 @@
 //! `torch.export.load` rebuilds it from a `.pt2` archive or the program
 //! JSON, and what PyTorch says about it (the program report).
 //!
+//! A Rust program reads one with [`open`] ([`program`]: inputs with dtypes
+//! and symbolic dims, the graph as iterators of nodes, range constraints as
+//! a map, tensors by name as views over the archive):
+//!
+//! ```
+//! let program = torchspec_export::open("../../corpus/programs/mlp-dynamic.pt2")?;
+//! let x = program.input("x").unwrap();
+//! assert_eq!(x.ty.to_string(), "torch.float32[s77, 4]");
+//! assert_eq!(program.ranges()["s77"].to_string(), "[2, 64]");
+//! let w: Vec<f32> = program.tensor("fc.weight")?.to_vec()?;
+//! assert_eq!(w.len(), 12);
+//! # Ok::<(), torchspec_export::Error>(())
+//! ```
+//!
+//! The program as PyTorch has it, for a harness that mirrors its every
+//! view, is [`ExportedProgram`]:
+//!
 //! ```no_run
-//! let ep = torchspec_export::ExportedProgram::load_path("model.pt2".as_ref())?;
+//! let ep = torchspec_export::ExportedProgram::open("model.pt2")?;
 //! println!("{}", ep.graph_module.graph.to_python_string());
 //! println!("{}", ep.graph_module.signature);
 //! # Ok::<(), torchspec_export::Error>(())
 //! ```
 
+/// The README's examples, compiled with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub mod archive;
+pub mod elements;
 pub mod failure;
 pub mod fx;
 pub mod inputs;
@@ -19,10 +42,13 @@ pub mod model;
 pub mod ops;
 pub mod passes;
 pub mod pickle;
+pub mod program;
 pub mod pytree;
 pub mod ranges;
 pub mod registrations;
 pub mod report;
+#[cfg(feature = "safetensors")]
+pub mod safetensors;
 pub mod sample_inputs;
 pub mod schema;
 pub mod serialize;
@@ -37,11 +63,20 @@ use std::path::Path;
 use failure::LoadFailure;
 use model::LoadedGraphModule;
 pub use model::{ExportedProgram, StateDictEntry, TensorInfo};
+
+// The Rust-shaped reading of a program (`program`): what a user needs
+// without the schema's wire types or sympy text.
+pub use elements::{Chunks, Element, Scalar, Values};
+pub use fx::{Arg, NodeId, Op};
+pub use program::{open, Dim, Expr, Input, Output, Program, Range, Sym, TensorType, ValueType};
 use registrations::Registrations;
 use schema::Mode;
+pub use signature::{Constant, InputKind, OutputKind};
 use std::sync::Arc;
-use torchspec_pyval::pyjson::{PyInt, PyJson};
+pub use torchspec_pyval::pyjson::PyInt;
+use torchspec_pyval::pyjson::PyJson;
 pub use torchspec_pyval::{Error, ErrorKind, Result};
+pub use weights::{Dtype, TensorView};
 
 /// How to load a program: the mode and what the loading process has
 /// registered. The one set of options behind every `load_*` constructor.
@@ -114,8 +149,8 @@ impl ExportedProgram {
 
     /// Loads a `.pt2` archive (mapped, read in place) or a program JSON
     /// file, with `opts`.
-    pub fn load(path: &Path, opts: &LoadOptions) -> Result<ExportedProgram> {
-        Self::load_path_in(path, opts.mode, &opts.registrations)
+    pub fn load(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<ExportedProgram> {
+        Self::load_path_in(path.as_ref(), opts.mode, &opts.registrations)
     }
 
     /// Loads a `.pt2` archive or a program JSON held in memory (by its
@@ -131,22 +166,23 @@ impl ExportedProgram {
     /// Loads a `.pt2` archive (any file named `*.pt2`, as
     /// `torch.export.load` reads it) or a program JSON file (another name:
     /// an archive when it starts with `PK`), in the default mode.
-    pub fn load_path(path: &Path) -> Result<ExportedProgram> {
-        Self::load_path_with(path, Mode::Default)
+    pub fn load_path(path: impl AsRef<Path>) -> Result<ExportedProgram> {
+        Self::load_path_with(path.as_ref(), Mode::Default)
     }
 
     /// [`Self::load_path`] in `mode`.
-    pub fn load_path_with(path: &Path, mode: Mode) -> Result<ExportedProgram> {
-        Self::load_path_in(path, mode, Registrations::plain())
+    pub fn load_path_with(path: impl AsRef<Path>, mode: Mode) -> Result<ExportedProgram> {
+        Self::load_path_in(path.as_ref(), mode, Registrations::plain())
     }
 
     /// Loads a `.pt2` archive or a program JSON file in a process that has
     /// `registrations` (custom ops and pytree types the program names).
     pub fn load_path_in(
-        path: &Path,
+        path: impl AsRef<Path>,
         mode: Mode,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
+        let path = path.as_ref();
         // A `.pt2` is read as `torch.export.load` reads it, whatever its
         // first bytes (not a zip: `zipfile`'s `BadZipFile`); any other file
         // is an archive when it starts as a zip does, else the program JSON.
@@ -238,7 +274,7 @@ impl ExportedProgram {
                 return fallback(e);
             }
         }
-        let program = match archive.read_program() {
+        let program = match archive.read_program_in_place() {
             Ok(p) => p,
             Err(e) => return fallback(e),
         };
@@ -500,10 +536,11 @@ fn tensor_info_of(
     }
     let key =
         load::enum_key(&t.dtype, |d| d.value()).map_err(|_| "an unknown dtype".to_string())?;
-    let dtype = load::dtype_name(key).ok_or_else(|| format!("unknown dtype {key}"))?;
+    let dtype =
+        weights::Dtype::from_scalar_type(key).ok_or_else(|| format!("unknown dtype {key}"))?;
     Ok(TensorInfo {
         shape,
-        dtype: dtype.to_string(),
+        dtype,
         parameter,
     })
 }

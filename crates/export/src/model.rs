@@ -54,8 +54,8 @@ pub struct StateDictEntry {
 pub struct TensorInfo {
     /// `t.shape`, every size concrete.
     pub shape: Vec<i64>,
-    /// `str(t.dtype)` (`torch.float32`).
-    pub dtype: String,
+    /// `t.dtype` (its `Display` is `str(t.dtype)`, `torch.float32`).
+    pub dtype: crate::weights::Dtype,
     /// `isinstance(t, torch.nn.Parameter)`: the config's `is_param`.
     pub parameter: bool,
 }

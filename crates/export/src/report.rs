@@ -210,7 +210,7 @@ fn state_dict_json(sd: &[StateDictEntry]) -> Json {
         let meta = match &e.meta {
             Ok(meta) => Json::object([
                 ("shape", meta.shape.clone().into()),
-                ("dtype", meta.dtype.as_str().into()),
+                ("dtype", meta.dtype.name().into()),
                 ("parameter", meta.parameter.into()),
             ]),
             Err(why) => unsupported_json(why),

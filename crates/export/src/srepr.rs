@@ -222,6 +222,61 @@ pub fn subexpression_strs(srepr: &str) -> Vec<String> {
     out
 }
 
+/// What an `srepr` text is, read for a user of the program rather than
+/// the loader: see [`read_expr`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadExpr {
+    /// An integer literal (`Integer(4)`), as its decimal digits.
+    Int(String),
+    /// One symbol (`Symbol('s77', positive=True, integer=True)`): its name.
+    Symbol(String),
+    /// Any other expression: `str()` of it (`2*s77 + 1`) and the names of
+    /// its free symbols in order of first appearance.
+    Expr(String, Vec<String>),
+}
+
+/// [`ReadExpr`] of an `srepr` text; `None` when it does not parse.
+pub fn read_expr(srepr: &str) -> Option<ReadExpr> {
+    fn symbols(n: &Node, out: &mut Vec<String>) {
+        if let Node::Call(f, args) = n {
+            if f == "Symbol" || f == "Dummy" {
+                if let Some(Node::Str(s)) = positional(args).first() {
+                    if !out.contains(s) {
+                        out.push(s.clone());
+                    }
+                }
+                return;
+            }
+            args.iter().for_each(|a| symbols(a, out));
+        }
+    }
+    let mut p = Parser {
+        s: srepr.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let n = p.node()?;
+    p.skip_ws();
+    if p.i != p.s.len() {
+        return None;
+    }
+    Some(match &n {
+        Node::Call(f, args) if f == "Integer" => match positional(args).first() {
+            Some(Node::Int(i)) => ReadExpr::Int(i.clone()),
+            _ => return None,
+        },
+        Node::Call(f, args) if f == "Symbol" => match positional(args).first() {
+            Some(Node::Str(s)) => ReadExpr::Symbol(s.clone()),
+            _ => return None,
+        },
+        _ => {
+            let mut names = Vec::new();
+            symbols(&n, &mut names);
+            ReadExpr::Expr(print(&n)?, names)
+        }
+    })
+}
+
 /// The name of a bare symbol (`Symbol('u0', integer=True)` → `u0`); `None`
 /// for any other expression.
 pub fn bare_symbol(srepr: &str) -> Option<String> {

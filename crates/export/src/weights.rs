@@ -355,6 +355,11 @@ impl<'a> TensorView<'a> {
         Ok(n)
     }
 
+    /// The storage's bytes; `None` for a zero-filled storage.
+    pub(crate) fn storage_bytes(&self) -> Option<&[u8]> {
+        self.storage.bytes()
+    }
+
     /// The storage bytes that count against [`MAX_EXPANDED_BYTES`]: none
     /// for a zero-filled storage, which the archive does not back.
     fn storage_bytes_len(&self) -> usize {
@@ -471,6 +476,85 @@ impl<'a> TensorView<'a> {
         let mut out = Vec::with_capacity(self.nbytes()?);
         self.for_each_chunk(|c| out.extend_from_slice(c))?;
         Ok(Cow::Owned(out))
+    }
+}
+
+/// A [`TensorView`] without its borrow of the archive: the view with its
+/// storage's place in the archive's bytes, so that it can be made again
+/// over them ([`Detached::attach`]) by an owner of both.
+#[derive(Clone, Debug)]
+pub(crate) struct Detached {
+    view: TensorView<'static>,
+    /// Where its storage is in the archive; `None` when the view owns it
+    /// (decompressed, or zero-filled).
+    in_archive: Option<std::ops::Range<usize>>,
+}
+
+impl Detached {
+    /// `views` (over `base`) detached, storages that were shared still shared.
+    pub(crate) fn all(views: &[TensorView<'_>], base: &[u8]) -> Vec<Detached> {
+        use std::sync::Arc;
+        let mut owned: Vec<(*const Storage<'_>, Arc<Storage<'static>>)> = Vec::new();
+        let base_range = base.as_ptr() as usize..base.as_ptr() as usize + base.len();
+        views
+            .iter()
+            .map(|v| {
+                let (storage, in_archive) = match &*v.storage {
+                    Storage::Bytes(Cow::Borrowed(b))
+                        if base_range.contains(&(b.as_ptr() as usize))
+                            && b.as_ptr() as usize + b.len() <= base_range.end =>
+                    {
+                        let start = b.as_ptr() as usize - base_range.start;
+                        (Arc::new(Storage::Zeros(0)), Some(start..start + b.len()))
+                    }
+                    other => {
+                        let key = Arc::as_ptr(&v.storage);
+                        let shared = match owned.iter().find(|(k, _)| *k == key) {
+                            Some((_, s)) => s.clone(),
+                            None => {
+                                let s = Arc::new(match other {
+                                    Storage::Bytes(b) => Storage::Bytes(Cow::Owned(b.to_vec())),
+                                    Storage::Zeros(n) => Storage::Zeros(*n),
+                                });
+                                owned.push((key, s.clone()));
+                                s
+                            }
+                        };
+                        (shared, None)
+                    }
+                };
+                Detached {
+                    view: TensorView {
+                        name: v.name.clone(),
+                        section: v.section,
+                        dtype: v.dtype,
+                        shape: v.shape.clone(),
+                        stride: v.stride.clone(),
+                        storage_offset: v.storage_offset,
+                        storage_name: v.storage_name.clone(),
+                        storage,
+                        is_param: v.is_param,
+                        requires_grad: v.requires_grad,
+                    },
+                    in_archive,
+                }
+            })
+            .collect()
+    }
+
+    /// Its key in `ep.state_dict` / `ep.constants`.
+    pub(crate) fn name(&self) -> &str {
+        &self.view.name
+    }
+
+    /// The view again, over the archive's bytes `base` it was detached from.
+    pub(crate) fn attach<'a>(&'a self, base: &'a [u8]) -> TensorView<'a> {
+        let mut view: TensorView<'a> = self.view.clone();
+        if let Some(r) = &self.in_archive {
+            let bytes = base.get(r.clone()).unwrap_or_default();
+            view.storage = std::sync::Arc::new(Storage::Bytes(Cow::Borrowed(bytes)));
+        }
+        view
     }
 }
 

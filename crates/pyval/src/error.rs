@@ -31,6 +31,11 @@ pub enum ErrorKind {
     /// The reference does not model this input, so it cannot say what
     /// PyTorch would do.
     Unsupported,
+    /// A typed read asked for another element type than the tensor's
+    /// dtype (`to_vec::<f32>()` of a `torch.int64` tensor).
+    DtypeMismatch,
+    /// No tensor, node or entry of that name.
+    NotFound,
     /// Any other bad input: a case line, a probe file, a registrations file,
     /// an argument.
     Invalid,

@@ -382,6 +382,20 @@ impl CentralDirectory {
         i: usize,
         limit: u64,
     ) -> Result<Option<Vec<u8>>, &'static str> {
+        Ok(self
+            .extract_in_place(bytes, i, limit)?
+            .map(std::borrow::Cow::into_owned))
+    }
+
+    /// [`Self::extract`], a stored entry borrowed from `bytes` (same
+    /// checks, CRC included), a deflated one decompressed.
+    pub fn extract_in_place<'b>(
+        &self,
+        bytes: &'b [u8],
+        i: usize,
+        limit: u64,
+    ) -> Result<Option<std::borrow::Cow<'b, [u8]>>, &'static str> {
+        use std::borrow::Cow;
         let stat = self.stat(i)?;
         if stat.uncomp_size > limit {
             return Ok(None);
@@ -389,7 +403,7 @@ impl CentralDirectory {
         if stat.is_directory || stat.comp_size == 0 {
             // miniz returns the buffer untouched; a directory's declared
             // size is allocated but never written, which is not modelled.
-            return Ok(Some(Vec::new()));
+            return Ok(Some(Cow::Borrowed(&[])));
         }
         if stat.flags & (0x1 | 0x40 | 0x20) != 0 {
             return Err(UNSUPPORTED_ENCRYPTION);
@@ -404,7 +418,7 @@ impl CentralDirectory {
             let end = start
                 .checked_add(stat.uncomp_size as usize)
                 .ok_or(FILE_READ_FAILED)?;
-            bytes.get(start..end).ok_or(FILE_READ_FAILED)?.to_vec()
+            Cow::Borrowed(bytes.get(start..end).ok_or(FILE_READ_FAILED)?)
         } else {
             let input = &bytes[start..start + stat.comp_size as usize];
             let mut out = Vec::with_capacity(stat.uncomp_size.min(1 << 20) as usize);
@@ -421,7 +435,7 @@ impl CentralDirectory {
                     UNEXPECTED_DECOMPRESSED_SIZE
                 });
             }
-            out
+            Cow::Owned(out)
         };
         if crc32fast::hash(&out) != stat.crc32 {
             return Err(CRC_CHECK_FAILED);

@@ -26,7 +26,8 @@ impl ArchiveBytes {
     /// Maps the file at `path`. Like every reader that maps a file
     /// (ripgrep, safetensors), this assumes no other process truncates or
     /// rewrites the file while the program is alive.
-    pub fn map(path: &Path) -> Result<ArchiveBytes> {
+    pub fn map(path: impl AsRef<Path>) -> Result<ArchiveBytes> {
+        let path = path.as_ref();
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         // SAFETY: the map is read-only and private to this process; the
         // file is not expected to change while it is mapped (see above).
@@ -99,7 +100,8 @@ fn enforce(line: u32, message: String) -> Error {
 impl Pt2Archive<ArchiveBytes> {
     /// Maps the archive at `path` ([`ArchiveBytes::map`]) and opens it:
     /// only the central directory is read here, and each entry when asked.
-    pub fn open(path: &Path) -> Result<Self> {
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
         let bytes = ArchiveBytes::map(path)?;
         Self::new(bytes).map_err(|e| e.in_file(path))
     }
@@ -349,6 +351,32 @@ impl<B: AsRef<[u8]>> Pt2Archive<B> {
     /// `data/constants/<model>_constants_config.json`, if present.
     pub fn read_constants_config(&mut self, model: &str) -> Result<Option<Vec<u8>>> {
         self.read_entry_if_present(&format!("data/constants/{model}_constants_config.json"))
+    }
+}
+
+impl<'a> Pt2Archive<&'a [u8]> {
+    /// [`Pt2Archive::read_program`] without a copy: the program JSON
+    /// borrowed from the archive's bytes when stored (as `torch.export.save`
+    /// stores it), after the same checks (size limit, CRC).
+    pub fn read_program_in_place(&mut self) -> Result<std::borrow::Cow<'a, [u8]>> {
+        let models = self.model_names();
+        if !models.iter().any(|m| m == "model") {
+            // (The same refusal.)
+            return self.read_program().map(std::borrow::Cow::Owned);
+        }
+        let name = "models/model.json";
+        let Some(index) = self.index(name) else {
+            return Err(stream_error("locating file ", name, miniz::FILE_NOT_FOUND));
+        };
+        let bytes: &'a [u8] = self.bytes;
+        match self.dir.extract_in_place(bytes, index, MAX_ENTRY_BYTES) {
+            Ok(Some(buf)) => Ok(buf),
+            Ok(None) => Err(Error::new(format!(
+                "entry `{}/{name}` declares more than the {MAX_ENTRY_BYTES}-byte limit",
+                self.root
+            ))),
+            Err(e) => Err(stream_error("reading file ", name, e)),
+        }
     }
 }
 

@@ -254,6 +254,11 @@ impl Graph {
         &self.nodes[id]
     }
 
+    /// The node `id` if the graph has it and it is not erased.
+    pub fn get(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id).filter(|n| !n.erased)
+    }
+
     /// The node `id`, mutably.
     pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
         &mut self.nodes[id]

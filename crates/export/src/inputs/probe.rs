@@ -259,13 +259,18 @@ const DTYPES: &[&str] = &[
 
 /// Reads a probe file: one [`ProbeLine`] per non-blank line. Only an I/O
 /// or UTF-8 error of the whole file is an `Err`.
-pub fn read_probes(path: &Path) -> Result<Vec<ProbeLine>> {
+pub fn read_probes(path: impl AsRef<Path>) -> Result<Vec<ProbeLine>> {
+    let path = path.as_ref();
     read_probes_in(path, &Registrations::default())
 }
 
 /// [`read_probes`] in a process with `registrations`: a `namedtuple` or
 /// `dataclass` VALUE builds the pytree type registered under its name.
-pub fn read_probes_in(path: &Path, registrations: &Registrations) -> Result<Vec<ProbeLine>> {
+pub fn read_probes_in(
+    path: impl AsRef<Path>,
+    registrations: &Registrations,
+) -> Result<Vec<ProbeLine>> {
+    let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     Ok(parse_probes_in(&text, registrations))
 }

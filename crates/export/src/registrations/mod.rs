@@ -23,8 +23,8 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use torchspec_export::{registrations::Registrations, schema::Mode, ExportedProgram};
-//! let regs = Arc::new(Registrations::read("registrations.json".as_ref())?);
-//! let ep = ExportedProgram::load_path_in("model.pt2".as_ref(), Mode::Default, &regs)?;
+//! let regs = Arc::new(Registrations::read("registrations.json")?);
+//! let ep = ExportedProgram::load_path_in("model.pt2", Mode::Default, &regs)?;
 //! # Ok::<(), torchspec_export::Error>(())
 //! ```
 
@@ -85,7 +85,8 @@ impl Registrations {
     }
 
     /// Reads a registrations file (see the module docs).
-    pub fn read(path: &Path) -> Result<Registrations> {
+    pub fn read(path: impl AsRef<Path>) -> Result<Registrations> {
+        let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         Self::from_json(&text).map_err(|e| e.in_file(path))
     }
