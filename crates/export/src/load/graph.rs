@@ -138,10 +138,12 @@ impl<'w> Deserializer<'w> {
                 }
                 wire::Argument::Raw(r) if r.tag == "as_none" => Arg::None,
                 other => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "graph output of type `{}` (PyTorch raises SerializeError)",
-                        other.tag()
-                    )))
+                    let mut repr = String::new();
+                    other.py_repr(&mut repr);
+                    return Err(LoadFailure::py(
+                        "SerializeError",
+                        format!("Unable to deserialize output node {repr}"),
+                    ));
                 }
             });
         }

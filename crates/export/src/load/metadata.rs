@@ -31,9 +31,22 @@ pub(super) fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
     }
     match &gm.treespec_namedtuple_fields {
         wire::Loose::Typed(_) => Ok(()),
-        wire::Loose::Raw(PyJson::Object(_)) => Err(LoadFailure::unsupported(
-            "a treespec_namedtuple_fields value that is not a NamedTupleDef",
-        )),
+        // `NamedTupleDef(field_names=...)` keeps a `field_names` of any
+        // type, and `meta[...][type_] = fields.field_names` only stores it.
+        wire::Loose::Raw(PyJson::Object(entries)) => {
+            for (k, v) in entries {
+                let fits =
+                    matches!(v, PyJson::Object(f) if f.iter().any(|(n, _)| n == "field_names"));
+                if !fits {
+                    return Err(LoadFailure::unsupported(format!(
+                        "$.graph_module.treespec_namedtuple_fields[{}]: a {} where the schema has a NamedTupleDef",
+                        torchspec_pyval::repr::str_repr(k),
+                        v.type_name()
+                    )));
+                }
+            }
+            Ok(())
+        }
         wire::Loose::Raw(v) => Err(no_attribute(v, "items")),
     }
 }
