@@ -403,7 +403,8 @@ impl<'w> Deserializer<'w> {
                                     }
                                     false
                                 }
-                                None => false,
+                                // `a*u + b` over an unbacked `u`'s range.
+                                None => self.linear_upper(&text).is_some_and(|hi| hi < zero),
                             }
                         }
                     }
@@ -450,6 +451,26 @@ impl<'w> Deserializer<'w> {
                 ),
             ),
         )))
+    }
+
+    /// The largest value of `a*u + b` (an unbacked `u` with a range) over
+    /// that range, when finite.
+    fn linear_upper(&self, text: &str) -> Option<num_bigint::BigInt> {
+        use crate::ranges::Bound;
+        let (a, u, b) = crate::srepr::linear_form(text)?;
+        if !super::symbols::unbacked_int(&u) {
+            return None;
+        }
+        let vr = self.ranges.get(u.as_str())?;
+        let end = if a > num_bigint::BigInt::from(0) {
+            &vr.upper
+        } else {
+            &vr.lower
+        };
+        match end {
+            Bound::Int(v) => Some(a * v + b),
+            _ => None,
+        }
     }
 
     /// `deserialize_sym_float` of an expression.
