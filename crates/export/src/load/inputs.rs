@@ -47,8 +47,8 @@ pub(super) fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg
             return match &r.value {
                 PyJson::List(_) if r.tag == "as_ints" => Ok(raw_arg(&r.value)),
                 // TensorArguments with a field of another type.
-                PyJson::List(_) => Err(LoadFailure::unsupported(
-                    "an `as_tensors` item whose fields are not of the schema's types",
+                PyJson::List(_) => Err(LoadFailure::untyped(
+                    "an `as_tensors` argument whose items' fields are not of the schema's types",
                 )),
                 _ => {
                     let mut repr = String::new();

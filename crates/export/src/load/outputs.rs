@@ -65,13 +65,16 @@ pub(super) fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
         A::AsIntLists(v) => first(some_if(v.is_empty(), "list")),
         A::AsFloatLists(v) => first(some_if(v.is_empty(), "list")),
         A::Raw(r) => match &r.value {
-            PyJson::List(_) if r.tag == "as_tensors" => LoadFailure::unsupported(
+            PyJson::List(_) if r.tag == "as_tensors" => LoadFailure::untyped(
                 "an `as_tensors` output whose items' fields are not of the schema's types",
             ),
             PyJson::List(items) => first(items.first().map(PyJson::type_name)),
             v => not_list(v.type_name()),
         },
-        other => LoadFailure::unsupported(format!("a single `{}` node output", other.tag())),
+        other => LoadFailure::unsupported(format!(
+            "a single `{}` node output (a node's `outputs[0]`)",
+            other.tag()
+        )),
     }
 }
 

@@ -50,7 +50,7 @@ fn sym_int_hint(e: &wire::SymExpr) -> R<(Option<BigInt>, Option<OddHint>)> {
             }
             other => {
                 return Err(LoadFailure::unsupported(format!(
-                    "a symbolic hint that is a {}",
+                    "a `SymExpr.hint.as_int` that is a JSON {}",
                     other.type_name()
                 )))
             }
@@ -130,7 +130,7 @@ impl<'w> Deserializer<'w> {
     pub(super) fn parse_sym_expr_of(&mut self, e: &wire::SymExpr) -> R<crate::sympify::Sympified> {
         if let wire::Loose::Raw(v @ (PyJson::Bool(_) | PyJson::List(_))) = &e.expr_str {
             return Err(LoadFailure::unsupported(format!(
-                "an expr_str that is a {}",
+                "a `SymExpr.expr_str` that is a JSON {}",
                 v.type_name()
             )));
         }
