@@ -861,4 +861,28 @@ mod tests {
             assert!(!kind(s).starts_with("Int("), "{s}: {}", kind(s));
         }
     }
+
+    #[test]
+    fn a_max_with_a_positive_literal_is_positive() {
+        let positive = |s: &str| sympify_in(s, &|_| false).map(|p| p.positive_max);
+        for s in [
+            "Max(2, s0)",
+            "Max(s0, 1)",
+            "2*Max(3, s0, s1)",
+            "Max(2, s0) + 1",
+            "Max(s0*2, 5)",
+        ] {
+            assert_eq!(positive(s), Ok(true), "{s}");
+        }
+        for s in [
+            "Max(0, s0)",
+            "Min(2, s0)",
+            "Max(-1, s0)",
+            "Max(2, s0) - 1",
+            "s0 + 2",
+            "Max(s0)",
+        ] {
+            assert_eq!(positive(s), Ok(false), "{s}");
+        }
+    }
 }
