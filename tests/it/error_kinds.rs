@@ -91,17 +91,18 @@ fn a_program_pytorch_refuses_is_refused_with_its_exception() {
 
 #[test]
 fn what_the_reference_does_not_model_is_unsupported() {
+    // A device index past `DeviceIndex`'s range wraps in PyTorch.
     let json = program_json("linear.json").replacen(
-        r#"{"as_tensor": {"name": "p_lin_weight"}}"#,
-        r#"{"as_tensors": [{"name": "p_lin_weight"}]}"#,
+        r#""device": {"type": "cpu", "index": null}"#,
+        r#""device": {"type": "cpu", "index": 200}"#,
         1,
     );
-    let path = scratch("tensors-input.json", json.as_bytes());
+    let path = scratch("device-index.json", json.as_bytes());
     let e = ExportedProgram::load_path(&path).expect_err("refused");
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
     assert!(
         e.to_string()
-            .ends_with("unsupported by the reference loader: graph input of type `as_tensors`"),
+            .ends_with("unsupported by the reference loader: a device index of 200"),
         "{e}"
     );
 }

@@ -485,8 +485,8 @@ fn deserialize(
     registrations: &Registrations,
 ) -> Result<(schema::Loaded, LoadedGraphModule)> {
     let loaded = schema::load_program(bytes, mode)?;
-    let graph_module =
-        load::load_graph_module(&loaded.program, registrations).map_err(LoadFailure::into_error)?;
+    let graph_module = load::load_graph_module(&loaded.program, registrations)
+        .map_err(|f| f.naming_untyped(&loaded.loose).into_error())?;
     Ok((loaded, graph_module))
 }
 

@@ -358,6 +358,11 @@ pub struct Sympified {
     pub positive: Vec<String>,
     /// The text is `symbol + N` (either order) with an integer `N >= 1`.
     pub plus_positive_int: bool,
+    /// The text is `Max(...)` with a positive integer literal among its
+    /// arguments, possibly times or plus a positive integer: sympy proves
+    /// it positive (`Max._eval_is_positive`: any argument), whatever its
+    /// other symbols are.
+    pub positive_max: bool,
 }
 
 impl Sympified {
@@ -369,6 +374,7 @@ impl Sympified {
             bare: None,
             positive: Vec::new(),
             plus_positive_int: false,
+            positive_max: false,
         }
     }
 }
@@ -458,13 +464,52 @@ pub fn sympify_in(expr_str: &str, known: &dyn Fn(&str) -> bool) -> Result<Sympif
             _ => false,
         },
     };
+    let positive_max = positive_max(&tokens);
     Ok(Sympified {
         value,
         free_symbols,
         bare,
         positive,
         plus_positive_int,
+        positive_max,
     })
+}
+
+/// [`Sympified::positive_max`]: `Max(.., N, ..)`, `Max(..) + N`, `N*Max(..)`
+/// or `Max(..)*N` with integer literals `N >= 1`.
+fn positive_max(tokens: &[Tok]) -> bool {
+    let positive_int = |t: &Tok| matches!(t, Tok::Number(n) if n.bytes().any(|c| c != b'0'));
+    let core = match tokens {
+        [n, Tok::Op("*"), rest @ ..] if positive_int(n) => rest,
+        [rest @ .., Tok::Op("*" | "+"), n] if positive_int(n) => rest,
+        _ => tokens,
+    };
+    let [Tok::Name(f), Tok::Op("("), args @ .., Tok::Op(")")] = core else {
+        return false;
+    };
+    if f != "Max" {
+        return false;
+    }
+    // The top-level arguments; the first `(` must close at the end.
+    let mut depth = 0usize;
+    let mut start = 0;
+    let mut found = false;
+    for (i, t) in args.iter().enumerate() {
+        match t {
+            Tok::Op("(" | "[" | "{") => depth += 1,
+            Tok::Op(")" | "]" | "}") => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            Tok::Op(",") if depth == 0 => {
+                found |= matches!(&args[start..i], [n] if positive_int(n));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    found |= matches!(&args[start..], [n] if positive_int(n));
+    depth == 0 && found
 }
 
 /// The names of the free symbols: `Symbol('name', ...)` and the bare names
@@ -595,6 +640,95 @@ fn failing_call(tokens: &[Tok], known: &dyn Fn(&str) -> bool) -> Option<PyErr> {
     })
 }
 
+/// The value of a constant integer expression sympy evaluates to an
+/// `Integer`: decimal literals, `Integer(n)`, parentheses, unary `+`/`-`,
+/// binary `+`, `-` and `*` (anything else: not decided here).
+fn const_int(tokens: &[Tok]) -> Option<BigInt> {
+    struct C<'t> {
+        t: &'t [Tok],
+        i: usize,
+        depth: usize,
+    }
+    impl C<'_> {
+        fn peek(&self) -> Option<&Tok> {
+            self.t.get(self.i)
+        }
+        fn op(&mut self, o: &str) -> bool {
+            let hit = matches!(self.peek(), Some(Tok::Op(p)) if *p == o);
+            self.i += usize::from(hit);
+            hit
+        }
+        fn expr(&mut self) -> Option<BigInt> {
+            let mut v = self.term()?;
+            loop {
+                if self.op("+") {
+                    v += self.term()?;
+                } else if self.op("-") {
+                    v -= self.term()?;
+                } else {
+                    return Some(v);
+                }
+            }
+        }
+        fn term(&mut self) -> Option<BigInt> {
+            let mut v = self.unary()?;
+            while self.op("*") {
+                v *= self.unary()?;
+            }
+            Some(v)
+        }
+        fn unary(&mut self) -> Option<BigInt> {
+            self.depth += 1;
+            if self.depth > 200 {
+                return None;
+            }
+            let v = if self.op("-") {
+                self.unary().map(|v| -v)
+            } else if self.op("+") {
+                self.unary()
+            } else {
+                self.atom()
+            };
+            self.depth -= 1;
+            v
+        }
+        fn atom(&mut self) -> Option<BigInt> {
+            match self.peek()?.clone() {
+                Tok::Number(n) => {
+                    self.i += 1;
+                    n.parse().ok()
+                }
+                Tok::Op("(") => {
+                    self.i += 1;
+                    let v = self.expr()?;
+                    self.op(")").then_some(v)
+                }
+                Tok::Name(n) if n == "Integer" => {
+                    self.i += 1;
+                    if !self.op("(") {
+                        return None;
+                    }
+                    let neg = self.op("-");
+                    let v: BigInt = match self.peek()? {
+                        Tok::Number(n) => n.parse().ok()?,
+                        _ => return None,
+                    };
+                    self.i += 1;
+                    self.op(")").then_some(if neg { -v } else { v })
+                }
+                _ => None,
+            }
+        }
+    }
+    let mut c = C {
+        t: tokens,
+        i: 0,
+        depth: 0,
+    };
+    let v = c.expr()?;
+    (c.i == tokens.len()).then_some(v)
+}
+
 /// Whether CPython's `int(s)` reads `s` in base 10.
 fn is_int_literal(s: &str) -> bool {
     let t = s.trim();
@@ -671,6 +805,9 @@ pub fn sympify(expr_str: &str) -> Result<Parsed, PyErr> {
             _ => Parsed::Other,
         },
         [Tok::Number(n)] => n.parse().map_or(Parsed::Other, Parsed::Int),
+        // `-1`, `2*3 - 1`, `Integer(-1)`: sympy evaluates integer arithmetic
+        // to an `Integer` (`NegativeOne` is one).
+        _ if const_int(core).is_some() => const_int(core).map_or(Parsed::Other, Parsed::Int),
         [Tok::Number(a), Tok::Op("/"), Tok::Number(z)] if z.bytes().all(|c| c == b'0') => {
             if a.bytes().all(|c| c == b'0') {
                 Parsed::NotInt("nan")
@@ -703,6 +840,49 @@ mod tests {
             "s0\t+ 1",
         ] {
             assert_eq!(kind(s), "Other", "{s}");
+        }
+    }
+
+    #[test]
+    fn integer_arithmetic_is_an_integer() {
+        for (s, v) in [
+            ("-1", "Int(-1)"),
+            ("- 1", "Int(-1)"),
+            ("(-1)", "Int(-1)"),
+            ("--1", "Int(1)"),
+            ("Integer(-1)", "Int(-1)"),
+            ("-Integer(1)", "Int(-1)"),
+            ("2*3 - 1", "Int(5)"),
+            ("1-2*(3+1)", "Int(-7)"),
+        ] {
+            assert_eq!(kind(s), v, "{s}");
+        }
+        for s in ["3/2", "-oo", "2**3", "-s0", "Integer(1) + s0"] {
+            assert!(!kind(s).starts_with("Int("), "{s}: {}", kind(s));
+        }
+    }
+
+    #[test]
+    fn a_max_with_a_positive_literal_is_positive() {
+        let positive = |s: &str| sympify_in(s, &|_| false).map(|p| p.positive_max);
+        for s in [
+            "Max(2, s0)",
+            "Max(s0, 1)",
+            "2*Max(3, s0, s1)",
+            "Max(2, s0) + 1",
+            "Max(s0*2, 5)",
+        ] {
+            assert_eq!(positive(s), Ok(true), "{s}");
+        }
+        for s in [
+            "Max(0, s0)",
+            "Min(2, s0)",
+            "Max(-1, s0)",
+            "Max(2, s0) - 1",
+            "s0 + 2",
+            "Max(s0)",
+        ] {
+            assert_eq!(positive(s), Ok(false), "{s}");
         }
     }
 }

@@ -96,19 +96,14 @@ impl<'w> Deserializer<'w> {
                         .graph
                         .create_node(Op::Placeholder, &name, vec![], vec![], None);
                 }
-                raw @ wire::Argument::Raw(_) => {
+                // `raise SerializeError(f"Invalid input type {input_}")`.
+                other => {
                     let mut repr = String::new();
-                    raw.py_repr(&mut repr);
+                    other.py_repr(&mut repr);
                     return Err(LoadFailure::py(
                         "SerializeError",
                         format!("Invalid input type {repr}"),
                     ));
-                }
-                other => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "graph input of type `{}`",
-                        other.tag()
-                    )))
                 }
             }
         }
@@ -138,10 +133,12 @@ impl<'w> Deserializer<'w> {
                 }
                 wire::Argument::Raw(r) if r.tag == "as_none" => Arg::None,
                 other => {
-                    return Err(LoadFailure::unsupported(format!(
-                        "graph output of type `{}` (PyTorch raises SerializeError)",
-                        other.tag()
-                    )))
+                    let mut repr = String::new();
+                    other.py_repr(&mut repr);
+                    return Err(LoadFailure::py(
+                        "SerializeError",
+                        format!("Unable to deserialize output node {repr}"),
+                    ));
                 }
             });
         }

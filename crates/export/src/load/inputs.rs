@@ -47,8 +47,8 @@ pub(super) fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg
             return match &r.value {
                 PyJson::List(_) if r.tag == "as_ints" => Ok(raw_arg(&r.value)),
                 // TensorArguments with a field of another type.
-                PyJson::List(_) => Err(LoadFailure::unsupported(
-                    "an `as_tensors` item whose fields are not of the schema's types",
+                PyJson::List(_) => Err(LoadFailure::untyped(
+                    "an `as_tensors` argument whose items' fields are not of the schema's types",
                 )),
                 _ => {
                     let mut repr = String::new();
@@ -367,6 +367,7 @@ impl<'w> Deserializer<'w> {
         ) = saved_values;
         result?;
         check_codegen(&sub.graph)?;
+        self.register_module(&g.name)?;
         let (graph, submodules) = sub.finish();
         self.cx.submodules.push(SubGraph {
             name: g.name.clone(),
@@ -378,6 +379,27 @@ impl<'w> Deserializer<'w> {
             .graph
             .create_node(Op::GetAttr, &g.name, vec![], vec![], Some(&g.name));
         Ok(Arg::Node(id))
+    }
+
+    /// `self.module.register_module(name, submodule)` (`Module.add_module`):
+    /// a name the fresh `torch.nn.Module` already has as an attribute
+    /// (`forward`, `training`; not a submodule registered before, which
+    /// is replaced), then a dotted or empty name, is a `KeyError`.
+    fn register_module(&self, name: &str) -> R<()> {
+        let registered = self.cx.submodules.iter().any(|s| s.name == name);
+        let message = if MODULE_ATTRIBUTES.contains(&name) && !registered {
+            format!("attribute '{name}' already exists")
+        } else if name.contains('.') {
+            format!("module name can't contain \".\", got: {name}")
+        } else if name.is_empty() {
+            "module name can't be empty string \"\"".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(LoadFailure::py(
+            "KeyError",
+            torchspec_pyval::repr::str_repr(&message),
+        ))
     }
 
     /// An `as_operator` argument, through `deserialize_operator`: an
@@ -425,3 +447,126 @@ impl<'w> Deserializer<'w> {
         })
     }
 }
+
+/// `dir(torch.nn.Module())` in torch 2.15.0 (the same 117 names in 2.14.1
+/// and 2.13.0): the attributes `hasattr` finds on the fresh module a
+/// subgraph is registered on.
+const MODULE_ATTRIBUTES: &[&str] = &[
+    "T_destination",
+    "__annotations__",
+    "__call__",
+    "__class__",
+    "__delattr__",
+    "__dict__",
+    "__dir__",
+    "__doc__",
+    "__eq__",
+    "__format__",
+    "__ge__",
+    "__getattr__",
+    "__getattribute__",
+    "__getstate__",
+    "__gt__",
+    "__hash__",
+    "__init__",
+    "__init_subclass__",
+    "__le__",
+    "__lt__",
+    "__module__",
+    "__ne__",
+    "__new__",
+    "__reduce__",
+    "__reduce_ex__",
+    "__repr__",
+    "__setattr__",
+    "__setstate__",
+    "__sizeof__",
+    "__str__",
+    "__subclasshook__",
+    "__weakref__",
+    "_apply",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+    "_buffers",
+    "_call_impl",
+    "_compiled_call_impl",
+    "_forward_hooks",
+    "_forward_hooks_always_called",
+    "_forward_hooks_with_kwargs",
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_get_backward_hooks",
+    "_get_backward_pre_hooks",
+    "_get_name",
+    "_is_full_backward_hook",
+    "_load_from_state_dict",
+    "_load_state_dict_post_hooks",
+    "_load_state_dict_pre_hooks",
+    "_maybe_warn_non_full_backward_hook",
+    "_modules",
+    "_named_members",
+    "_non_persistent_buffers_set",
+    "_parameters",
+    "_register_load_state_dict_pre_hook",
+    "_register_state_dict_hook",
+    "_replicate_for_data_parallel",
+    "_save_to_state_dict",
+    "_slow_forward",
+    "_state_dict_hooks",
+    "_state_dict_pre_hooks",
+    "_version",
+    "_wrapped_call_impl",
+    "add_module",
+    "apply",
+    "bfloat16",
+    "buffers",
+    "call_super_init",
+    "children",
+    "compile",
+    "cpu",
+    "cuda",
+    "double",
+    "dump_patches",
+    "eval",
+    "extra_repr",
+    "float",
+    "forward",
+    "get_buffer",
+    "get_extra_state",
+    "get_parameter",
+    "get_submodule",
+    "half",
+    "ipu",
+    "load_state_dict",
+    "modules",
+    "mtia",
+    "named_buffers",
+    "named_children",
+    "named_modules",
+    "named_parameters",
+    "parameters",
+    "register_backward_hook",
+    "register_buffer",
+    "register_forward_hook",
+    "register_forward_pre_hook",
+    "register_full_backward_hook",
+    "register_full_backward_pre_hook",
+    "register_load_state_dict_post_hook",
+    "register_load_state_dict_pre_hook",
+    "register_module",
+    "register_parameter",
+    "register_state_dict_post_hook",
+    "register_state_dict_pre_hook",
+    "requires_grad_",
+    "set_extra_state",
+    "set_submodule",
+    "share_memory",
+    "state_dict",
+    "to",
+    "to_empty",
+    "train",
+    "training",
+    "type",
+    "xpu",
+    "zero_grad",
+];

@@ -31,9 +31,22 @@ pub(super) fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
     }
     match &gm.treespec_namedtuple_fields {
         wire::Loose::Typed(_) => Ok(()),
-        wire::Loose::Raw(PyJson::Object(_)) => Err(LoadFailure::unsupported(
-            "a treespec_namedtuple_fields value that is not a NamedTupleDef",
-        )),
+        // `NamedTupleDef(field_names=...)` keeps a `field_names` of any
+        // type, and `meta[...][type_] = fields.field_names` only stores it.
+        wire::Loose::Raw(PyJson::Object(entries)) => {
+            for (k, v) in entries {
+                let fits =
+                    matches!(v, PyJson::Object(f) if f.iter().any(|(n, _)| n == "field_names"));
+                if !fits {
+                    return Err(LoadFailure::unsupported(format!(
+                        "$.graph_module.treespec_namedtuple_fields[{}]: a {} where the schema has a NamedTupleDef",
+                        torchspec_pyval::repr::str_repr(k),
+                        v.type_name()
+                    )));
+                }
+            }
+            Ok(())
+        }
         wire::Loose::Raw(v) => Err(no_attribute(v, "items")),
     }
 }
@@ -170,19 +183,75 @@ pub(super) fn check_str_metadata(
     for key in ["custom", "from_node"] {
         if let Some(text) = meta_get(metadata, key) {
             let value = json_loads(&torchspec_pyval::pyjson::PyJson::Str(text.to_string()))?;
-            if key == "from_node"
-                && !matches!(
-                    value,
-                    torchspec_pyval::pyjson::PyJson::Null
-                        | torchspec_pyval::pyjson::PyJson::List(_)
-                )
-            {
-                return Err(LoadFailure::py(
-                    "AssertionError",
-                    format!("expected list, got {}", value.type_name()),
-                ));
+            if key == "from_node" {
+                match &value {
+                    PyJson::Null => {}
+                    PyJson::List(items) => {
+                        for item in items {
+                            node_source_from_dict(item, 0)?;
+                        }
+                    }
+                    other => {
+                        return Err(LoadFailure::py(
+                            "AssertionError",
+                            format!("expected list, got {}", other.type_name()),
+                        ))
+                    }
+                }
             }
         }
     }
     Ok(())
+}
+
+/// How deep a `from_node` chain is followed before the answer is
+/// unsupported (CPython's recursion limit decides past it).
+const MAX_FROM_NODE_DEPTH: usize = 200;
+
+/// `NodeSource._from_dict(d)` (torch/fx/traceback.py): None is skipped, a
+/// non-dict refused, `d.get("action")` split at `+` when truthy, and a
+/// `from_node` that is not None iterated, each item read the same way.
+fn node_source_from_dict(d: &PyJson, depth: usize) -> R<()> {
+    let entries = match d {
+        PyJson::Null => return Ok(()),
+        PyJson::Object(entries) => entries,
+        other => {
+            return Err(LoadFailure::py(
+                "AssertionError",
+                format!("Expected a dict, got <class '{}'>", other.type_name()),
+            ))
+        }
+    };
+    if depth >= MAX_FROM_NODE_DEPTH {
+        return Err(LoadFailure::unsupported(format!(
+            "a `from_node` chain nested more than {MAX_FROM_NODE_DEPTH} levels"
+        )));
+    }
+    // A repeated key keeps its last value (`json.loads` builds a dict).
+    let get = |key: &str| entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
+    if let Some(action) = get("action").filter(|v| truthy(v)) {
+        if !matches!(action, PyJson::Str(_)) {
+            return Err(no_attribute(action, "split"));
+        }
+    }
+    match get("from_node") {
+        None | Some(PyJson::Null) => Ok(()),
+        Some(PyJson::List(items)) => {
+            for item in items {
+                node_source_from_dict(item, depth + 1)?;
+            }
+            Ok(())
+        }
+        // Iterating a str or dict gives strs.
+        Some(PyJson::Str(s)) if s.is_empty() => Ok(()),
+        Some(PyJson::Object(o)) if o.is_empty() => Ok(()),
+        Some(PyJson::Str(_) | PyJson::Object(_)) => Err(LoadFailure::py(
+            "AssertionError",
+            "Expected a dict, got <class 'str'>",
+        )),
+        Some(other) => Err(LoadFailure::py(
+            "TypeError",
+            format!("'{}' object is not iterable", other.type_name()),
+        )),
+    }
 }

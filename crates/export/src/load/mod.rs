@@ -66,6 +66,7 @@ pub fn load_graph_module<'w>(
         registrations,
         ranges,
         hinted: HashSet::new(),
+        replaced: HashSet::new(),
         tensor_values: HashMap::new(),
         sym_int_values: HashMap::new(),
         sym_float_values: HashMap::new(),

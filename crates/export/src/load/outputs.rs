@@ -65,13 +65,16 @@ pub(super) fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
         A::AsIntLists(v) => first(some_if(v.is_empty(), "list")),
         A::AsFloatLists(v) => first(some_if(v.is_empty(), "list")),
         A::Raw(r) => match &r.value {
-            PyJson::List(_) if r.tag == "as_tensors" => LoadFailure::unsupported(
+            PyJson::List(_) if r.tag == "as_tensors" => LoadFailure::untyped(
                 "an `as_tensors` output whose items' fields are not of the schema's types",
             ),
             PyJson::List(items) => first(items.first().map(PyJson::type_name)),
             v => not_list(v.type_name()),
         },
-        other => LoadFailure::unsupported(format!("a single `{}` node output", other.tag())),
+        other => LoadFailure::unsupported(format!(
+            "a single `{}` node output (a node's `outputs[0]`)",
+            other.tag()
+        )),
     }
 }
 
@@ -243,22 +246,27 @@ impl<'w> Deserializer<'w> {
                 a if is_as_none(a) => {
                     self.bare_getitem(id, idx, Some("as_none"));
                 }
-                // The other lists `generate_getitems` walks: their items are
-                // plain values, not `Argument`s.
-                other
-                    if matches!(
-                        other.tag(),
-                        "as_sym_floats"
-                            | "as_ints"
-                            | "as_floats"
-                            | "as_strings"
-                            | "as_bools"
-                            | "as_sym_bools"
-                    ) =>
-                {
+                // The other lists `generate_getitems` walks: a getitem for the
+                // list, then its items, which are plain values, not
+                // `Argument`s (`expected Argument, got int`).
+                A::AsInts(v) if !v.is_empty() => return Err(not_an_argument("int")),
+                A::AsFloats(v) if !v.is_empty() => return Err(not_an_argument("float")),
+                A::AsStrings(v) if !v.is_empty() => return Err(not_an_argument("str")),
+                A::AsBools(v) if !v.is_empty() => return Err(not_an_argument("bool")),
+                A::AsSymBools(v) if !v.is_empty() => {
+                    return Err(not_an_argument("SymBoolArgument"))
+                }
+                A::AsInts(_)
+                | A::AsFloats(_)
+                | A::AsStrings(_)
+                | A::AsBools(_)
+                | A::AsSymBools(_) => {
+                    self.bare_getitem(id, idx, None);
+                }
+                other if other.tag() == "as_sym_floats" => {
                     return Err(LoadFailure::unsupported(format!(
-                        "a `{}` among several node outputs",
-                        other.tag()
+                        "a non-empty `as_sym_floats` among several node outputs \
+                         ($.graph_module.graph.nodes[].outputs[{idx}])"
                     )))
                 }
                 other => {
@@ -292,6 +300,11 @@ impl<'w> Deserializer<'w> {
         let id = self.bare_getitem(of, idx, Some(name));
         self.sync(name, id)
     }
+}
+
+/// `generate_getitems` on an item that is not an `Argument`.
+fn not_an_argument(ty: &str) -> LoadFailure {
+    LoadFailure::py("AssertionError", format!("expected Argument, got {ty}"))
 }
 
 /// `getattr(serialized_node, "is_hop_single_tensor_return", True)` as a

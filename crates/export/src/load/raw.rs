@@ -55,8 +55,8 @@ pub(super) fn raw_list_use(raw: Option<&torchspec_pyval::pyjson::PyJson>, how: U
             "AttributeError",
             format!("'str' object has no attribute '{attr}'"),
         )),
-        (PyJson::Str(_) | PyJson::List(_) | PyJson::Object(_), _) => Err(LoadFailure::unsupported(
-            format!("a {} where the schema has a list", v.type_name()),
+        (PyJson::Str(_) | PyJson::List(_) | PyJson::Object(_), _) => Err(LoadFailure::untyped(
+            format_args!("a {} where the schema has a list", v.type_name()),
         )),
         (_, Use::Iter(_)) => Err(LoadFailure::py(
             "TypeError",
@@ -80,9 +80,9 @@ pub(super) fn raw_list_use(raw: Option<&torchspec_pyval::pyjson::PyJson>, how: U
 pub(super) fn raw_dict_use(raw: Option<&torchspec_pyval::pyjson::PyJson>) -> R<()> {
     match raw {
         None => Ok(()),
-        Some(torchspec_pyval::pyjson::PyJson::Object(_)) => Err(LoadFailure::unsupported(
-            "a dict whose values are not all of the schema's type",
-        )),
+        Some(torchspec_pyval::pyjson::PyJson::Object(_)) => {
+            Err(LoadFailure::untyped("a dict where the schema has a dict"))
+        }
         Some(v) => Err(no_attribute(v, "items")),
     }
 }

@@ -65,6 +65,10 @@ pub(super) struct Deserializer<'w> {
     pub(super) ranges: HashMap<&'w str, ValueRanges>,
     /// The symbols `shape_env.backed_var_to_val` holds a hint for.
     pub(super) hinted: HashSet<String>,
+    /// The unbacked symbols a size check's deferred `u >= 0` refined to
+    /// the single value 0 (a range `[lo < 0, 0]`): replaced by `0`, so no
+    /// value binds them any more.
+    pub(super) replaced: HashSet<String>,
     pub(super) signature: ExportGraphSignature,
     pub(super) cx: GraphCx,
     /// The custom ops of the loading process (node targets resolve against

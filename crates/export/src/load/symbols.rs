@@ -50,7 +50,7 @@ fn sym_int_hint(e: &wire::SymExpr) -> R<(Option<BigInt>, Option<OddHint>)> {
             }
             other => {
                 return Err(LoadFailure::unsupported(format!(
-                    "a symbolic hint that is a {}",
+                    "a `SymExpr.hint.as_int` that is a JSON {}",
                     other.type_name()
                 )))
             }
@@ -130,7 +130,7 @@ impl<'w> Deserializer<'w> {
     pub(super) fn parse_sym_expr_of(&mut self, e: &wire::SymExpr) -> R<crate::sympify::Sympified> {
         if let wire::Loose::Raw(v @ (PyJson::Bool(_) | PyJson::List(_))) = &e.expr_str {
             return Err(LoadFailure::unsupported(format!(
-                "an expr_str that is a {}",
+                "a `SymExpr.expr_str` that is a JSON {}",
                 v.type_name()
             )));
         }
@@ -190,7 +190,11 @@ impl<'w> Deserializer<'w> {
             }
         };
         let (hint, odd_hint) = sym_int_hint(e)?;
+        let known = self.symbols.len();
         let parsed = self.parse_sym_expr_of(e)?;
+        // `constrain_symbol_range` is an `lru_cache` on (symbol, min, max):
+        // only a symbol's first parse checks its hint against its range.
+        let first_parse = self.symbols.len() > known;
         check_integer_hint(&parsed, odd_hint.as_ref(), hint.as_ref())?;
         if hint.is_none() && odd_hint.is_none() {
             self.compute_hint(&parsed, true)?;
@@ -208,7 +212,7 @@ impl<'w> Deserializer<'w> {
             true => self.unranged_size_symbol(&parsed, hint.is_some()),
             false => Vec::new(),
         };
-        self.constrain_hinted_symbol(e, &parsed, hint)?;
+        self.constrain_hinted_symbol(e, &parsed, hint, first_parse)?;
         // `SymNode(...)`: `type(hint) is pytype`.
         if let Some((ty, _, _)) = odd_hint {
             if !matches!(parsed.value, Parsed::Int(_)) {
@@ -230,6 +234,9 @@ impl<'w> Deserializer<'w> {
     /// only for `positive=True` symbols, and `size == 1` only for
     /// `symbol + N`; a bare symbol's falls back on its hint (`hinted`).
     fn unranged_size_symbol(&self, parsed: &Sympified, hinted: bool) -> Vec<Unranged> {
+        if parsed.positive_max {
+            return Vec::new();
+        }
         let free = parsed.free_symbols.iter().flatten();
         let mut free = free.filter(|n| !self.ranges.contains_key(n.as_str()));
         let mut unranged = free.find(|n| {
@@ -257,18 +264,20 @@ impl<'w> Deserializer<'w> {
 
     /// `add_backed_var_to_val` of a bare symbol seen first with a hint,
     /// then `constrain_symbol_range`'s check of the hint against the
-    /// symbol's range.
+    /// symbol's range, which runs once per symbol (its `lru_cache`): on
+    /// the symbol's `first_parse` only.
     fn constrain_hinted_symbol(
         &mut self,
         e: &wire::SymExpr,
         parsed: &Sympified,
         hint: Option<BigInt>,
+        first_parse: bool,
     ) -> R<()> {
         let symbol = crate::srepr::bare_symbol(&e.expr_text()).or(parsed.bare.clone());
         let (Some(v), Some(name)) = (hint, symbol) else {
             return Ok(());
         };
-        if !self.hinted.insert(name.clone()) {
+        if !self.hinted.insert(name.clone()) || !first_parse {
             return Ok(());
         }
         let Some(vr) = self.ranges.get(name.as_str()) else {
@@ -368,7 +377,7 @@ impl<'w> Deserializer<'w> {
             .cx
             .unbacked
             .iter()
-            .filter(|u| !bound.contains(*u))
+            .filter(|u| !bound.contains(*u) || self.replaced.contains(*u))
             .collect();
         match left.as_slice() {
             [] => Ok(()),

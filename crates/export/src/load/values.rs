@@ -304,10 +304,14 @@ impl<'w> Deserializer<'w> {
     fn eval_tensor_meta(&mut self, t: &wire::TensorMeta) -> R<()> {
         let mut pending = None;
         let mut free = Vec::new();
+        let mut free_at = None;
         let sizes = iterated(&t.sizes)?;
-        for s in sizes {
+        for (i, s) in sizes.iter().enumerate() {
             let (p, f) = self.eval_sym_int(s, true)?;
             pending = pending.or(p);
+            if !f.is_empty() && free_at.is_none() {
+                free_at = Some(i);
+            }
             free.extend(f);
         }
         let strides = iterated(&t.strides)?;
@@ -317,6 +321,14 @@ impl<'w> Deserializer<'w> {
             free.extend(f);
         }
         device_text(&t.device)?;
+        // `check_size_nonnegative`, size by size: a size known negative
+        // (an int, or an unbacked symbol whose range is below 0) before
+        // the first one whose check meets a symbol with no range.
+        let negative = self.negative_size(sizes)?;
+        let negative = negative.filter(|(at, _)| free_at.is_none_or(|f| *at < f));
+        if pending.is_none() {
+            pending = negative.map(|(_, failure)| failure);
+        }
         // `_maybe_evaluate_static_worker` of a size's check in
         // `torch.empty_strided`: a free symbol with no range.
         free.sort();
@@ -354,6 +366,111 @@ impl<'w> Deserializer<'w> {
             ));
         }
         Ok(())
+    }
+
+    /// `check_size_nonnegative` (`expect_size`: `size >= 0`, decided
+    /// statically or deferred as a runtime assert): the first size known
+    /// negative and `RuntimeError: Trying to create tensor with negative
+    /// dimension {size}: {sizes}`. A bare unbacked symbol's deferred
+    /// assert refines a range `[lo < 0, 0]` to `0`, which replaces it.
+    fn negative_size(&mut self, sizes: &[wire::SymInt]) -> R<Option<(usize, LoadFailure)>> {
+        use crate::ranges::Bound;
+        use num_bigint::BigInt;
+        let zero = BigInt::from(0);
+        let mut at = None;
+        for (i, s) in sizes.iter().enumerate() {
+            let negative = match s {
+                wire::SymInt::AsInt(v) => v.to_bigint() < zero,
+                wire::SymInt::AsExpr(e) => {
+                    let text = e.expr_text();
+                    match crate::sympify::sympify(&text) {
+                        Ok(crate::sympify::Parsed::Int(n)) => n < zero,
+                        _ => {
+                            let name = crate::srepr::bare_symbol(&text);
+                            let vr = name.as_deref().filter(|n| super::symbols::unbacked_int(n));
+                            let vr = vr.and_then(|n| self.ranges.get(n).map(|vr| (n, vr)));
+                            match vr {
+                                Some((_, vr)) if matches!(&vr.upper, Bound::Int(hi) if *hi < zero) => {
+                                    true
+                                }
+                                Some((n, vr)) => {
+                                    let below = match &vr.lower {
+                                        Bound::Int(lo) => *lo < zero,
+                                        _ => true,
+                                    };
+                                    if below && matches!(&vr.upper, Bound::Int(hi) if *hi == zero) {
+                                        self.replaced.insert(n.to_string());
+                                    }
+                                    false
+                                }
+                                // `a*u + b` over an unbacked `u`'s range.
+                                None => self.linear_upper(&text).is_some_and(|hi| hi < zero),
+                            }
+                        }
+                    }
+                }
+                wire::SymInt::Raw(_) => false,
+            };
+            if negative {
+                at = Some(i);
+                break;
+            }
+        }
+        let Some(at) = at else {
+            return Ok(None);
+        };
+        let mut shown = Vec::with_capacity(sizes.len());
+        for s in sizes {
+            shown.push(match s {
+                wire::SymInt::AsInt(v) => v.to_bigint().to_string(),
+                wire::SymInt::AsExpr(e) => {
+                    let text = e.expr_text();
+                    match crate::sympify::sympify(&text) {
+                        Ok(crate::sympify::Parsed::Int(n)) => n.to_string(),
+                        _ => match crate::srepr::subexpression_strs(&text).pop() {
+                            Some(s) => s,
+                            None => {
+                                return Err(LoadFailure::unsupported(format!(
+                                    "the size `{text}` printed in a negative-dimension error"
+                                )))
+                            }
+                        },
+                    }
+                }
+                wire::SymInt::Raw(_) => return Ok(None),
+            });
+        }
+        Ok(Some((
+            at,
+            LoadFailure::py(
+                "RuntimeError",
+                format!(
+                    "Trying to create tensor with negative dimension {}: [{}]",
+                    shown[at],
+                    shown.join(", ")
+                ),
+            ),
+        )))
+    }
+
+    /// The largest value of `a*u + b` (an unbacked `u` with a range) over
+    /// that range, when finite.
+    fn linear_upper(&self, text: &str) -> Option<num_bigint::BigInt> {
+        use crate::ranges::Bound;
+        let (a, u, b) = crate::srepr::linear_form(text)?;
+        if !super::symbols::unbacked_int(&u) {
+            return None;
+        }
+        let vr = self.ranges.get(u.as_str())?;
+        let end = if a > num_bigint::BigInt::from(0) {
+            &vr.upper
+        } else {
+            &vr.lower
+        };
+        match end {
+            Bound::Int(v) => Some(a * v + b),
+            _ => None,
+        }
     }
 
     /// `deserialize_sym_float` of an expression.

@@ -43,6 +43,9 @@ pub struct LoadCx {
     pub mode: Mode,
     /// The strict-mode findings, in document order.
     pub diagnostics: Vec<Diagnostic>,
+    /// Default mode: why each loose field was kept raw (`at PATH: expected
+    /// ..., found ...`), in document order.
+    pub loose: Vec<String>,
 }
 
 impl LoadCx {
@@ -51,6 +54,7 @@ impl LoadCx {
         LoadCx {
             mode,
             diagnostics: Vec::new(),
+            loose: Vec::new(),
         }
     }
 
@@ -318,6 +322,7 @@ pub fn load_loose<'a, T>(
                     .push_str(" (strict rule `loose-field`: PyTorch keeps the raw value)");
                 return Err(e);
             }
+            cx.loose.push(e.0.to_string());
             Ok(Loose::Raw(v.clone()))
         }
         Err(e) => Err(e),

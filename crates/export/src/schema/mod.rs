@@ -79,6 +79,9 @@ pub struct Loaded {
     pub program: ExportedProgram,
     /// Strict mode's findings (empty in the default mode).
     pub diagnostics: Vec<Diagnostic>,
+    /// Why each value kept as it came did not fit the schema's type
+    /// (`at PATH: expected ..., found ...`), in document order.
+    pub loose: Vec<String>,
 }
 
 /// `bytes.decode("utf-8")`, with CPython's `UnicodeDecodeError` text.
@@ -140,6 +143,7 @@ fn read_program(bytes: &[u8], mode: Mode) -> Result<Loaded, Error> {
     Ok(Loaded {
         program,
         diagnostics: cx.diagnostics,
+        loose: cx.loose,
     })
 }
 
