@@ -184,25 +184,9 @@ impl Iterator for Values<'_, '_> {
     fn next(&mut self) -> Option<Scalar> {
         let t = self.tensor;
         let index = self.index.as_mut()?;
-        let offset = t.storage_offset()
-            + index
-                .iter()
-                .zip(t.stride())
-                .map(|(i, s)| i * s)
-                .sum::<usize>();
-        // The next multi-index, last dim fastest.
-        let mut d = index.len();
-        loop {
-            if d == 0 {
-                self.index = None;
-                break;
-            }
-            d -= 1;
-            index[d] += 1;
-            if index[d] < t.shape()[d] {
-                break;
-            }
-            index[d] = 0;
+        let offset = t.storage_offset() + dot(index, t.stride());
+        if !advance(index, t.shape()) {
+            self.index = None;
         }
         let isz = t.dtype().itemsize();
         let zeros = [0u8; 16];
@@ -247,25 +231,10 @@ impl<'t> Iterator for Chunks<'t> {
             return Some(&ZEROS[..n]);
         }
         let index = self.index.as_mut()?;
-        let offset = self.storage_offset
-            + index
-                .iter()
-                .zip(self.stride)
-                .map(|(i, s)| i * s)
-                .sum::<usize>();
-        // The next outer index, last dim fastest.
-        let mut d = self.split;
-        loop {
-            if d == 0 {
-                self.index = None;
-                break;
-            }
-            d -= 1;
-            index[d] += 1;
-            if index[d] < self.shape[d] {
-                break;
-            }
-            index[d] = 0;
+        let offset = self.storage_offset + dot(index, self.stride);
+        // The outer dims only: the last `ndim - split` are one contiguous run.
+        if !advance(index, &self.shape[..self.split]) {
+            self.index = None;
         }
         match self.storage {
             // (Every element is inside the storage: checked when the view was made.)
@@ -377,4 +346,22 @@ mod tests {
         assert_eq!(scalar(Dtype::Float8E8M0fnu, &[127]), Scalar::Float(1.0));
         assert_eq!(scalar(Dtype::BFloat16, &[0x80, 0x3f]), Scalar::Float(1.0));
     }
+}
+
+/// The storage offset of a multi-index: `sum(i * stride)`.
+fn dot(index: &[usize], stride: &[usize]) -> usize {
+    index.iter().zip(stride).map(|(i, s)| i * s).sum()
+}
+
+/// Steps `index` to the next multi-index within `shape`, last dim fastest;
+/// false once it has passed the last one.
+fn advance(index: &mut [usize], shape: &[usize]) -> bool {
+    for d in (0..shape.len()).rev() {
+        index[d] += 1;
+        if index[d] < shape[d] {
+            return true;
+        }
+        index[d] = 0;
+    }
+    false
 }
