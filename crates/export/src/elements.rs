@@ -323,6 +323,24 @@ impl<'a> TensorView<'a> {
     }
 }
 
+/// The storage offset of a multi-index: `sum(i * stride)`.
+fn dot(index: &[usize], stride: &[usize]) -> usize {
+    index.iter().zip(stride).map(|(i, s)| i * s).sum()
+}
+
+/// Steps `index` to the next multi-index within `shape`, last dim fastest;
+/// false once it has passed the last one.
+fn advance(index: &mut [usize], shape: &[usize]) -> bool {
+    for d in (0..shape.len()).rev() {
+        index[d] += 1;
+        if index[d] < shape[d] {
+            return true;
+        }
+        index[d] = 0;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,22 +364,4 @@ mod tests {
         assert_eq!(scalar(Dtype::Float8E8M0fnu, &[127]), Scalar::Float(1.0));
         assert_eq!(scalar(Dtype::BFloat16, &[0x80, 0x3f]), Scalar::Float(1.0));
     }
-}
-
-/// The storage offset of a multi-index: `sum(i * stride)`.
-fn dot(index: &[usize], stride: &[usize]) -> usize {
-    index.iter().zip(stride).map(|(i, s)| i * s).sum()
-}
-
-/// Steps `index` to the next multi-index within `shape`, last dim fastest;
-/// false once it has passed the last one.
-fn advance(index: &mut [usize], shape: &[usize]) -> bool {
-    for d in (0..shape.len()).rev() {
-        index[d] += 1;
-        if index[d] < shape[d] {
-            return true;
-        }
-        index[d] = 0;
-    }
-    false
 }
