@@ -20,6 +20,8 @@ use torchspec_spec::sym::polynomial::{self, Terms};
 use torchspec_spec::sym::ranges::{self, Ext};
 use torchspec_spec::sym::subst::xreplace;
 
+mod divisible;
+
 /// A polynomial over the shifted symbols, by their index in `syms`.
 type Poly = Terms<usize>;
 
@@ -70,9 +72,9 @@ pub(crate) struct ShapeEnv {
     /// recording order.
     pub deferred: Vec<(usize, Ex)>,
     axioms: Vec<(Ex, bool)>,
-    /// Whether a `Mod(...) == 0` fact was recorded (`divisible`): what
-    /// PyTorch then re-states after a replacement is not modelled.
-    divisible: bool,
+    /// `divisible`: the torch `Mod`s an equality solved to 0, in
+    /// recording order (`divisible.rs`).
+    divisible: Vec<Ex>,
 }
 
 fn unsupported<T>(what: &str) -> PyResult<T> {
@@ -403,7 +405,7 @@ impl ShapeEnv {
             syms: Vec::new(),
             deferred: Vec::new(),
             axioms: Vec::new(),
-            divisible: false,
+            divisible: Vec::new(),
         }
     }
 
@@ -554,7 +556,7 @@ impl ShapeEnv {
     /// `_maybe_evaluate_static(expr)` for a relational: replacements,
     /// canonical form, axioms, then the range of `rhs - lhs`.
     pub fn evaluate_static(&self, e: &Ex) -> PyResult<Option<bool>> {
-        let e = self.replace(e)?;
+        let e = self.simplify_div(&self.replace(e)?)?;
         match &*e {
             Node::True => return Ok(Some(true)),
             Node::False => return Ok(Some(false)),
@@ -774,10 +776,6 @@ impl ShapeEnv {
     /// unbacked symbols only: `false` when the expression is statically
     /// false (nothing is recorded then).
     pub fn guard_or_defer(&mut self, e: &Ex) -> PyResult<bool> {
-        if self.divisible && has_fn(e, Func::FloorDiv) {
-            // `divisible` makes `simplify` turn FloorDiv into CleanDiv.
-            return unsupported("a FloorDiv fact after a divisibility fact");
-        }
         if self.fast_true(e)? {
             return Ok(true);
         }
@@ -792,7 +790,7 @@ impl ShapeEnv {
             .max()
             .ok_or_else(|| Raise::unsupported("a runtime assert without unbacked symbols"))?;
         self.deferred.push((key, c.clone()));
-        let simplified = self.replace(&c)?;
+        let simplified = self.simplify_div(&self.replace(&c)?)?;
         if let Node::Rel(..) = &*simplified {
             let imp = implications(&canonicalize(&simplified)?)?;
             for (k, v) in imp {
@@ -821,10 +819,10 @@ impl ShapeEnv {
         if *op != Rel::Eq {
             return Ok(());
         }
-        if has_fn(e, Func::Mod) || has_fn(e, Func::PythonMod) {
-            if mod_is_zero(lhs, rhs).is_some() {
-                self.divisible = true;
-            }
+        if has_fn(e, Func::Mod) {
+            return self.maybe_add_divisible(lhs, rhs);
+        }
+        if has_fn(e, Func::PythonMod) {
             return Ok(());
         }
         if has_floordiv(lhs) || has_floordiv(rhs) {
@@ -868,7 +866,7 @@ impl ShapeEnv {
 
     /// `_refine_ranges(expr)`.
     fn refine_ranges(&mut self, e: &Ex) -> PyResult<()> {
-        let e = self.replace(e)?;
+        let e = self.simplify_div(&self.replace(e)?)?;
         let Node::Rel(op, lhs, rhs) = &*e else {
             return Ok(());
         };
@@ -1063,15 +1061,6 @@ fn has_floordiv(e: &Ex) -> bool {
         Node::Fn(_, a) | Node::Add(a) | Node::Mul(a) => a.iter().any(has_floordiv),
         Node::Pow(a, b) => has_floordiv(a) || has_floordiv(b),
         _ => false,
-    }
-}
-
-/// `Mod(...) == 0` in either order.
-fn mod_is_zero<'a>(l: &'a Ex, r: &'a Ex) -> Option<&'a Ex> {
-    match (&**l, &**r) {
-        (Node::Fn(Func::Mod | Func::PythonMod, _), _) if is_zero(r) => Some(l),
-        (_, Node::Fn(Func::Mod | Func::PythonMod, _)) if is_zero(l) => Some(r),
-        _ => None,
     }
 }
 
