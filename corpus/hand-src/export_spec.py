@@ -405,6 +405,28 @@ def relations() -> File:
            spec=SS(("x", TS(add(V(2), V(0)))), assumptions=[op("gt", V(1), 1)]))
     f.case(vars=[SV("a")], signature=sig("x"), args=tup(T(4)),
            spec=SS(assumptions=[op("gt", V(0), 1)]))
+    # Divisibility (issue 34): a Mod(a, k) == 0 fact makes simplify's FloorDiv(a, k)
+    # a CleanDiv, and k*CleanDiv(a, k) cancels to a.
+    fd = lambda v, k: op("floordiv", v, k)
+    even = op("eq", op("mod", V(0), 2), 0)
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=XY, args=tup(T(8), T(8)),
+           spec=SS(("x", TS(V(0))), ("y", TS(mul(fd(V(0), 2), 2))), assumptions=[even]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=sig("x"), args=tup(T(8)),
+           spec=SS(("x", TS(V(0))), assumptions=[even, op("eq", mul(fd(V(0), 2), 2), V(0))]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=sig("x"), args=tup(T(8)),
+           spec=SS(("x", TS(V(0))), assumptions=[op("eq", mul(fd(V(0), 2), 2), V(0)), even]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=XY, args=tup(T(8), T(8)),
+           spec=SS(("x", TS(V(0))), ("y", TS(mul(fd(V(0), 2), 4))), assumptions=[even]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=XY, args=tup(T(8), T(8)),
+           spec=SS(("x", TS(V(0))), ("y", TS(add(mul(fd(V(0), 2), 2), 3))), assumptions=[even]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=sig("x"), args=tup(T(8)),
+           spec=SS(("x", TS(V(0))),
+                   assumptions=[op("eq", add(op("mod", V(0), 2), 1), 1), op("le", mul(fd(V(0), 2), 2), 40)]))
+    f.case(EXPORTS, vars=[IV("n", max=64)], signature=sig("x", "n"), args=tup(T(4), 8),
+           spec=SS(("n", V(0)), assumptions=[even, op("eq", mul(fd(V(0), 2), 2), V(0))]))
+    f.case(EXPORTS, vars=ab, signature=sig("x", "y", "z"), args=tup(T(8), T(4), T(8)),
+           spec=SS(("x", TS(V(0))), ("y", TS(V(1))), ("z", TS(mul(fd(V(0), V(1)), V(1)))),
+                   assumptions=[op("eq", op("mod", V(0), V(1)), 0)]))
     return f
 
 
