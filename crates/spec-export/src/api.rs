@@ -170,10 +170,11 @@ fn export(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trace
     for ((fake, _), name) in leaves.into_iter().zip(names) {
         inputs.push(Input { name, fake });
     }
+    let (asserts, after) = graph::asserts_and_env(&inputs, &w.env)?;
     Ok(Traced {
-        placeholders: graph::placeholders(&inputs, &w.env)?,
-        range_constraints: Some(graph::range_constraints(&w.env)),
-        asserts: graph::asserts(&inputs, &w.env)?,
+        placeholders: graph::placeholders(&inputs, &after)?,
+        range_constraints: Some(graph::range_constraints(&after)),
+        asserts,
         calls: None,
     })
 }
@@ -517,14 +518,15 @@ fn make_fx(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trac
     // The pass runs only when the fake mode is found among the inputs: a
     // call without a tensor input gets no asserts.
     let any_tensor = inputs.iter().any(|i| matches!(i.fake, Fake::Tensor(..)));
+    let (asserts, after) = if any_tensor {
+        graph::asserts_and_env(&inputs, &w.env)?
+    } else {
+        (Vec::new(), w.env.clone())
+    };
     Ok(Traced {
-        placeholders: graph::placeholders(&inputs, &w.env)?,
+        placeholders: graph::placeholders(&inputs, &after)?,
         range_constraints: None,
-        asserts: if any_tensor {
-            graph::asserts(&inputs, &w.env)?
-        } else {
-            Vec::new()
-        },
+        asserts,
         calls: None,
     })
 }

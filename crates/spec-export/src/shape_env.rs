@@ -782,15 +782,19 @@ impl ShapeEnv {
         if let Some(v) = self.evaluate_static(e)? {
             return Ok(v);
         }
-        self.maybe_guard_rel(e)?;
         let c = canonicalize(e)?;
+        let cached = self.cached_simplify(e, &c)?;
+        self.maybe_guard_rel(e)?;
         let key = free(&c)
             .iter()
             .filter_map(|n| sym_index(n))
             .max()
             .ok_or_else(|| Raise::unsupported("a runtime assert without unbacked symbols"))?;
         self.deferred.push((key, c.clone()));
-        let simplified = self.simplify_div(&self.replace(&c)?)?;
+        let simplified = match cached {
+            Some((key, s)) if key == self.cache_key() => s,
+            _ => self.simplify_div(&self.replace(&c)?)?,
+        };
         if let Node::Rel(..) = &*simplified {
             let imp = implications(&canonicalize(&simplified)?)?;
             for (k, v) in imp {
@@ -801,6 +805,27 @@ impl ShapeEnv {
             }
         }
         Ok(true)
+    }
+
+    /// `_get_key()` as far as the model changes it: the number of replaced
+    /// symbols and of divisible atoms. Overwriting a replacement leaves it
+    /// as it was, so `_version_counter` does not move.
+    fn cache_key(&self) -> (usize, usize) {
+        let replaced = self.syms.iter().filter(|s| s.replacement.is_some()).count();
+        (replaced, self.divisible.len())
+    }
+
+    /// What `simplify(canonical)` returns from `_lru_cache` when
+    /// `guard_or_defer_runtime_assert` adds the axioms: `_refine_ranges`
+    /// cached `simplify(expr)` before `_maybe_guard_rel` replaced anything,
+    /// and the cache is cleared only if `_get_key()` changed since. `None`
+    /// when the canonical form is another expression (another cache key).
+    fn cached_simplify(&self, e: &Ex, c: &Ex) -> PyResult<Option<((usize, usize), Ex)>> {
+        if e != c {
+            return Ok(None);
+        }
+        let s = self.simplify_div(&self.replace(e)?)?;
+        Ok(Some((self.cache_key(), s)))
     }
 
     /// `_maybe_guard_rel(expr)`.
@@ -930,9 +955,6 @@ impl ShapeEnv {
         if has(&tgt, &name) {
             return Ok(());
         }
-        if self.syms[a].replacement.is_some() {
-            return unsupported("a symbol replaced twice (a replacement chain)");
-        }
         let src = self.syms[a].range.clone();
         let mut tgt_bound = self.bounds(&tgt, false)?;
         self.update_range(a, &tgt_bound)?;
@@ -945,6 +967,7 @@ impl ShapeEnv {
                 return unsupported("a replacement whose bound PyTorch asserts on");
             }
         }
+        self.propagate_size_like(a, &tgt)?;
         if !tgt_bound.is_subset(&src) {
             return Ok(());
         }
@@ -955,18 +978,22 @@ impl ShapeEnv {
                 return Ok(());
             }
         }
-        if self.syms[a].size_like {
-            if let Node::Sym(s) = &*tgt {
-                let b = self.index_of(&s.name)?;
-                self.syms[b].size_like = true;
-            }
-        } else if let Node::Sym(s) = &*tgt {
-            let b = self.index_of(&s.name)?;
-            if self.syms[b].size_like {
-                self.syms[a].size_like = true;
-            }
-        }
         self.syms[a].replacement = Some(tgt);
+        Ok(())
+    }
+
+    /// `_set_replacement`'s size-like propagation for `a == tgt` with `tgt`
+    /// a symbol, done before it decides whether to replace.
+    fn propagate_size_like(&mut self, a: usize, tgt: &Ex) -> PyResult<()> {
+        let Node::Sym(s) = &**tgt else {
+            return Ok(());
+        };
+        let b = self.index_of(&s.name)?;
+        if self.syms[a].size_like {
+            self.syms[b].size_like = true;
+        } else if self.syms[b].size_like {
+            self.syms[a].size_like = true;
+        }
         Ok(())
     }
 
