@@ -427,6 +427,17 @@ def relations() -> File:
     f.case(EXPORTS, vars=ab, signature=sig("x", "y", "z"), args=tup(T(8), T(4), T(8)),
            spec=SS(("x", TS(V(0))), ("y", TS(V(1))), ("z", TS(mul(fd(V(0), V(1)), V(1)))),
                    assumptions=[op("eq", op("mod", V(0), V(1)), 0)]))
+    # Replacement chains (issue 34): an int input's symbol replaced by each
+    # repeat of its var in turn (no _get_key change, so simplify's cache is
+    # stale for the axioms), then by what the runtime-assert pass solves.
+    f.case(EXPORTS, vars=[IV("c")], signature=sig("x", "y", "z"), args=tup(5, T(5, 4, 5), [T(5, 9)]),
+           spec=SS(("x", V(0)), ("y", TS(V(0), add(V(0), -1), V(0))), ("z", Seq(TS(V(0), 9)))))
+    f.case(EXPORTS, vars=[IV("c", min=2, max=7)], signature=sig("x", "y", "z"), args=tup(3, T(3, 5), T(3)),
+           spec=SS(("x", V(0)), ("y", TS(V(0), add(mul(V(0), 2), -1))), ("z", TS(V(0)))))
+    f.case(EXPORTS, vars=[IV("c", min=1, max=20)], signature=sig("x", "y", "z"), args=tup(T(4), 4, T(4, 4)),
+           spec=SS(("x", TS(V(0))), ("y", V(0)), ("z", TS(V(0), V(0)))))
+    f.case(EXPORTS, vars=[IV("c")], signature=sig("n", "y", "z"), args=tup(6, T(6), T(3)),
+           spec=SS(("n", V(0)), ("y", TS(V(0))), ("z", TS(fd(V(0), 2)))),)
     return f
 
 
