@@ -3,7 +3,7 @@
 //! binding, fakification and wiring of the inputs, and the traced graph.
 
 use torchspec_pyval::{PyResult, Raise, Value};
-use torchspec_spec::{ParamsSpec, ShapesSpec, ShapesSpecArgs};
+use torchspec_spec::{ParamsSpec, ShapesSpec, ShapesSpecArgs, TensorSpec};
 
 use crate::binding::{self, LeafSpec};
 use crate::graph::{self, Input};
@@ -126,6 +126,29 @@ fn is_spec(v: &Value) -> bool {
     v.downcast::<ShapesSpec>().is_some() || v.downcast::<ParamsSpec>().is_some()
 }
 
+/// The Dim API (torch/export/dynamic_shapes.py) on a `dynamic_shapes` that
+/// is not a dict, list or tuple: `_normalize_dynamic_shapes` passes a true
+/// one on (no `**kwargs` to spread), the call binds (`_combine_args`), then
+/// `_check_dynamic_shapes` takes its `len()` and raises its
+/// AssertionError. The rest of the Dim API is not modelled.
+fn dim_api(call: &Call, ds: &Value) -> Raise {
+    let var_kw = call
+        .signature
+        .iter()
+        .any(|p| p.kind == ParamKind::VarKeyword);
+    match ds {
+        _ if var_kw => Raise::unsupported("the Dim API with a **kwargs parameter"),
+        Value::Int(i) if !i.is_zero() => Raise::type_error("object of type 'int' has no len()"),
+        _ => match ds.downcast::<TensorSpec>() {
+            Some(t) if !t.dims.is_empty() => Raise::new(
+                "AssertionError",
+                "expected dynamic_shapes to be dict, tuple, or list, got <class 'torch.fx.experimental.dynamic_spec.TensorSpec'>",
+            ),
+            _ => Raise::unsupported("the Dim API (dynamic_shapes that is not a ShapesSpec)"),
+        },
+    }
+}
+
 fn export(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Traced> {
     const PREFER: &str = "prefer_deferred_runtime_asserts_over_guards";
     only_options(call, &[PREFER])?;
@@ -138,9 +161,8 @@ fn export(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trace
         return Err(Raise::value_error("`prefer_deferred_runtime_asserts_over_guards=True` cannot be combined with `dynamic_shapes=ShapesSpec(...)`. ShapesSpec currently uses unbacked symbols only, which already emit runtime assertions; the flag has no effect."));
     }
     if !is_spec(&ds) && !matches!(ds, Value::None) {
-        return Err(Raise::unsupported(
-            "the Dim API (dynamic_shapes that is not a ShapesSpec)",
-        ));
+        check_call_binds(call)?;
+        return Err(dim_api(call, &ds));
     }
     check_call_binds(call)?;
     let strict = call.api == Api::ExportStrict;
