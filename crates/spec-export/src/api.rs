@@ -144,8 +144,93 @@ fn dim_api(call: &Call, ds: &Value) -> Raise {
                 "AssertionError",
                 "expected dynamic_shapes to be dict, tuple, or list, got <class 'torch.fx.experimental.dynamic_spec.TensorSpec'>",
             ),
-            _ => Raise::unsupported("the Dim API (dynamic_shapes that is not a ShapesSpec)"),
+            _ if matches!(ds, Value::Dict(_) | Value::List(_) | Value::Tuple(_)) => {
+                dim_api_entries(call, ds).unwrap_or_else(|e| e)
+            }
+            _ => Raise::unsupported(DIM_API),
         },
+    }
+}
+
+const DIM_API: &str = "the Dim API (dynamic_shapes that is not a ShapesSpec)";
+
+/// `_check_dynamic_shapes` on a dict, list or tuple lined up with the
+/// call's positional arguments, each a tensor: the dict's keys checked,
+/// then `_tree_map_with_path(check_shape, ...)` in argument order, where
+/// the first entry that is a TensorSpec (not None, a list, tuple or dict)
+/// raises `check_symbols`'s UserError.
+fn dim_api_entries(call: &Call, ds: &Value) -> PyResult<Raise> {
+    let positional = call.signature.iter().all(|p| {
+        matches!(
+            p.kind,
+            ParamKind::PositionalOrKeyword | ParamKind::PositionalOnly
+        )
+    });
+    if !positional || !call.kwargs.is_empty() || call.args.len() > call.signature.len() {
+        return Err(Raise::unsupported(DIM_API));
+    }
+    let names: Vec<&str> = call.signature[..call.args.len()]
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    for ((path, entry), arg) in dim_api_paths(&names, ds)?.iter().zip(&call.args) {
+        if keys::tensor(arg).is_none() {
+            break;
+        }
+        match entry {
+            Value::None => continue,
+            _ if entry.downcast::<TensorSpec>().is_some() => {
+                return Ok(Raise::new(
+                    "UserError",
+                    format!(
+                        "Unexpected input tensor shape {} specified at `dynamic_shapes{path}` (expected either a list/tuple of dimensions, or a dict mapping indices to dimensions, where each dimension is an int, a Dim, Dim.AUTO, Dim.STATIC, or Dim.DYNAMIC)\nFor more information about this error, see: https://pytorch.org/docs/main/generated/exportdb/index.html#dynamic-shapes-validation",
+                        entry.repr()?
+                    ),
+                ))
+            }
+            _ => break,
+        }
+    }
+    Err(Raise::unsupported(DIM_API))
+}
+
+/// Each argument's entry of `dynamic_shapes` with its `keystr` path, when
+/// the structure matches the arguments (a dict by its keys, a list or
+/// tuple by position).
+fn dim_api_paths(names: &[&str], ds: &Value) -> PyResult<Vec<(String, Value)>> {
+    match ds {
+        Value::Dict(_) => {
+            let items = ds.items()?;
+            let mut got = Vec::new();
+            for (k, _) in &items {
+                match k {
+                    Value::Str(s) => got.push(s.to_string()),
+                    _ => return Err(Raise::unsupported(DIM_API)),
+                }
+            }
+            let mut want: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            got.sort();
+            want.sort();
+            if got != want {
+                return Err(Raise::unsupported(DIM_API));
+            }
+            let mut out = Vec::new();
+            for n in names {
+                let v = items
+                    .iter()
+                    .find(|(k, _)| matches!(k, Value::Str(s) if &**s == *n))
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or(Value::None);
+                out.push((format!("[{}]", Value::str(n).repr()?), v));
+            }
+            Ok(out)
+        }
+        Value::List(xs) | Value::Tuple(xs) if xs.len() == names.len() => Ok(xs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("[{i}]"), v.clone()))
+            .collect()),
+        _ => Err(Raise::unsupported(DIM_API)),
     }
 }
 
