@@ -470,6 +470,16 @@ def entry() -> File:
            options={"dynamic": False})
     f.case("compile", vars=a, signature=sig("x"), args=tup(T(4, 3)), decorator=xs,
            options={"dynamic": None})
+    # The Dim API's first checks on what is not a ShapesSpec (issue 34).
+    EX = ("export", "export_strict")
+    ab = [SV("a"), IV("n", min=1, max=9)]
+    f.case(EX, vars=ab, signature=XY, args=tup(T(4, 3), T(4)),
+           spec=dct(("y", TS(V(0))), ("x", None)))
+    f.case(EX, vars=ab, signature=XY, args=tup(T(4, 3), T(4)),
+           spec=[None, TS(V(1))])
+    f.case(EX, vars=ab, signature=sig("x"), args=tup(T()), spec=dct(("x", TS())))
+    f.case(EX, vars=ab, signature=sig("x"), args=tup(T(4)), spec=TS(V(0)), decorator=None)
+    f.case(EX, vars=ab, signature=sig("x"), args=tup(T(4)), spec=-3)
     return f
 
 
