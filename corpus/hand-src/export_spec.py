@@ -405,6 +405,39 @@ def relations() -> File:
            spec=SS(("x", TS(add(V(2), V(0)))), assumptions=[op("gt", V(1), 1)]))
     f.case(vars=[SV("a")], signature=sig("x"), args=tup(T(4)),
            spec=SS(assumptions=[op("gt", V(0), 1)]))
+    # Divisibility (issue 34): a Mod(a, k) == 0 fact makes simplify's FloorDiv(a, k)
+    # a CleanDiv, and k*CleanDiv(a, k) cancels to a.
+    fd = lambda v, k: op("floordiv", v, k)
+    even = op("eq", op("mod", V(0), 2), 0)
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=XY, args=tup(T(8), T(8)),
+           spec=SS(("x", TS(V(0))), ("y", TS(mul(fd(V(0), 2), 2))), assumptions=[even]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=sig("x"), args=tup(T(8)),
+           spec=SS(("x", TS(V(0))), assumptions=[even, op("eq", mul(fd(V(0), 2), 2), V(0))]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=sig("x"), args=tup(T(8)),
+           spec=SS(("x", TS(V(0))), assumptions=[op("eq", mul(fd(V(0), 2), 2), V(0)), even]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=XY, args=tup(T(8), T(8)),
+           spec=SS(("x", TS(V(0))), ("y", TS(mul(fd(V(0), 2), 4))), assumptions=[even]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=XY, args=tup(T(8), T(8)),
+           spec=SS(("x", TS(V(0))), ("y", TS(add(mul(fd(V(0), 2), 2), 3))), assumptions=[even]))
+    f.case(EXPORTS, vars=[SV("a", max=64)], signature=sig("x"), args=tup(T(8)),
+           spec=SS(("x", TS(V(0))),
+                   assumptions=[op("eq", add(op("mod", V(0), 2), 1), 1), op("le", mul(fd(V(0), 2), 2), 40)]))
+    f.case(EXPORTS, vars=[IV("n", max=64)], signature=sig("x", "n"), args=tup(T(4), 8),
+           spec=SS(("n", V(0)), assumptions=[even, op("eq", mul(fd(V(0), 2), 2), V(0))]))
+    f.case(EXPORTS, vars=ab, signature=sig("x", "y", "z"), args=tup(T(8), T(4), T(8)),
+           spec=SS(("x", TS(V(0))), ("y", TS(V(1))), ("z", TS(mul(fd(V(0), V(1)), V(1)))),
+                   assumptions=[op("eq", op("mod", V(0), V(1)), 0)]))
+    # Replacement chains (issue 34): an int input's symbol replaced by each
+    # repeat of its var in turn (no _get_key change, so simplify's cache is
+    # stale for the axioms), then by what the runtime-assert pass solves.
+    f.case(EXPORTS, vars=[IV("c")], signature=sig("x", "y", "z"), args=tup(5, T(5, 4, 5), [T(5, 9)]),
+           spec=SS(("x", V(0)), ("y", TS(V(0), add(V(0), -1), V(0))), ("z", Seq(TS(V(0), 9)))))
+    f.case(EXPORTS, vars=[IV("c", min=2, max=7)], signature=sig("x", "y", "z"), args=tup(3, T(3, 5), T(3)),
+           spec=SS(("x", V(0)), ("y", TS(V(0), add(mul(V(0), 2), -1))), ("z", TS(V(0)))))
+    f.case(EXPORTS, vars=[IV("c", min=1, max=20)], signature=sig("x", "y", "z"), args=tup(T(4), 4, T(4, 4)),
+           spec=SS(("x", TS(V(0))), ("y", V(0)), ("z", TS(V(0), V(0)))))
+    f.case(EXPORTS, vars=[IV("c")], signature=sig("n", "y", "z"), args=tup(6, T(6), T(3)),
+           spec=SS(("n", V(0)), ("y", TS(V(0))), ("z", TS(fd(V(0), 2)))),)
     return f
 
 
@@ -437,6 +470,16 @@ def entry() -> File:
            options={"dynamic": False})
     f.case("compile", vars=a, signature=sig("x"), args=tup(T(4, 3)), decorator=xs,
            options={"dynamic": None})
+    # The Dim API's first checks on what is not a ShapesSpec (issue 34).
+    EX = ("export", "export_strict")
+    ab = [SV("a"), IV("n", min=1, max=9)]
+    f.case(EX, vars=ab, signature=XY, args=tup(T(4, 3), T(4)),
+           spec=dct(("y", TS(V(0))), ("x", None)))
+    f.case(EX, vars=ab, signature=XY, args=tup(T(4, 3), T(4)),
+           spec=[None, TS(V(1))])
+    f.case(EX, vars=ab, signature=sig("x"), args=tup(T()), spec=dct(("x", TS())))
+    f.case(EX, vars=ab, signature=sig("x"), args=tup(T(4)), spec=TS(V(0)), decorator=None)
+    f.case(EX, vars=ab, signature=sig("x"), args=tup(T(4)), spec=-3)
     return f
 
 

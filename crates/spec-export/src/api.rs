@@ -3,7 +3,7 @@
 //! binding, fakification and wiring of the inputs, and the traced graph.
 
 use torchspec_pyval::{PyResult, Raise, Value};
-use torchspec_spec::{ParamsSpec, ShapesSpec, ShapesSpecArgs};
+use torchspec_spec::{ParamsSpec, ShapesSpec, ShapesSpecArgs, TensorSpec};
 
 use crate::binding::{self, LeafSpec};
 use crate::graph::{self, Input};
@@ -126,6 +126,114 @@ fn is_spec(v: &Value) -> bool {
     v.downcast::<ShapesSpec>().is_some() || v.downcast::<ParamsSpec>().is_some()
 }
 
+/// The Dim API (torch/export/dynamic_shapes.py) on a `dynamic_shapes` that
+/// is not a dict, list or tuple: `_normalize_dynamic_shapes` passes a true
+/// one on (no `**kwargs` to spread), the call binds (`_combine_args`), then
+/// `_check_dynamic_shapes` takes its `len()` and raises its
+/// AssertionError. The rest of the Dim API is not modelled.
+fn dim_api(call: &Call, ds: &Value) -> Raise {
+    let var_kw = call
+        .signature
+        .iter()
+        .any(|p| p.kind == ParamKind::VarKeyword);
+    match ds {
+        _ if var_kw => Raise::unsupported("the Dim API with a **kwargs parameter"),
+        Value::Int(i) if !i.is_zero() => Raise::type_error("object of type 'int' has no len()"),
+        _ => match ds.downcast::<TensorSpec>() {
+            Some(t) if !t.dims.is_empty() => Raise::new(
+                "AssertionError",
+                "expected dynamic_shapes to be dict, tuple, or list, got <class 'torch.fx.experimental.dynamic_spec.TensorSpec'>",
+            ),
+            _ if matches!(ds, Value::Dict(_) | Value::List(_) | Value::Tuple(_)) => {
+                dim_api_entries(call, ds).unwrap_or_else(|e| e)
+            }
+            _ => Raise::unsupported(DIM_API),
+        },
+    }
+}
+
+const DIM_API: &str = "the Dim API (dynamic_shapes that is not a ShapesSpec)";
+
+/// `_check_dynamic_shapes` on a dict, list or tuple lined up with the
+/// call's positional arguments, each a tensor: the dict's keys checked,
+/// then `_tree_map_with_path(check_shape, ...)` in argument order, where
+/// the first entry that is a TensorSpec (not None, a list, tuple or dict)
+/// raises `check_symbols`'s UserError.
+fn dim_api_entries(call: &Call, ds: &Value) -> PyResult<Raise> {
+    let positional = call.signature.iter().all(|p| {
+        matches!(
+            p.kind,
+            ParamKind::PositionalOrKeyword | ParamKind::PositionalOnly
+        )
+    });
+    if !positional || !call.kwargs.is_empty() || call.args.len() > call.signature.len() {
+        return Err(Raise::unsupported(DIM_API));
+    }
+    let names: Vec<&str> = call.signature[..call.args.len()]
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    for ((path, entry), arg) in dim_api_paths(&names, ds)?.iter().zip(&call.args) {
+        if keys::tensor(arg).is_none() {
+            break;
+        }
+        match entry {
+            Value::None => continue,
+            _ if entry.downcast::<TensorSpec>().is_some() => {
+                return Ok(Raise::new(
+                    "UserError",
+                    format!(
+                        "Unexpected input tensor shape {} specified at `dynamic_shapes{path}` (expected either a list/tuple of dimensions, or a dict mapping indices to dimensions, where each dimension is an int, a Dim, Dim.AUTO, Dim.STATIC, or Dim.DYNAMIC)\nFor more information about this error, see: https://pytorch.org/docs/main/generated/exportdb/index.html#dynamic-shapes-validation",
+                        entry.repr()?
+                    ),
+                ))
+            }
+            _ => break,
+        }
+    }
+    Err(Raise::unsupported(DIM_API))
+}
+
+/// Each argument's entry of `dynamic_shapes` with its `keystr` path, when
+/// the structure matches the arguments (a dict by its keys, a list or
+/// tuple by position).
+fn dim_api_paths(names: &[&str], ds: &Value) -> PyResult<Vec<(String, Value)>> {
+    match ds {
+        Value::Dict(_) => {
+            let items = ds.items()?;
+            let mut got = Vec::new();
+            for (k, _) in &items {
+                match k {
+                    Value::Str(s) => got.push(s.to_string()),
+                    _ => return Err(Raise::unsupported(DIM_API)),
+                }
+            }
+            let mut want: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            got.sort();
+            want.sort();
+            if got != want {
+                return Err(Raise::unsupported(DIM_API));
+            }
+            let mut out = Vec::new();
+            for n in names {
+                let v = items
+                    .iter()
+                    .find(|(k, _)| matches!(k, Value::Str(s) if &**s == *n))
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or(Value::None);
+                out.push((format!("[{}]", Value::str(n).repr()?), v));
+            }
+            Ok(out)
+        }
+        Value::List(xs) | Value::Tuple(xs) if xs.len() == names.len() => Ok(xs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("[{i}]"), v.clone()))
+            .collect()),
+        _ => Err(Raise::unsupported(DIM_API)),
+    }
+}
+
 fn export(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Traced> {
     const PREFER: &str = "prefer_deferred_runtime_asserts_over_guards";
     only_options(call, &[PREFER])?;
@@ -138,9 +246,8 @@ fn export(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trace
         return Err(Raise::value_error("`prefer_deferred_runtime_asserts_over_guards=True` cannot be combined with `dynamic_shapes=ShapesSpec(...)`. ShapesSpec currently uses unbacked symbols only, which already emit runtime assertions; the flag has no effect."));
     }
     if !is_spec(&ds) && !matches!(ds, Value::None) {
-        return Err(Raise::unsupported(
-            "the Dim API (dynamic_shapes that is not a ShapesSpec)",
-        ));
+        check_call_binds(call)?;
+        return Err(dim_api(call, &ds));
     }
     check_call_binds(call)?;
     let strict = call.api == Api::ExportStrict;
@@ -170,10 +277,11 @@ fn export(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trace
     for ((fake, _), name) in leaves.into_iter().zip(names) {
         inputs.push(Input { name, fake });
     }
+    let (asserts, after) = graph::asserts_and_env(&inputs, &w.env)?;
     Ok(Traced {
-        placeholders: graph::placeholders(&inputs, &w.env)?,
-        range_constraints: Some(graph::range_constraints(&w.env)),
-        asserts: graph::asserts(&inputs, &w.env)?,
+        placeholders: graph::placeholders(&inputs, &after)?,
+        range_constraints: Some(graph::range_constraints(&after)),
+        asserts,
         calls: None,
     })
 }
@@ -517,14 +625,15 @@ fn make_fx(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trac
     // The pass runs only when the fake mode is found among the inputs: a
     // call without a tensor input gets no asserts.
     let any_tensor = inputs.iter().any(|i| matches!(i.fake, Fake::Tensor(..)));
+    let (asserts, after) = if any_tensor {
+        graph::asserts_and_env(&inputs, &w.env)?
+    } else {
+        (Vec::new(), w.env.clone())
+    };
     Ok(Traced {
-        placeholders: graph::placeholders(&inputs, &w.env)?,
+        placeholders: graph::placeholders(&inputs, &after)?,
         range_constraints: None,
-        asserts: if any_tensor {
-            graph::asserts(&inputs, &w.env)?
-        } else {
-            Vec::new()
-        },
+        asserts,
         calls: None,
     })
 }

@@ -288,6 +288,19 @@ pub(crate) fn asserts(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<String>>
     Ok(run_pass(inputs, env)?.out)
 }
 
+/// Those messages and the ShapeEnv after the pass: running the asserts on
+/// the fakes may replace more symbols (`_maybe_guard_rel`), and a
+/// placeholder's `meta["val"]` prints `replace(expr)` when it is read, after
+/// the pass (`_find`'s chains settled).
+pub(crate) fn asserts_and_env(
+    inputs: &[Input],
+    env: &ShapeEnv,
+) -> PyResult<(Vec<String>, ShapeEnv)> {
+    let mut pass = run_pass(inputs, env)?;
+    pass.env.settle_replacements()?;
+    Ok((pass.out, pass.env))
+}
+
 /// The expressions of those asserts, in the same order.
 pub(crate) fn assert_exprs(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<Ex>> {
     Ok(run_pass(inputs, env)?.exprs)

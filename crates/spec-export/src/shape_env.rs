@@ -20,6 +20,8 @@ use torchspec_spec::sym::polynomial::{self, Terms};
 use torchspec_spec::sym::ranges::{self, Ext};
 use torchspec_spec::sym::subst::xreplace;
 
+mod divisible;
+
 /// A polynomial over the shifted symbols, by their index in `syms`.
 type Poly = Terms<usize>;
 
@@ -70,9 +72,9 @@ pub(crate) struct ShapeEnv {
     /// recording order.
     pub deferred: Vec<(usize, Ex)>,
     axioms: Vec<(Ex, bool)>,
-    /// Whether a `Mod(...) == 0` fact was recorded (`divisible`): what
-    /// PyTorch then re-states after a replacement is not modelled.
-    divisible: bool,
+    /// `divisible`: the torch `Mod`s an equality solved to 0, in
+    /// recording order (`divisible.rs`).
+    divisible: Vec<Ex>,
 }
 
 fn unsupported<T>(what: &str) -> PyResult<T> {
@@ -403,7 +405,7 @@ impl ShapeEnv {
             syms: Vec::new(),
             deferred: Vec::new(),
             axioms: Vec::new(),
-            divisible: false,
+            divisible: Vec::new(),
         }
     }
 
@@ -554,7 +556,7 @@ impl ShapeEnv {
     /// `_maybe_evaluate_static(expr)` for a relational: replacements,
     /// canonical form, axioms, then the range of `rhs - lhs`.
     pub fn evaluate_static(&self, e: &Ex) -> PyResult<Option<bool>> {
-        let e = self.replace(e)?;
+        let e = self.simplify_div(&self.replace(e)?)?;
         match &*e {
             Node::True => return Ok(Some(true)),
             Node::False => return Ok(Some(false)),
@@ -774,25 +776,25 @@ impl ShapeEnv {
     /// unbacked symbols only: `false` when the expression is statically
     /// false (nothing is recorded then).
     pub fn guard_or_defer(&mut self, e: &Ex) -> PyResult<bool> {
-        if self.divisible && has_fn(e, Func::FloorDiv) {
-            // `divisible` makes `simplify` turn FloorDiv into CleanDiv.
-            return unsupported("a FloorDiv fact after a divisibility fact");
-        }
         if self.fast_true(e)? {
             return Ok(true);
         }
         if let Some(v) = self.evaluate_static(e)? {
             return Ok(v);
         }
-        self.maybe_guard_rel(e)?;
         let c = canonicalize(e)?;
+        let cached = self.cached_simplify(e, &c)?;
+        self.maybe_guard_rel(e)?;
         let key = free(&c)
             .iter()
             .filter_map(|n| sym_index(n))
             .max()
             .ok_or_else(|| Raise::unsupported("a runtime assert without unbacked symbols"))?;
         self.deferred.push((key, c.clone()));
-        let simplified = self.replace(&c)?;
+        let simplified = match cached {
+            Some((key, s)) if key == self.cache_key() => s,
+            _ => self.simplify_div(&self.replace(&c)?)?,
+        };
         if let Node::Rel(..) = &*simplified {
             let imp = implications(&canonicalize(&simplified)?)?;
             for (k, v) in imp {
@@ -803,6 +805,27 @@ impl ShapeEnv {
             }
         }
         Ok(true)
+    }
+
+    /// `_get_key()` as far as the model changes it: the number of replaced
+    /// symbols and of divisible atoms. Overwriting a replacement leaves it
+    /// as it was, so `_version_counter` does not move.
+    fn cache_key(&self) -> (usize, usize) {
+        let replaced = self.syms.iter().filter(|s| s.replacement.is_some()).count();
+        (replaced, self.divisible.len())
+    }
+
+    /// What `simplify(canonical)` returns from `_lru_cache` when
+    /// `guard_or_defer_runtime_assert` adds the axioms: `_refine_ranges`
+    /// cached `simplify(expr)` before `_maybe_guard_rel` replaced anything,
+    /// and the cache is cleared only if `_get_key()` changed since. `None`
+    /// when the canonical form is another expression (another cache key).
+    fn cached_simplify(&self, e: &Ex, c: &Ex) -> PyResult<Option<((usize, usize), Ex)>> {
+        if e != c {
+            return Ok(None);
+        }
+        let s = self.simplify_div(&self.replace(e)?)?;
+        Ok(Some((self.cache_key(), s)))
     }
 
     /// `_maybe_guard_rel(expr)`.
@@ -821,10 +844,10 @@ impl ShapeEnv {
         if *op != Rel::Eq {
             return Ok(());
         }
-        if has_fn(e, Func::Mod) || has_fn(e, Func::PythonMod) {
-            if mod_is_zero(lhs, rhs).is_some() {
-                self.divisible = true;
-            }
+        if has_fn(e, Func::Mod) {
+            return self.maybe_add_divisible(lhs, rhs);
+        }
+        if has_fn(e, Func::PythonMod) {
             return Ok(());
         }
         if has_floordiv(lhs) || has_floordiv(rhs) {
@@ -868,7 +891,7 @@ impl ShapeEnv {
 
     /// `_refine_ranges(expr)`.
     fn refine_ranges(&mut self, e: &Ex) -> PyResult<()> {
-        let e = self.replace(e)?;
+        let e = self.simplify_div(&self.replace(e)?)?;
         let Node::Rel(op, lhs, rhs) = &*e else {
             return Ok(());
         };
@@ -932,9 +955,6 @@ impl ShapeEnv {
         if has(&tgt, &name) {
             return Ok(());
         }
-        if self.syms[a].replacement.is_some() {
-            return unsupported("a symbol replaced twice (a replacement chain)");
-        }
         let src = self.syms[a].range.clone();
         let mut tgt_bound = self.bounds(&tgt, false)?;
         self.update_range(a, &tgt_bound)?;
@@ -947,6 +967,7 @@ impl ShapeEnv {
                 return unsupported("a replacement whose bound PyTorch asserts on");
             }
         }
+        self.propagate_size_like(a, &tgt)?;
         if !tgt_bound.is_subset(&src) {
             return Ok(());
         }
@@ -957,18 +978,22 @@ impl ShapeEnv {
                 return Ok(());
             }
         }
-        if self.syms[a].size_like {
-            if let Node::Sym(s) = &*tgt {
-                let b = self.index_of(&s.name)?;
-                self.syms[b].size_like = true;
-            }
-        } else if let Node::Sym(s) = &*tgt {
-            let b = self.index_of(&s.name)?;
-            if self.syms[b].size_like {
-                self.syms[a].size_like = true;
-            }
-        }
         self.syms[a].replacement = Some(tgt);
+        Ok(())
+    }
+
+    /// `_set_replacement`'s size-like propagation for `a == tgt` with `tgt`
+    /// a symbol, done before it decides whether to replace.
+    fn propagate_size_like(&mut self, a: usize, tgt: &Ex) -> PyResult<()> {
+        let Node::Sym(s) = &**tgt else {
+            return Ok(());
+        };
+        let b = self.index_of(&s.name)?;
+        if self.syms[a].size_like {
+            self.syms[b].size_like = true;
+        } else if self.syms[b].size_like {
+            self.syms[a].size_like = true;
+        }
         Ok(())
     }
 
@@ -1063,15 +1088,6 @@ fn has_floordiv(e: &Ex) -> bool {
         Node::Fn(_, a) | Node::Add(a) | Node::Mul(a) => a.iter().any(has_floordiv),
         Node::Pow(a, b) => has_floordiv(a) || has_floordiv(b),
         _ => false,
-    }
-}
-
-/// `Mod(...) == 0` in either order.
-fn mod_is_zero<'a>(l: &'a Ex, r: &'a Ex) -> Option<&'a Ex> {
-    match (&**l, &**r) {
-        (Node::Fn(Func::Mod | Func::PythonMod, _), _) if is_zero(r) => Some(l),
-        (_, Node::Fn(Func::Mod | Func::PythonMod, _)) if is_zero(l) => Some(r),
-        _ => None,
     }
 }
 
