@@ -804,7 +804,7 @@ impl Mutants {
         };
         write_file(
             &path,
-            &upstream_packet(&name, signature, m, &edits, &o, steps),
+            &upstream_packet(&name, signature, m, &edits, &o, steps, &self.registrations),
         )
     }
 }
@@ -999,7 +999,16 @@ impl Mutants {
             signature: signature.to_string(),
             edits,
         };
-        write_kept(root, &file, &o, &ours.verdict, &m.id, steps)?;
+        let needs_registrations = registers(&text, &self.registrations);
+        write_kept(
+            root,
+            &file,
+            &o,
+            &ours.verdict,
+            &m.id,
+            steps,
+            needs_registrations,
+        )?;
         Ok(Some(KeptLine {
             path: format!("{MUTANTS}/{name}.json"),
             name,
@@ -1069,6 +1078,7 @@ fn write_kept(
     verdict: &Verdict,
     original: &str,
     steps: usize,
+    needs_registrations: bool,
 ) -> Result<()> {
     let signature = &file.signature;
     let text = serde_json::to_string_pretty(file).expect("a mutant serializes") + "\n";
@@ -1098,7 +1108,7 @@ fn write_kept(
                     &file.program,
                     &file.edits,
                     "torch.export.load(b)",
-                    zoo_program_registers(root, &file.program),
+                    needs_registrations,
                 )
             )
         ),
@@ -1121,11 +1131,12 @@ fn write_kept(
     allow_list(root, &allow_line(&file.name, &reason, "diverge", differs))
 }
 
-/// Whether a program JSON names the zoo's custom ops or pytree types, which
-/// a process must register (`oracle/zoo_types.py`, imported by the fuzzer's
-/// workers) before PyTorch reads it.
-pub fn registers(program_json: &str) -> bool {
-    program_json.contains("torch.ops.torchspec.") || program_json.contains("torchspec.zoo.")
+/// Whether a program JSON names a custom op or pytree type of `regs` (the
+/// zoo's: `oracle/zoo_types.py`, imported by the fuzzer's workers), which
+/// a process must register before PyTorch reads it.
+pub fn registers(program_json: &str, regs: &Registrations) -> bool {
+    let names = regs.ops.keys().chain(regs.pytree_types.keys());
+    names.into_iter().any(|n| program_json.contains(n.as_str()))
 }
 
 /// A `python -c` script: zoo program `program` with `edits` applied to its
@@ -1153,15 +1164,6 @@ pub fn python_c(program: &str, edits: &[(String, String)], call: &str, registers
         e = python_str(&edits),
     );
     format!("python -c {}", shell_quote(&script))
-}
-
-/// [`registers`] of zoo program `program`'s JSON (false when unreadable).
-fn zoo_program_registers(root: &Path, program: &str) -> bool {
-    let archive = root.join(PROGRAMS).join(format!("{program}.pt2"));
-    std::fs::read(archive)
-        .ok()
-        .and_then(|bytes| program_json(&bytes).ok())
-        .is_some_and(|text| registers(&text))
 }
 
 fn python_str(s: &str) -> String {
@@ -1202,6 +1204,7 @@ fn upstream_packet(
     edits: &[(String, String)],
     o: &OracleReading,
     steps: usize,
+    regs: &Registrations,
 ) -> String {
     format!(
         "# {name}\n\nFound by `torchspec fuzz --live --mutate` on `{id}` (shrunk in {steps} \
@@ -1218,13 +1221,13 @@ fn upstream_packet(
                     &m.program,
                     edits,
                     "torch.export.load(b)\nprint(\"loads\")",
-                    registers(&m.text)
+                    registers(&m.text, regs)
                 ),
                 python_c(
                     &m.program,
                     edits,
                     "torch._C._export.deserialize_exported_program(t)\nprint(\"loads\")",
-                    registers(&m.text)
+                    registers(&m.text, regs)
                 )
             )
         ),

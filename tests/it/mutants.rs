@@ -432,9 +432,10 @@ fn packet_one_liners_register_what_their_program_needs() {
         let bytes = std::fs::read(root.join(format!("corpus/programs/{name}.pt2"))).unwrap();
         program_json(&bytes).unwrap()
     };
-    assert!(registers(&text("pytree-types")));
-    assert!(registers(&text("custom-op")));
-    assert!(!registers(&text("mlp-dynamic")));
+    let regs = zoo_registrations(root).unwrap();
+    assert!(registers(&text("pytree-types"), &regs));
+    assert!(registers(&text("custom-op"), &regs));
+    assert!(!registers(&text("mlp-dynamic"), &regs));
     let with = python_c("pytree-types", &[], "torch.export.load(b)", true);
     let without = python_c("mlp-dynamic", &[], "torch.export.load(b)", false);
     assert!(with.contains("import zoo_types"), "{with}");
