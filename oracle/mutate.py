@@ -396,7 +396,9 @@ def field_retype(c: Ctx):
     return f"retype {s.name} at {fmt_path(s.path)}: {short(v)} -> {short(new)}"
 
 
-def union_tag_unknown(c: Ctx):
+def _union_site(c: Ctx):
+    """A union value with one tag: a union type first, then one of its sites
+    (so rare union types are drawn as often as common ones)."""
     sites = [s for s in c.of_kind("union") if s.path and isinstance(get(c.doc, s.path), dict)
              and len(get(c.doc, s.path)) == 1]
     by_type: dict = {}
@@ -404,7 +406,13 @@ def union_tag_unknown(c: Ctx):
         by_type.setdefault(s.name, []).append(s)
     if not by_type:
         return None
-    s = c.pick(by_type[c.pick(sorted(by_type))])
+    return c.pick(by_type[c.pick(sorted(by_type))])
+
+
+def union_tag_unknown(c: Ctx):
+    s = _union_site(c)
+    if s is None:
+        return None
     v = get(c.doc, s.path)
     (tag, val), = v.items()
     tags = [f.name for f in dataclasses.fields(s.tp)]
@@ -1513,14 +1521,9 @@ def union_arms(c: Ctx):
     """A union value written as another of its arms, with a well-typed value
     (a name of this graph where the arm holds a tensor or symbol), so each arm
     goes through both writers."""
-    sites = [s for s in c.of_kind("union") if s.path and isinstance(get(c.doc, s.path), dict)
-             and len(get(c.doc, s.path)) == 1]
-    by_type: dict = {}
-    for s in sites:
-        by_type.setdefault(s.name, []).append(s)
-    if not by_type:
+    s = _union_site(c)
+    if s is None:
         return None
-    s = c.pick(by_type[c.pick(sorted(by_type))])
     (tag, _), = get(c.doc, s.path).items()
     arms = [(n, t) for n, t in _field_hints(s.tp) if n != tag]
     if not arms:
