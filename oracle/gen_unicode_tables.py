@@ -3,7 +3,7 @@ oracle targets (3.11, Unicode 14.0; Rust's own tables follow newer Unicode):
 
   crates/pyval/src/printable_table.rs   code points `str.isprintable()` rejects
                                  (`str.__repr__` escapes them)
-  crates/spec/src/source/identifier_table.rs code points that start / continue an
+  crates/pyval/src/identifier_table.rs code points that start / continue an
                                  identifier (`str.isidentifier()`, which
                                  AttrSource.name consults)
 
@@ -41,7 +41,7 @@ with open("crates/pyval/src/printable_table.rs", "w") as f:
     f.write(header("Inclusive ranges of code points for which `str.isprintable()` is false."))
     f.write(table("NON_PRINTABLE", ranges(lambda c: not c.isprintable())))
 
-with open("crates/spec/src/source/identifier_table.rs", "w") as f:
+with open("crates/pyval/src/identifier_table.rs", "w") as f:
     f.write(header("Inclusive ranges: `c.isidentifier()` (START) and `('a' + c).isidentifier()` (CONTINUE)."))
     f.write(table("START", ranges(lambda c: c.isidentifier())))
     f.write("\n")

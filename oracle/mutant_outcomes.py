@@ -57,6 +57,8 @@ import subprocess
 import sys
 import time
 
+from golden_encoding import exception_message
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERIC = "We ran into an error when deserializing the saved file."
 MAX_MESSAGE = 4000
@@ -65,7 +67,7 @@ MAX_MESSAGE = 4000
 def exc_json(e):
     if e is None:
         return None
-    msg = str(e)
+    msg = exception_message(e)
     out = {"type": type(e).__name__,
            "message": msg if len(msg) <= MAX_MESSAGE else msg[:MAX_MESSAGE] + "...[truncated]"}
     return out

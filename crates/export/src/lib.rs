@@ -384,7 +384,8 @@ impl ExportedProgram {
         Self::new(loaded, graph_module, None, None, registrations)
     }
 
-    /// `ExportedProgram.__init__` on a deserialized program:
+    /// `ExportedProgram.__init__` on a deserialized program: the graph
+    /// module built from the loaded one ([`load::lost_attribute`]),
     /// `_common_getitem_elimination_pass`, then, as its last step,
     /// `self.validate()` (the verifiers the program names, with
     /// `ep.state_dict` and the constants' names where known).
@@ -395,6 +396,9 @@ impl ExportedProgram {
         constants: Option<&std::collections::HashSet<String>>,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
+        if let Some(failure) = load::lost_attribute(&graph_module.graph) {
+            return Err(failure.into_error());
+        }
         passes::common_getitem_elimination(&mut graph_module);
         let ep = ExportedProgram {
             guards_code: loaded.program.guards_code.clone(),

@@ -5,6 +5,7 @@
 
 mod dict;
 pub mod error;
+mod identifier_table;
 mod int;
 pub mod ops;
 mod printable_table;
@@ -23,6 +24,23 @@ pub use error::{Error, ErrorKind, Result};
 pub use int::Int;
 pub use repr::in_ranges;
 pub use repr::{float_repr, splitlines, str_repr, write_indented_lines};
+
+/// `str.isidentifier()`, from CPython 3.11's tables
+/// (`oracle/gen_unicode_tables.py`).
+///
+/// ```
+/// use torchspec_pyval::is_identifier;
+/// assert!(is_identifier("naïve_x") && is_identifier("名前"));
+/// assert!(!is_identifier("😀_x") && !is_identifier("a\u{200b}b") && !is_identifier("1x"));
+/// ```
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    in_ranges(&identifier_table::START, first)
+        && chars.all(|c| in_ranges(&identifier_table::CONTINUE, c))
+}
 
 /// A Python value. Containers are reference-counted so that copying a value
 /// is cheap; objects compare by identity like Python objects do.

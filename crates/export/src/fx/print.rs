@@ -134,9 +134,15 @@ impl Graph {
                 |v, out| self.repr_arg(v, out),
             ),
             Arg::Torch(s) => out.push_str(s),
-            // repr(torch.device("cpu")) is device(type='cpu').
+            // repr(torch.device("cpu")) is device(type='cpu'); a negative
+            // `DeviceIndex` shows as its 16-bit unsigned value
+            // (`cpu:-128` is `device(type='cpu', index=65408)`).
             Arg::Device(s) => match s.split_once(':') {
                 Some((t, i)) => {
+                    let i = match i.parse::<i16>() {
+                        Ok(n) if n < 0 => (n as u16).to_string(),
+                        _ => i.to_string(),
+                    };
                     let _ = write!(out, "device(type='{t}', index={i})");
                 }
                 None => {

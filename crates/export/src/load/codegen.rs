@@ -65,6 +65,46 @@ pub fn check_codegen(g: &Graph) -> Result<(), LoadFailure> {
     Ok(())
 }
 
+/// Python's keywords: a name `CodeGen` writes as a variable cannot be one.
+const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// `str.isidentifier()` of a name that is not a keyword: what a node's
+/// name must be for the `def forward(...)` `CodeGen` writes to compile.
+fn python_variable(name: &str) -> bool {
+    torchspec_pyval::is_identifier(name) && !KEYWORDS.contains(&name)
+}
+
+/// `ExportedProgram.__init__`'s `_create_graph_module_for_export(root,
+/// graph)` on a root whose code did not compile.
+///
+/// The deserializer sets each node's name as serialized (`sync_fx_node`),
+/// so a name that is no Python identifier makes `recompile()`'s source a
+/// `SyntaxError`. `_create_graph_module_for_export` catches it and returns
+/// `GraphModule(root, Graph())` with the graph swapped in: a module that
+/// copied no attribute. The constructor then builds a module from that
+/// one, and `_copy_attr` of its first `get_attr` target is
+/// `AttributeError: 'GraphModule' object has no attribute '...'`. With
+/// no `get_attr` node the program loads (the code of an empty graph).
+pub fn lost_attribute(g: &Graph) -> Option<LoadFailure> {
+    let compiles = g
+        .nodes()
+        .all(|(_, n)| n.op == Op::Output || python_variable(&n.name));
+    if compiles {
+        return None;
+    }
+    let (_, first) = g.nodes().find(|(_, n)| n.op == Op::GetAttr)?;
+    let attr = first.target.split('.').next().unwrap_or_default();
+    Some(LoadFailure::py(
+        "AttributeError",
+        format!("'GraphModule' object has no attribute '{attr}'"),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

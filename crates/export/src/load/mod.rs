@@ -45,7 +45,7 @@ pub use crate::model::{LoadedGraphModule, ModuleCallEntry, ModuleCallSignature, 
 use crate::registrations::Registrations;
 use crate::schema as wire;
 
-pub use codegen::check_codegen;
+pub use codegen::{check_codegen, lost_attribute};
 pub use nodes::printed_target;
 pub use values::{dtype_name, enum_key, raw_enum_key};
 

@@ -3,14 +3,14 @@
 //! `lookup.rs` mirrors `lookup_spec_from_dynamo_source` and its helpers in
 //! torch/_dynamo/variables/builder.py.
 
-mod identifier_table;
 pub mod lookup;
 
 use std::any::Any;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use torchspec_pyval::{in_ranges, str_repr, PyObject, PyResult, Raise, Value};
+pub use torchspec_pyval::is_identifier;
+use torchspec_pyval::{str_repr, PyObject, PyResult, Raise, Value};
 
 /// The source classes of the case format, by their PyTorch names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -811,16 +811,6 @@ fn unpack_slice(index: &Value) -> PyResult<Value> {
 /// `_esc_str`: double the braces of a format template.
 fn esc(s: &str) -> String {
     s.replace('{', "{{").replace('}', "}}")
-}
-
-/// `str.isidentifier()`, from CPython 3.11's tables.
-pub fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    in_ranges(&identifier_table::START, first)
-        && chars.all(|c| in_ranges(&identifier_table::CONTINUE, c))
 }
 
 impl PyObject for Source {
