@@ -390,19 +390,12 @@ fn dict_repr(items: &[(String, String)]) -> String {
     format!("{{{}}}", inner.join(", "))
 }
 
-/// `repr(set(a) - set(b))` of strings. CPython's set order follows the
-/// per-process string hash (`PYTHONHASHSEED`), so a set of two or more
-/// names prints in an order no file decides; they are sorted here, which
-/// is the order of some seed.
+/// `repr(set(a) - set(b))` of strings, in the order CPython 3.11 iterates
+/// it with `PYTHONHASHSEED=0` (`torchspec_pyval::set`), as the oracle runs.
 fn set_difference_repr(a: &[String], b: &[String]) -> String {
-    let b: HashSet<&str> = b.iter().map(String::as_str).collect();
-    let mut diff: Vec<&str> = a
-        .iter()
-        .map(String::as_str)
-        .filter(|x| !b.contains(x))
-        .collect();
-    diff.sort_unstable();
-    diff.dedup();
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let b: Vec<&str> = b.iter().map(String::as_str).collect();
+    let diff = torchspec_pyval::set::set_difference_order(&a, &b);
     if diff.is_empty() {
         return "set()".into();
     }

@@ -11,6 +11,7 @@ pub mod ops;
 mod printable_table;
 pub mod pyjson;
 pub mod repr;
+pub mod set;
 
 use std::any::Any;
 use std::fmt;
