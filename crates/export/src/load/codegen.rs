@@ -73,8 +73,8 @@ const KEYWORDS: &[&str] = &[
     "with", "yield",
 ];
 
-/// `str.isidentifier()` of a name that is not a keyword: what a node's
-/// name must be for the `def forward(...)` `CodeGen` writes to compile.
+/// `str.isidentifier()` of a name that is not a keyword: what a
+/// placeholder's target must be for `def forward(self, ...)` to compile.
 fn python_variable(name: &str) -> bool {
     torchspec_pyval::is_identifier(name) && !KEYWORDS.contains(&name)
 }
@@ -82,18 +82,20 @@ fn python_variable(name: &str) -> bool {
 /// `ExportedProgram.__init__`'s `_create_graph_module_for_export(root,
 /// graph)` on a root whose code did not compile.
 ///
-/// The deserializer sets each node's name as serialized (`sync_fx_node`),
-/// so a name that is no Python identifier makes `recompile()`'s source a
-/// `SyntaxError`. `_create_graph_module_for_export` catches it and returns
+/// `CodeGen` writes each node under a name `_Namespace` makes legal, but a
+/// placeholder as its target, which the deserializer sets to the
+/// serialized input name (`self.graph.placeholder(name)`). One that is no
+/// Python identifier (`😀_x`), or is a keyword, makes the source a
+/// `SyntaxError`; `_create_graph_module_for_export` catches it and returns
 /// `GraphModule(root, Graph())` with the graph swapped in: a module that
 /// copied no attribute. The constructor then builds a module from that
 /// one, and `_copy_attr` of its first `get_attr` target is
-/// `AttributeError: 'GraphModule' object has no attribute '...'`. With
-/// no `get_attr` node the program loads (the code of an empty graph).
+/// `AttributeError: 'GraphModule' object has no attribute '...'`. With no
+/// `get_attr` node the program loads (with the code of an empty graph).
 pub fn lost_attribute(g: &Graph) -> Option<LoadFailure> {
     let compiles = g
         .nodes()
-        .all(|(_, n)| n.op == Op::Output || python_variable(&n.name));
+        .all(|(_, n)| n.op != Op::Placeholder || python_variable(&n.target));
     if compiles {
         return None;
     }
