@@ -47,12 +47,8 @@ pub(super) fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
         A::AsCustomObj(_) => not_list("CustomObjArgument"),
         A::AsGraph(_) => not_list("GraphArgument"),
         A::AsOptionalTensor(_) => not_list("OptionalTensorArgument"),
-        A::AsScalarType(wire::ScalarType::Other(_))
-        | A::AsLayout(wire::Layout::Other(_))
-        | A::AsMemoryFormat(wire::MemoryFormat::Other(_)) => not_list("int"),
-        A::AsScalarType(_) => not_list("ScalarType"),
-        A::AsLayout(_) => not_list("Layout"),
-        A::AsMemoryFormat(_) => not_list("MemoryFormat"),
+        // `_dict_to_dataclass` returns an enum field's int as it came.
+        A::AsScalarType(_) | A::AsLayout(_) | A::AsMemoryFormat(_) => not_list("int"),
         A::AsInts(v) => first(some_if(v.is_empty(), "int")),
         A::AsFloats(v) => first(some_if(v.is_empty(), "float")),
         A::AsBools(v) => first(some_if(v.is_empty(), "bool")),
@@ -103,12 +99,8 @@ pub(super) fn payload_type_name(a: &wire::Argument) -> Option<&'static str> {
         A::AsComplex(_) => "ComplexValue",
         A::AsOptionalTensor(_) => "OptionalTensorArgument",
         A::AsStringToArgument(_) => "dict",
-        A::AsScalarType(wire::ScalarType::Other(_))
-        | A::AsLayout(wire::Layout::Other(_))
-        | A::AsMemoryFormat(wire::MemoryFormat::Other(_)) => "int",
-        A::AsScalarType(_) => "ScalarType",
-        A::AsLayout(_) => "Layout",
-        A::AsMemoryFormat(_) => "MemoryFormat",
+        // `_dict_to_dataclass` returns an enum field's int as it came.
+        A::AsScalarType(_) | A::AsLayout(_) | A::AsMemoryFormat(_) => "int",
         A::AsTensors(_)
         | A::AsInts(_)
         | A::AsFloats(_)
