@@ -396,7 +396,7 @@ impl ExportedProgram {
         constants: Option<&std::collections::HashSet<String>>,
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
-        if let Some(failure) = load::lost_attribute(&graph_module.graph) {
+        if let Some(failure) = load::lost_attribute(&graph_module) {
             return Err(failure.into_error());
         }
         passes::common_getitem_elimination(&mut graph_module);

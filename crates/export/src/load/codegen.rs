@@ -5,6 +5,7 @@
 
 use crate::failure::LoadFailure;
 use crate::fx::{Graph, Op};
+use crate::model::{LoadedGraphModule, SubGraph};
 
 /// `magic_methods` of torch/fx/graph.py: the `_operator` functions
 /// `CodeGen` prints as Python operators, with one `{}` per operand.
@@ -79,32 +80,51 @@ fn python_variable(name: &str) -> bool {
     torchspec_pyval::is_identifier(name) && !KEYWORDS.contains(&name)
 }
 
+/// Whether `CodeGen`'s source for `g` is a `SyntaxError`: it writes each
+/// node under a name `_Namespace` makes legal, but a placeholder as its
+/// target, which the deserializer sets to the serialized input name
+/// (`self.graph.placeholder(name)`), so one that is no Python identifier
+/// (`😀_x`) or is a keyword does not compile.
+fn code_fails(g: &Graph) -> bool {
+    g.nodes()
+        .any(|(_, n)| n.op == Op::Placeholder && !python_variable(&n.target))
+}
+
 /// `ExportedProgram.__init__`'s `_create_graph_module_for_export(root,
-/// graph)` on a root whose code did not compile.
+/// graph)` after a root whose module did not compile.
 ///
-/// `CodeGen` writes each node under a name `_Namespace` makes legal, but a
-/// placeholder as its target, which the deserializer sets to the
-/// serialized input name (`self.graph.placeholder(name)`). One that is no
-/// Python identifier (`😀_x`), or is a keyword, makes the source a
-/// `SyntaxError`; `_create_graph_module_for_export` catches it and returns
+/// `_create_graph_module_for_export` catches a `SyntaxError` and returns
 /// `GraphModule(root, Graph())` with the graph swapped in: a module that
-/// copied no attribute. The constructor then builds a module from that
-/// one, and `_copy_attr` of its first `get_attr` target is
+/// copied no attribute. A module's `recompile()` also recompiles its
+/// children (`_recompile_submodules`), so the root fails when its own code
+/// or a direct subgraph's does. The constructor then builds a module from
+/// the root's, and `_copy_attr` of its first `get_attr` target is
 /// `AttributeError: 'GraphModule' object has no attribute '...'`. With no
 /// `get_attr` node the program loads (with the code of an empty graph).
-pub fn lost_attribute(g: &Graph) -> Option<LoadFailure> {
-    let compiles = g
-        .nodes()
-        .all(|(_, n)| n.op != Op::Placeholder || python_variable(&n.target));
-    if compiles {
-        return None;
+/// A deeper subgraph that fails leaves its parent without attributes,
+/// which is not modelled.
+pub fn lost_attribute(gm: &LoadedGraphModule) -> Option<LoadFailure> {
+    let fails = code_fails(&gm.graph) || gm.submodules.iter().any(|s| code_fails(&s.graph));
+    if !fails {
+        let deeper = |s: &SubGraph| s.submodules.iter().any(subtree_fails);
+        return gm.submodules.iter().any(deeper).then(|| {
+            LoadFailure::unsupported(
+                "a subgraph of a subgraph whose code does not compile (a placeholder that is \
+                 no Python identifier): its parent loses its attributes",
+            )
+        });
     }
-    let (_, first) = g.nodes().find(|(_, n)| n.op == Op::GetAttr)?;
+    let (_, first) = gm.graph.nodes().find(|(_, n)| n.op == Op::GetAttr)?;
     let attr = first.target.split('.').next().unwrap_or_default();
     Some(LoadFailure::py(
         "AttributeError",
         format!("'GraphModule' object has no attribute '{attr}'"),
     ))
+}
+
+/// Whether `s` or any subgraph under it does not compile.
+fn subtree_fails(s: &SubGraph) -> bool {
+    code_fails(&s.graph) || s.submodules.iter().any(subtree_fails)
 }
 
 #[cfg(test)]
