@@ -955,6 +955,12 @@ impl ShapeEnv {
         if has(&tgt, &name) {
             return Ok(());
         }
+        if self.reaches(&tgt, &name)? {
+            // `u1 := 3*u2` then `u2 := 3*u1`: `_find` follows the cycle
+            // until CPython's recursion limit (a RecursionError whose
+            // wrapping and depth the model does not follow).
+            return unsupported("a cycle of replacements (_find recurses without end)");
+        }
         let src = self.syms[a].range.clone();
         let mut tgt_bound = self.bounds(&tgt, false)?;
         self.update_range(a, &tgt_bound)?;
@@ -964,7 +970,13 @@ impl ShapeEnv {
             self.invert_into(a, &tgt, b)?;
             tgt_bound = self.bounds(&tgt, false)?;
             if !tgt_bound.is_subset(&src) {
-                return unsupported("a replacement whose bound PyTorch asserts on");
+                // f"{tgt_bound=} not a subset of {src_bound=}"
+                let tgt = format!("tgt_bound={}", vr_text(&tgt_bound));
+                let src = format!("src_bound={}", vr_text(&src));
+                return Err(Raise::new(
+                    "AssertionError",
+                    format!("{tgt} not a subset of {src}"),
+                ));
             }
         }
         self.propagate_size_like(a, &tgt)?;
@@ -980,6 +992,26 @@ impl ShapeEnv {
         }
         self.syms[a].replacement = Some(tgt);
         Ok(())
+    }
+
+    /// Whether `name` is among the symbols `e`'s replacements lead to.
+    fn reaches(&self, e: &Ex, name: &str) -> PyResult<bool> {
+        let mut seen: Vec<String> = Vec::new();
+        let mut todo = free(e);
+        while let Some(n) = todo.pop() {
+            if n == name {
+                return Ok(true);
+            }
+            if seen.contains(&n) {
+                continue;
+            }
+            let k = self.index_of(&n)?;
+            if let Some(r) = &self.syms[k].replacement {
+                todo.extend(free(r));
+            }
+            seen.push(n);
+        }
+        Ok(false)
     }
 
     /// `_set_replacement`'s size-like propagation for `a == tgt` with `tgt`
@@ -1026,15 +1058,22 @@ impl ShapeEnv {
     /// graph is read.
     pub fn settle_replacements(&mut self) -> PyResult<()> {
         for k in 0..self.syms.len() {
-            let Some(old) = self.syms[k].replacement.clone() else {
-                continue;
-            };
-            let found = self.replace(&old)?;
-            if found != old {
-                let bound = self.bounds(&found, false)?;
-                self.update_range(k, &bound)?;
-                self.syms[k].replacement = Some(found);
-            }
+            self.settle_replacement(k)?;
+        }
+        Ok(())
+    }
+
+    /// `_find(uK)` for one symbol: its replacement set again if its target
+    /// was replaced since (see [`ShapeEnv::settle_replacements`]).
+    pub fn settle_replacement(&mut self, k: usize) -> PyResult<()> {
+        let Some(old) = self.syms[k].replacement.clone() else {
+            return Ok(());
+        };
+        let found = self.replace(&old)?;
+        if found != old {
+            let bound = self.bounds(&found, false)?;
+            self.update_range(k, &bound)?;
+            self.syms[k].replacement = Some(found);
         }
         Ok(())
     }
@@ -1098,6 +1137,11 @@ fn ext_text(e: &Ext) -> String {
         Ext::NegInf => "-int_oo".into(),
         Ext::PosInf => "int_oo".into(),
     }
+}
+
+/// `repr(ValueRanges)`: `VR[lo, hi]`.
+fn vr_text(r: &Range) -> String {
+    format!("VR[{}, {}]", ext_text(&r.lo), ext_text(&r.hi))
 }
 
 /// A bound for `range_constraints`: `None` for an infinite one.
