@@ -13,6 +13,7 @@ use torchspec_pyval::{PyException, PyResult, Raise, Value};
 use torchspec_spec::source::lookup::lookup_spec_from_dynamo_source;
 use torchspec_spec::source::{DictIndex, Source, SourceClass};
 use torchspec_spec::sym::expr::{Ex, Func, Node, Rel};
+use torchspec_spec::sym::print::sstr;
 use torchspec_spec::sym::ranges::Ext;
 use torchspec_spec::ShapesSpec;
 
@@ -22,10 +23,10 @@ use crate::wiring::{fakify_tensor_spec, Fake, IntSymbols, Size, Wirer};
 use crate::{Body, Call, LaterCall, LaterOutcome, ParamKind, Traced};
 
 /// One input leaf as dynamo wraps it: its source and value.
-struct Leaf {
+pub(crate) struct Leaf {
     source: Rc<Source>,
-    name: String,
-    value: Value,
+    pub(crate) name: String,
+    pub(crate) value: Value,
 }
 
 fn local(name: &str) -> Rc<Source> {
@@ -111,7 +112,11 @@ fn module_leaves(call: &Call, out: &mut Vec<Leaf>) -> PyResult<()> {
 }
 
 /// Every leaf the body reads, in the order it reads them.
-fn body_leaves(call: &Call, args: &[Value], kwargs: &[(Value, Value)]) -> PyResult<Vec<Leaf>> {
+pub(crate) fn body_leaves(
+    call: &Call,
+    args: &[Value],
+    kwargs: &[(Value, Value)],
+) -> PyResult<Vec<Leaf>> {
     let mut out = Vec::new();
     module_leaves(call, &mut out)?;
     let mut pos = args.iter();
@@ -240,12 +245,7 @@ fn trace(
         if let Fake::Tensor(sizes, _) = &fake {
             for s in sizes {
                 if let Size::Sym(k) = s {
-                    for n in free_syms(&w.env.printed(*k)?) {
-                        if !seen.contains(&n) {
-                            seen.push(n);
-                            new_symbols.push(n);
-                        }
-                    }
+                    lift_basic_symbols(&w.env.printed(*k)?, &mut seen, &mut new_symbols)?;
                 }
             }
         }
@@ -261,6 +261,34 @@ fn trace(
     }
     w.finalize()?;
     Ok((inputs, statics))
+}
+
+/// `_lift_basic_symbols` of one size (root tracer): its unbound free
+/// symbols (`lookup_unbound_symbols`, by name) become graph inputs; more
+/// than one (a replaced size `u1*u2` whose factors are not bound yet)
+/// fails dynamo's assertion.
+fn lift_basic_symbols(e: &Ex, seen: &mut Vec<usize>, new: &mut Vec<usize>) -> PyResult<()> {
+    let mut unbound: Vec<usize> = free_syms(e)
+        .into_iter()
+        .filter(|n| !seen.contains(n))
+        .collect();
+    unbound.sort_by_key(|n| format!("u{n}"));
+    if unbound.len() > 1 {
+        let names: Vec<String> = unbound.iter().map(|n| format!("u{n}")).collect();
+        return Err(Raise::new(
+            "AssertionError",
+            format!(
+                "For root tracer, we only expect to bind basic symbols (compound symbols should be cached before) but got unbound symbols [{}] in {}",
+                names.join(", "),
+                sstr(e)
+            ),
+        ));
+    }
+    for n in unbound {
+        seen.push(n);
+        new.push(n);
+    }
+    Ok(())
 }
 
 fn no_len<T>(spec: &Value) -> PyResult<T> {
@@ -774,7 +802,7 @@ pub(crate) fn run(call: &Call, spec: Option<Value>, w: &mut Wirer) -> PyResult<T
         ));
     }
     let shapes = spec.as_ref().and_then(|s| s.downcast::<ShapesSpec>());
-    if shapes.is_none() && !call.calls.is_empty() {
+    if spec.is_some() && shapes.is_none() && !call.calls.is_empty() {
         return Err(Raise::unsupported(
             "automatic dynamic shapes over later calls",
         ));
@@ -795,6 +823,10 @@ pub(crate) fn run(call: &Call, spec: Option<Value>, w: &mut Wirer) -> PyResult<T
     }
     runtime_asserts(&first, call, &call.args, &call.kwargs, &traced)?;
     if call.calls.is_empty() {
+        return Ok(traced);
+    }
+    if spec.is_none() {
+        traced.calls = Some(crate::auto_dynamic::later_calls(call)?);
         return Ok(traced);
     }
     let mut entries = vec![(first, traced.asserts.clone())];
