@@ -967,9 +967,11 @@ impl ShapeEnv {
         let tfree = free(&tgt);
         if !tgt_bound.is_subset(&src) && tfree.len() == 1 {
             let b = self.index_of(&tfree[0])?;
-            self.invert_into(a, &tgt, b)?;
+            // `try_solve` finding no inverse (`u3 == u0**2`): no assert,
+            // the replacement is skipped below.
+            let solved = self.invert_into(a, &tgt, b)?;
             tgt_bound = self.bounds(&tgt, false)?;
-            if !tgt_bound.is_subset(&src) {
+            if solved && !tgt_bound.is_subset(&src) {
                 // f"{tgt_bound=} not a subset of {src_bound=}"
                 let tgt = format!("tgt_bound={}", vr_text(&tgt_bound));
                 let src = format!("src_bound={}", vr_text(&src));
@@ -1031,16 +1033,16 @@ impl ShapeEnv {
 
     /// The range of `b` from `a == tgt` solved for `b`, requantized to
     /// integers (`CeilToInt` / `FloorToInt` of the rational bounds).
-    fn invert_into(&mut self, a: usize, tgt: &Ex, b: usize) -> PyResult<()> {
+    fn invert_into(&mut self, a: usize, tgt: &Ex, b: usize) -> PyResult<bool> {
         let bname = format!("u{b}");
         let a_ex = self.syms[a].ex.clone();
         let Some(solved) = try_solve(Rel::Eq, &a_ex, tgt, &bname, false)? else {
-            return Ok(());
+            return Ok(false);
         };
         let (num, den) = match (solved.rhs, solved.frac) {
             (Some(r), _) => (r, BigInt::one()),
             (None, Some((n, d))) => (n, d),
-            _ => return Ok(()),
+            _ => return unsupported("inverting a replacement into a non-integer bound"),
         };
         let nb = self.bounds(&num, false)?;
         let (lo, hi) = if den.is_negative() {
@@ -1048,7 +1050,8 @@ impl ShapeEnv {
         } else {
             (div_ext(&nb.lo, &den, true), div_ext(&nb.hi, &den, false))
         };
-        self.update_range(b, &Range::new(lo, hi))
+        self.update_range(b, &Range::new(lo, hi))?;
+        Ok(true)
     }
 
     /// What `_find` does when a replacement's target was itself replaced
