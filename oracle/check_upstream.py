@@ -9,7 +9,8 @@ interpreter running this script as `python` (stock torch, one process per
 one-liner) and checks that each prints what the packet says: its stdout, or for a
 reader that refuses, the exception text as the last lines of stderr (memory
 addresses as `0x<address>`). Packets: the round-trip findings
-(docs/upstream/round-trip.jsonl) and the fuzzer packets of classes 1-4
+(docs/upstream/round-trip.jsonl), the export_spec cross-API findings
+(docs/upstream/export-spec.jsonl) and the fuzzer packets of classes 1-4
 (docs/upstream/upstream-*.md); `--all` adds class 5 (docs/upstream/class-5/).
 
 Writes docs/upstream/check/torch-VERSION.jsonl, one line per packet:
@@ -75,7 +76,7 @@ def main() -> None:
     args = ap.parse_args()
     version = subprocess.run([sys.executable, "-W", "ignore", "-c", "import torch;print(torch.__version__)"],
                              capture_output=True, text=True).stdout.strip().split("+")[0]
-    ps = [x for x in T.round_trip_findings() if x.get("reproduced") is not False] + [p for p in T.packets()
+    ps = [x for x in T.round_trip_findings() if x.get("reproduced") is not False] + T.export_spec_findings() + [p for p in T.packets()
                                     if args.all or not p["path"].startswith("docs/upstream/class-5/")]
     if args.names:
         ps = [p for p in ps if p["name"] in args.names]

@@ -3,7 +3,10 @@ through two PyTorch entry points that decide differently, or PyTorch
 contradicting its own documentation. Each finding is a `python -c`
 one-liner on stock torch; this script runs every one-liner with the given
 Python and writes docs/upstream/export-spec-findings.md with what it
-printed (never edited by hand).
+printed, one packet per finding (docs/upstream/export-spec-NAME.md) and
+docs/upstream/export-spec.jsonl, which oracle/upstream_triage.py reads for
+the triage table and oracle/check_upstream.py checks per torch version
+(never edited by hand).
 
 Usage: python oracle/export_spec_findings.py [PYTHON ...]
        (default: .oracle/bin/python; more interpreters add a column each)
@@ -11,6 +14,7 @@ Usage: python oracle/export_spec_findings.py [PYTHON ...]
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -26,6 +30,8 @@ FINDINGS = [
     (
         "strict-int-range",
         4,
+        'strict export refuses an IntVar(min<0) int input that non-strict export accepts',
+        "strict export wraps an int input with VariableBuilder.wrap_symint (torch/_dynamo/variables/builder.py), whose unbacked symbol starts at [0, int_oo] before _wire_spec_slot intersects the spec's bounds; non-strict export (_symbolic_context_from_shapes_spec, create_unbacked_symint) starts at [-int_oo, int_oo]",
         "An `IntVar(min=-5, max=-1)` on an int input `-3`: non-strict export "
         "accepts it with `range_constraints` `[-5, -1]`; strict export starts "
         "every int symbol at `[0, int_oo]` and refuses the same spec and inputs "
@@ -36,11 +42,14 @@ FINDINGS = [
         "print('strict=False',{str(k):[int(v.lower),int(v.upper)] for k,v in ep.range_constraints.items()});"
         "exec(\"try:\\n torch.export.export(M(),(torch.zeros(4),-3),dynamic_shapes=s(),strict=True);print('strict=True ok')\\n"
         "except Exception as e:print('strict=True',type(e).__name__,e)\")",
-        ["export-spec-checks-024-export", "export-spec-checks-024-strict"],
+        ["export-spec-checks-024-export", "export-spec-checks-024-strict",
+         "export-spec-relations-004-export", "export-spec-relations-004-strict"],
     ),
     (
         "false-assumption-dropped",
         4,
+        'export drops an assumption that contradicts an earlier one instead of failing',
+        '_wire_spec_assumptions / _emit_pending_spec_assumption (torch/fx/experimental/symbolic_shapes.py): guard_or_defer_runtime_assert finds `a < 3` statically false after `a > 5` and returns without raising',
         "Assumptions `[a > 5, a < 3]` cannot both hold, and the export "
         "docstring says export fails when an assumption cannot hold; export "
         "succeeds and silently drops `a < 3` (only `5 < u0` is asserted).",
@@ -53,6 +62,8 @@ FINDINGS = [
     (
         "dict-spec-export-vs-make-fx",
         4,
+        'a plain dict of TensorSpecs: make_fx traces it, export sends it to the Dim API',
+        "torch.export.export's _resolve_dynamic_shapes treats only ShapesSpec/ParamsSpec as a spec (a dict goes to _normalize_dynamic_shapes, UserError); make_fx and torch.compile coerce a dict with _coerce_to_shapes_spec",
         "A plain dict of TensorSpecs: `make_fx` and `torch.compile` coerce it "
         "to a ShapesSpec and trace; `torch.export.export` sends it to the Dim "
         "API and raises a UserError whose message shows the spec's internal "
@@ -66,6 +77,8 @@ FINDINGS = [
     (
         "make-fx-static-int-unchecked",
         4,
+        'make_fx does not check a static int spec that export refuses',
+        "make_fx's input fakification (torch/fx/experimental/proxy_tensor.py) has no static-int check; export's _symbolic_context_from_shapes_spec raises `shapes_spec declared ... as static`",
         "A static int spec `n: 8` on an int input `7`: export refuses it "
         "(`shapes_spec declared L['n'] as static with value 8, but got 7`); "
         "`make_fx` traces it without any check, so the graph silently "
@@ -76,6 +89,55 @@ FINDINGS = [
         "except Exception as e:print(type(e).__name__,e)\")",
         ["export-spec-checks-012-make_fx", "export-spec-checks-012-export"],
     ),
+    (
+        "compile-skips-binding-check",
+        4,
+        "torch.compile runs a SeqSpec longer than the runtime list that export and make_fx refuse",
+        "torch.compile looks a spec up per dynamo source as the body reads it (lookup_spec_from_dynamo_source in torch/fx/experimental/_spec_binding.py) and never binds the whole spec; export and make_fx bind it first (_spec_binding's walk raises `SeqSpec has 3 entries beyond runtime sequence length 2`)",
+        "A `SeqSpec` of three entries on a list of two tensors: `make_fx` (and "
+        "both export modes) raise `ValueError: shapes_spec['xs']: SeqSpec has 3 "
+        "entries beyond runtime sequence length 2`; `torch.compile` with the same "
+        "spec and inputs runs without a word.",
+        "from torch.fx.experimental.dynamic_spec import SeqSpec;a=ShapeVar('a');"
+        "s=lambda:ShapesSpec(ParamsSpec({'xs':SeqSpec([TensorSpec([a,3]),None,TensorSpec([a,3])])}));"
+        "f=lambda xs:xs[0].sum()+xs[1].sum();xs=[torch.zeros(4,3),torch.zeros(5,3)];"
+        "print('compile',torch.compile(f,backend='eager',dynamic_shapes=s())(xs));"
+        "exec(\"try:\\n make_fx(f,tracing_mode='fake',dynamic_shapes=s())(xs)\\n"
+        "except Exception as e:print('make_fx',type(e).__name__,e)\")",
+        ["export-spec-binding-004-compile", "export-spec-binding-004-make_fx", "export-spec-binding-004-export"],
+    ),
+    (
+        "compile-derived-int-leaf",
+        4,
+        "torch.compile accepts a derived expression on an int input that export and make_fx refuse",
+        "_spec_binding's leaf check (torch/fx/experimental/_spec_binding.py) raises `unexpected leaf spec type SymInt` for an int leaf whose spec is `n + 4`; torch.compile's wrap_literal (torch/_dynamo/variables/builder.py) reads the same leaf through lookup_spec_from_dynamo_source and wires it",
+        "`ParamsSpec({'n': n, 'm': n + 4})` on ints `3, 7`: `make_fx` and both "
+        "export modes raise `AssertionError: shapes_spec['m']: unexpected leaf "
+        "spec type SymInt`; `torch.compile` accepts the same spec and inputs.",
+        "n=IntVar('n',min=1,max=10);s=lambda:ShapesSpec(ParamsSpec({'n':n,'m':n+4}));"
+        "g=lambda x,n,m:x.sum()+n+m;"
+        "print('compile',torch.compile(g,backend='eager',dynamic_shapes=s())(torch.zeros(4),3,7));"
+        "exec(\"try:\\n make_fx(g,tracing_mode='fake',dynamic_shapes=s())(torch.zeros(4),3,7)\\n"
+        "except Exception as e:print('make_fx',type(e).__name__,e)\")",
+        ["export-spec-relations-022-compile", "export-spec-relations-022-make_fx", "export-spec-relations-022-export"],
+    ),
+    (
+        "strict-positional-only",
+        4,
+        "strict export refuses a forward with a positional-only parameter that non-strict export accepts",
+        "strict export's dynamo entry (torch/_dynamo/eval_frame.py, the `More arguments than expected` assertion when rebinding flat args to the signature) does not handle a positional-only parameter; non-strict export binds it with inspect.Signature; with or without a spec",
+        "`forward(self, x, /, y)` with a spec on `x`: non-strict export "
+        "accepts it, strict export raises `AssertionError: More arguments than "
+        "expected` (the same without a spec).",
+        "P=type('P',(torch.nn.Module,),{'forward':eval('lambda self,x,/,y:x.sum()+y.sum()')});"
+        "s=lambda:ShapesSpec(ParamsSpec({'x':TensorSpec([ShapeVar('a'),3])}));"
+        "a=(torch.zeros(4,3),torch.zeros(2));"
+        "print('strict=False',torch.export.export(P(),a,dynamic_shapes=s()).range_constraints);"
+        "exec(\"try:\\n torch.export.export(P(),a,dynamic_shapes=s(),strict=True);print('strict=True ok')\\n"
+        "except Exception as e:print('strict=True',type(e).__name__,e)\")",
+        ["export-spec-binding-044-export", "export-spec-binding-044-strict"],
+    ),
+
 ]
 
 
@@ -101,8 +163,23 @@ def version(python: str) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
+def packet(name: str, title: str, fn: str, what: str, liner: str, ids: list[str],
+           outputs: list[tuple[str, str]]) -> str:
+    """docs/upstream/export-spec-NAME.md: one finding, as the triage table links it."""
+    lines = [f"# export-spec-{name}: {title}", "",
+             "Generated by `python oracle/export_spec_findings.py` (never edit by hand). "
+             "Class 4: two PyTorch entry points decide the same spec and inputs differently.", "",
+             what, "", f"Upstream: {fn}.", "",
+             "Corpus cases: " + ", ".join(f"`{i}`" for i in ids) + ".", "",
+             "```sh", liner, "```", ""]
+    for v, out in outputs:
+        lines += [f"torch {v}:", "", "```", out, "```", ""]
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     pythons = argv or [".oracle/bin/python"]
+    versions = [version(py) for py in pythons]
     lines = [
         "# export_spec: cross-API findings",
         "",
@@ -112,16 +189,29 @@ def main(argv: list[str]) -> int:
         "entry points that decide differently (class 4 of the triage), each with "
         "a `python -c` one-liner on stock torch and what it printed. The corpus "
         "cases that pin each side are listed; their goldens are in "
-        "`corpus/goldens/torch-*/`.",
+        "`corpus/goldens/torch-*/`. Each finding also has its packet, "
+        "`docs/upstream/export-spec-NAME.md`, and a row in the triage table "
+        "(`docs/upstream/README.md`, from `docs/upstream/export-spec.jsonl`).",
         "",
     ]
-    for name, cls, what, body, ids in FINDINGS:
+    records = []
+    for name, cls, title, fn, what, body, ids in FINDINGS:
+        liner = "python -c " + shell_quote(PRELUDE + ";" + body)
+        outputs = [(v, run(py, body)) for v, py in zip(versions, pythons)]
         lines += [f"## {name} (class {cls})", "", what, "", "Cases: " + ", ".join(f"`{i}`" for i in ids) + ".", ""]
-        lines += ["```sh", "python -c " + shell_quote(PRELUDE + ";" + body), "```", ""]
-        for py in pythons:
-            lines += [f"torch {version(py)}:", "", "```", run(py, body), "```", ""]
+        lines += ["```sh", liner, "```", ""]
+        for v, out in outputs:
+            lines += [f"torch {v}:", "", "```", out, "```", ""]
+        with open(f"docs/upstream/export-spec-{name}.md", "w", encoding="utf-8") as f:
+            f.write(packet(name, title, fn, what, liner, ids, outputs))
+        records.append({"name": f"export-spec-{name}", "class": cls, "signature": title,
+                        "function": fn, "cases": ids, "one_liner": liner,
+                        "prints": outputs[0][1], "torch": outputs[0][0]})
     with open("docs/upstream/export-spec-findings.md", "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
+    with open("docs/upstream/export-spec.jsonl", "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
     return 0
 
 

@@ -542,9 +542,34 @@ def compile_() -> File:
     return f
 
 
+def compile_auto() -> File:
+    """torch.compile without a spec over later calls: automatic dynamic shapes
+    (a dim that changed becomes dynamic, its own backed symbol; sizes 0 and 1
+    are specialized)."""
+    f = File("export-spec-compile-auto")
+    runs = [
+        ((4, 3), (4, 2), [((5, 3), (5, 2)), ((6, 3), (6, 2))]),
+        ((4, 3), (4, 2), [((5, 3), (6, 2)), ((7, 3), (7, 2))]),
+        ((4, 3), (4, 2), [((5, 3), (5, 2)), ((6, 3), (7, 2)), ((8, 3), (8, 2))]),
+        ((4, 3), (4, 2), [((1, 3), (1, 2)), ((5, 3), (5, 2)), ((1, 3), (1, 2))]),
+        ((4, 3), (4, 2), [((4, 5), (4, 2)), ((4, 6), (4, 2)), ((4, 1), (4, 2))]),
+        ((4, 4), (4, 2), [((5, 5), (4, 2)), ((6, 7), (4, 2)), ((8, 8), (4, 2))]),
+        ((4, 3), (4, 2), [((0, 3), (4, 2)), ((0, 3), (4, 2)), ((9, 3), (4, 2))]),
+        ((4, 3), (4, 2), [((4, 3), (4, 2)), ((5, 3), (4, 2)), ((4, 3), (4, 2))]),
+        ((2, 2), (2, 2), [((3, 3), (3, 3)), ((3, 4), (3, 3)), ((2, 2), (2, 2))]),
+        ((4, 3), (3, 4), [((5, 3), (3, 5)), ((6, 3), (3, 6)), ((6, 3), (3, 7))]),
+        ((1, 3), (4, 2), [((2, 3), (4, 2)), ((1, 3), (4, 2)), ((3, 3), (5, 2))]),
+        ((4, 3), (4, 2), [((5, 3), (5, 2)), ((5, 3), (6, 2)), ((9, 3), (9, 2)), ((1, 3), (9, 2))]),
+    ]
+    for x, y, calls in runs:
+        f.case("compile", signature=XY, args=tup(T(*x), T(*y)),
+               calls=[{"args": tup(T(*a), T(*b))} for a, b in calls])
+    return f
+
+
 def main(argv: list[str]) -> int:
     out_dir = argv[0] if argv else "corpus/cases"
-    for make in (binding, checks, relations, entry, make_fx, compile_):
+    for make in (binding, checks, relations, entry, make_fx, compile_, compile_auto):
         make().write(out_dir)
     return 0
 

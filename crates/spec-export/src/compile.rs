@@ -13,6 +13,7 @@ use torchspec_pyval::{PyException, PyResult, Raise, Value};
 use torchspec_spec::source::lookup::lookup_spec_from_dynamo_source;
 use torchspec_spec::source::{DictIndex, Source, SourceClass};
 use torchspec_spec::sym::expr::{Ex, Func, Node, Rel};
+use torchspec_spec::sym::print::sstr;
 use torchspec_spec::sym::ranges::Ext;
 use torchspec_spec::ShapesSpec;
 
@@ -22,10 +23,10 @@ use crate::wiring::{fakify_tensor_spec, Fake, IntSymbols, Size, Wirer};
 use crate::{Body, Call, LaterCall, LaterOutcome, ParamKind, Traced};
 
 /// One input leaf as dynamo wraps it: its source and value.
-struct Leaf {
+pub(crate) struct Leaf {
     source: Rc<Source>,
-    name: String,
-    value: Value,
+    pub(crate) name: String,
+    pub(crate) value: Value,
 }
 
 fn local(name: &str) -> Rc<Source> {
@@ -111,7 +112,11 @@ fn module_leaves(call: &Call, out: &mut Vec<Leaf>) -> PyResult<()> {
 }
 
 /// Every leaf the body reads, in the order it reads them.
-fn body_leaves(call: &Call, args: &[Value], kwargs: &[(Value, Value)]) -> PyResult<Vec<Leaf>> {
+pub(crate) fn body_leaves(
+    call: &Call,
+    args: &[Value],
+    kwargs: &[(Value, Value)],
+) -> PyResult<Vec<Leaf>> {
     let mut out = Vec::new();
     module_leaves(call, &mut out)?;
     let mut pos = args.iter();
@@ -158,10 +163,19 @@ fn body_leaves(call: &Call, args: &[Value], kwargs: &[(Value, Value)]) -> PyResu
     Ok(out)
 }
 
-/// An error raised inside dynamo's tracing: `InternalTorchDynamoError`
-/// wrapping it (`TYPE: message`).
+/// An error raised inside dynamo's tracing: `_compile` re-raises the
+/// types it lists as they are (`AssertionError`, `IndexError`, `UserError`,
+/// ...) and wraps any other in `InternalTorchDynamoError` (`TYPE: message`).
 fn internal(r: Raise) -> Raise {
     match r {
+        Raise::Exception(e)
+            if matches!(
+                e.type_name.as_str(),
+                "AssertionError" | "IndexError" | "UserError"
+            ) =>
+        {
+            Raise::Exception(e)
+        }
         Raise::Exception(e) => Raise::new(
             "InternalTorchDynamoError",
             format!("{}: {}", e.type_name, e.message),
@@ -231,12 +245,7 @@ fn trace(
         if let Fake::Tensor(sizes, _) = &fake {
             for s in sizes {
                 if let Size::Sym(k) = s {
-                    for n in free_syms(&w.env.printed(*k)?) {
-                        if !seen.contains(&n) {
-                            seen.push(n);
-                            new_symbols.push(n);
-                        }
-                    }
+                    lift_basic_symbols(&w.env.printed(*k)?, &mut seen, &mut new_symbols)?;
                 }
             }
         }
@@ -252,6 +261,34 @@ fn trace(
     }
     w.finalize()?;
     Ok((inputs, statics))
+}
+
+/// `_lift_basic_symbols` of one size (root tracer): its unbound free
+/// symbols (`lookup_unbound_symbols`, by name) become graph inputs; more
+/// than one (a replaced size `u1*u2` whose factors are not bound yet)
+/// fails dynamo's assertion.
+fn lift_basic_symbols(e: &Ex, seen: &mut Vec<usize>, new: &mut Vec<usize>) -> PyResult<()> {
+    let mut unbound: Vec<usize> = free_syms(e)
+        .into_iter()
+        .filter(|n| !seen.contains(n))
+        .collect();
+    unbound.sort_by_key(|n| format!("u{n}"));
+    if unbound.len() > 1 {
+        let names: Vec<String> = unbound.iter().map(|n| format!("u{n}")).collect();
+        return Err(Raise::new(
+            "AssertionError",
+            format!(
+                "For root tracer, we only expect to bind basic symbols (compound symbols should be cached before) but got unbound symbols [{}] in {}",
+                names.join(", "),
+                sstr(e)
+            ),
+        ));
+    }
+    for n in unbound {
+        seen.push(n);
+        new.push(n);
+    }
+    Ok(())
 }
 
 fn no_len<T>(spec: &Value) -> PyResult<T> {
@@ -390,12 +427,27 @@ fn graph_inputs(entry: &Entry) -> Vec<Input> {
     out
 }
 
+/// The graph inputs that bind symbols in the runtime-assert pass: a
+/// size symbol's own placeholder carries no `unbacked_bindings`, so each
+/// symbol is defined at its tensor, in dim order (a replaced size between
+/// two placeholders' symbols comes before the later one).
+fn binding_inputs(entry: &Entry) -> Vec<Input> {
+    graph_inputs(entry)
+        .into_iter()
+        .filter(|i| {
+            !entry
+                .inputs
+                .iter()
+                .any(|gi| gi.new_symbols.iter().any(|k| i.name == format!("u{k}")))
+        })
+        .collect()
+}
+
 fn first_graph(entry: &Entry) -> PyResult<Traced> {
-    let inputs = graph_inputs(entry);
     Ok(Traced {
-        placeholders: graph::placeholders(&inputs, &entry.wirer_env)?,
+        placeholders: graph::placeholders(&graph_inputs(entry), &entry.wirer_env)?,
         range_constraints: None,
-        asserts: graph::asserts(&inputs, &entry.wirer_env)?,
+        asserts: graph::compile_asserts(&binding_inputs(entry), &entry.wirer_env)?,
         calls: None,
     })
 }
@@ -454,7 +506,6 @@ fn check(
 ) -> PyResult<GuardCheck> {
     let leaves = body_leaves(call, args, kwargs)?;
     let mut vals: Vec<Option<BigInt>> = vec![None; entry.wirer_env.ranges().len()];
-    let mut where_: Vec<Option<(String, Option<usize>)>> = vec![None; vals.len()];
     for (name, v) in &entry.statics {
         match leaves.iter().find(|l| l.name == *name) {
             Some(l)
@@ -478,13 +529,12 @@ fn check(
                 if t.shape.len() != sizes.len() || &t.dtype != dtype {
                     return Ok(GuardCheck::Static);
                 }
-                for (d, (s, actual)) in sizes.iter().zip(&t.shape).enumerate() {
+                for (s, actual) in sizes.iter().zip(&t.shape) {
                     match s {
                         Size::Static(v) if v != actual => return Ok(GuardCheck::Static),
                         Size::Static(_) => {}
                         Size::Sym(k) => {
                             vals[*k] = Some(BigInt::from(*actual));
-                            where_[*k] = Some((short_source(&gi.leaf.name), Some(d)));
                         }
                     }
                 }
@@ -494,7 +544,6 @@ fn check(
                     return Ok(GuardCheck::Static);
                 }
                 vals[*k] = Some(keys::int_of(&now.value));
-                where_[*k] = Some((short_source(&gi.leaf.name), None));
             }
             Fake::Const(_) => {}
         }
@@ -517,88 +566,154 @@ fn check(
             }
         }
     }
-    // Equalities the replacements stand for (the first failing one, in
-    // symbol order), then the symbols' ranges.
-    for (k, v) in vals.iter().enumerate() {
-        let Some(v) = v else { continue };
-        let printed = env.printed(k)?;
+    let sources = symbol_sources(&entry.inputs);
+    let first = first_sources(&sources, env)?;
+    if let Some(failed) = input_guard_failure(&sources, &first, env, &vals)? {
+        return Ok(failed);
+    }
+    Ok(range_guard_failure(&first, env, &vals).unwrap_or(GuardCheck::Pass))
+}
+
+/// Each symbolic size or int of the graph inputs, in the order
+/// `produce_guards` tracks them (`track_symint`), with its source text.
+fn symbol_sources(inputs: &[GraphInput]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for gi in inputs {
+        let name = short_source(&gi.leaf.name);
+        match &gi.fake {
+            Fake::Tensor(sizes, _) => {
+                for (d, s) in sizes.iter().enumerate() {
+                    if let Size::Sym(k) = s {
+                        out.push((*k, format!("{name}.size()[{d}]")));
+                    }
+                }
+            }
+            Fake::Sym(k) => out.push((*k, name.clone())),
+            Fake::Const(_) => {}
+        }
+    }
+    out
+}
+
+/// `symbol_to_source`: each symbol a source's replaced expression is,
+/// with the first such source and the symbol that source allocated, in
+/// tracking order.
+fn first_sources(
+    sources: &[(usize, String)],
+    env: &crate::shape_env::ShapeEnv,
+) -> PyResult<Vec<FirstSource>> {
+    let mut first: Vec<FirstSource> = Vec::new();
+    for (k, src) in sources {
+        if let Node::Sym(s) = &*env.printed(*k)? {
+            let j = crate::shape_env::sym_index(&s.name)
+                .ok_or_else(|| Raise::unsupported("a guard on a spec symbol"))?;
+            if !first.iter().any(|f| f.sym == j) {
+                first.push(FirstSource {
+                    sym: j,
+                    source: src.clone(),
+                    at: *k,
+                });
+            }
+        }
+    }
+    Ok(first)
+}
+
+/// A symbol of `symbol_to_source` and its first source.
+struct FirstSource {
+    sym: usize,
+    source: String,
+    /// The symbol allocated at that source (its value is the symbol's).
+    at: usize,
+}
+
+/// `produce_guards`' input guards, in tracking order: every source equals
+/// its replaced expression, printed over each symbol's first source (a
+/// symbol's first source itself is skipped). The first one that fails.
+fn input_guard_failure(
+    sources: &[(usize, String)],
+    first: &[FirstSource],
+    env: &crate::shape_env::ShapeEnv,
+    vals: &[Option<BigInt>],
+) -> PyResult<Option<GuardCheck>> {
+    let mut at: Vec<Option<String>> = vec![None; vals.len()];
+    let mut sym_vals: Vec<Option<BigInt>> = vec![None; vals.len()];
+    for f in first {
+        at[f.sym] = Some(f.source.clone());
+        sym_vals[f.sym] = vals[f.at].clone();
+    }
+    for (k, src) in sources {
+        let Some(v) = &vals[*k] else { continue };
+        let printed = env.printed(*k)?;
         if matches!(&*printed, Node::Int(_)) {
             continue;
         }
-        let holds = match eval_int(&printed, &vals) {
+        if let Node::Sym(s) = &*printed {
+            let j = crate::shape_env::sym_index(&s.name);
+            if first.iter().any(|f| Some(f.sym) == j && f.source == *src) {
+                continue;
+            }
+        }
+        let holds = match eval_int(&printed, &sym_vals) {
             Some(e) => &e == v,
             None => return Err(Raise::unsupported("a guard on a replaced symbol")),
         };
         if !holds {
-            // The guard names the later symbol first: `x.size()[1] ==
-            // x.size()[0]` whichever way the replacement points.
-            let later = free_syms(&printed).into_iter().max().filter(|j| *j > k);
-            let text = match (&*printed, later) {
-                (Node::Sym(_), Some(j)) => match (source_text(&where_[j]), source_text(&where_[k]))
-                {
-                    (Some(a), Some(b)) => Some(format!("{a} == {b}")),
-                    _ => None,
-                },
-                _ => match (source_text(&where_[k]), guard_expr(&printed, &where_)) {
-                    (Some(a), Some(b)) => Some(format!("{a} == {b}")),
-                    _ => None,
-                },
-            };
-            return Ok(GuardCheck::Symbolic(text));
+            let text = guard_expr(&printed, &at).map(|b| format!("{src} == {b}"));
+            return Ok(Some(GuardCheck::Symbolic(text)));
         }
     }
-    for (k, (_, r)) in env.ranges().iter().enumerate() {
-        let Some(v) = &vals[k] else { continue };
-        let lo_ok = match &r.lo {
-            Ext::Fin(lo) => v >= lo,
-            _ => true,
-        };
-        let hi_ok = match &r.hi {
-            Ext::Fin(hi) => v <= hi,
-            _ => true,
-        };
-        if !(lo_ok && hi_ok) {
-            return Ok(GuardCheck::Symbolic(range_guard(&where_[k], r)));
-        }
-    }
-    Ok(GuardCheck::Pass)
+    Ok(None)
 }
 
-/// How a guard names an input: `x`, `x[0].size()[2]`.
-fn source_text(at: &Option<(String, Option<usize>)>) -> Option<String> {
-    let (src, dim) = at.as_ref()?;
-    Some(match dim {
-        Some(d) => format!("{src}.size()[{d}]"),
-        None => src.clone(),
+/// `produce_guards`' range guards, one per symbol in `symbol_to_source`
+/// order, named by its first source: the first one that fails.
+fn range_guard_failure(
+    first: &[FirstSource],
+    env: &crate::shape_env::ShapeEnv,
+    vals: &[Option<BigInt>],
+) -> Option<GuardCheck> {
+    first.iter().find_map(|f| {
+        let v = vals[f.at].as_ref()?;
+        let r = env.range(f.sym);
+        let lo_ok = !matches!(&r.lo, Ext::Fin(lo) if v < lo);
+        let hi_ok = !matches!(&r.hi, Ext::Fin(hi) if v > hi);
+        (!(lo_ok && hi_ok)).then(|| GuardCheck::Symbolic(range_guard(&f.source, r)))
     })
 }
 
 /// A replacement target as dynamo's guard printer writes it, for the
-/// forms a spec makes: a symbol, `k*s`, `s*t`, `s**2` (`s*s`), and
+/// forms a spec makes: a symbol, `k*s`, `s*t`, `s**2` (`s*s`, also in a
+/// product: `4*s*s`), and
 /// `c + k*s` (the constant first, parenthesized when negative).
-fn guard_expr(e: &Ex, at: &[Option<(String, Option<usize>)>]) -> Option<String> {
+fn guard_expr(e: &Ex, at: &[Option<String>]) -> Option<String> {
     let sym = |e: &Ex| match &**e {
-        Node::Sym(s) => source_text(at.get(crate::shape_env::sym_index(&s.name)?)?),
+        Node::Sym(s) => at.get(crate::shape_env::sym_index(&s.name)?)?.clone(),
         _ => None,
+    };
+    // `s**2` is printed `s*s`, alone or in a product (`4*x*x`).
+    let factor = |e: &Ex| -> Option<String> {
+        match &**e {
+            Node::Pow(b, x) if x.is_int_value(2) => {
+                let s = sym(b)?;
+                Some(format!("{s}*{s}"))
+            }
+            _ => sym(e),
+        }
     };
     let term = |e: &Ex| -> Option<String> {
         match &**e {
-            Node::Sym(_) => sym(e),
             Node::Mul(f) => {
                 let parts = f
                     .iter()
                     .map(|x| match &**x {
                         Node::Int(i) => Some(i.to_string()),
-                        _ => sym(x),
+                        _ => factor(x),
                     })
                     .collect::<Option<Vec<_>>>()?;
                 Some(parts.join("*"))
             }
-            Node::Pow(b, x) if x.is_int_value(2) => {
-                let s = sym(b)?;
-                Some(format!("{s}*{s}"))
-            }
-            _ => None,
+            _ => factor(e),
         }
     };
     match &**e {
@@ -617,15 +732,7 @@ fn guard_expr(e: &Ex, at: &[Option<(String, Option<usize>)>]) -> Option<String> 
     }
 }
 
-fn range_guard(
-    at: &Option<(String, Option<usize>)>,
-    r: &crate::shape_env::Range,
-) -> Option<String> {
-    let (src, dim) = at.as_ref()?;
-    let x = match dim {
-        Some(d) => format!("{src}.size()[{d}]"),
-        None => src.clone(),
-    };
+fn range_guard(x: &str, r: &crate::shape_env::Range) -> Option<String> {
     Some(match (&r.lo, &r.hi) {
         (Ext::Fin(lo), Ext::Fin(hi)) => format!("{lo} <= {x} <= {hi}"),
         (Ext::Fin(lo), _) => format!("{lo} <= {x}"),
@@ -695,7 +802,7 @@ pub(crate) fn run(call: &Call, spec: Option<Value>, w: &mut Wirer) -> PyResult<T
         ));
     }
     let shapes = spec.as_ref().and_then(|s| s.downcast::<ShapesSpec>());
-    if shapes.is_none() && !call.calls.is_empty() {
+    if spec.is_some() && shapes.is_none() && !call.calls.is_empty() {
         return Err(Raise::unsupported(
             "automatic dynamic shapes over later calls",
         ));
@@ -716,6 +823,10 @@ pub(crate) fn run(call: &Call, spec: Option<Value>, w: &mut Wirer) -> PyResult<T
     }
     runtime_asserts(&first, call, &call.args, &call.kwargs, &traced)?;
     if call.calls.is_empty() {
+        return Ok(traced);
+    }
+    if spec.is_none() {
+        traced.calls = Some(crate::auto_dynamic::later_calls(call)?);
         return Ok(traced);
     }
     let mut entries = vec![(first, traced.asserts.clone())];
@@ -779,13 +890,17 @@ fn later_call(
         }
         _ => return Err(Raise::unsupported("a recompile that fails its own guards")),
     }
-    let asserts = graph_asserts(&entry)?;
+    let asserts = match graph_asserts(&entry) {
+        Ok(a) => a,
+        Err(Raise::Exception(x)) => return Ok(LaterOutcome::Error(x)),
+        Err(u) => return Err(u),
+    };
     entries.push((entry, asserts));
     Ok(LaterOutcome::Recompiled(true))
 }
 
 fn graph_asserts(e: &Entry) -> PyResult<Vec<String>> {
-    graph::asserts(&graph_inputs(e), &e.wirer_env)
+    graph::compile_asserts(&binding_inputs(e), &e.wirer_env)
 }
 
 /// Running the compiled graph: its `_assert_scalar` nodes on the values.
@@ -814,7 +929,7 @@ fn runtime_asserts(
             _ => {}
         }
     }
-    let inputs = graph_inputs(e);
+    let inputs = binding_inputs(e);
     for (msg, expr) in t
         .asserts
         .iter()

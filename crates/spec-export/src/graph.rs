@@ -132,6 +132,9 @@ struct Pass {
     taken: Vec<usize>,
     /// The list being run now (the popped list of the symbol defined now).
     running: Option<(usize, Vec<Ex>)>,
+    /// The condition node and the index of the `_assert_scalar` node whose
+    /// metadata hook is running (set while it runs on the fakes).
+    hooked: Option<(String, usize)>,
 }
 
 impl Pass {
@@ -146,7 +149,10 @@ impl Pass {
             // it is replaced by (the hook decides it size-obliviously).
             return Ok(());
         }
-        self.run_on_fakes(e, msg)
+        self.hooked = Some((name, self.out.len() - 1));
+        self.run_on_fakes(e, msg)?;
+        self.hooked = None;
+        Ok(())
     }
 
     /// The inserted `_assert_scalar` run on the fake sizes: the expression
@@ -154,7 +160,7 @@ impl Pass {
     /// raises its message, unknown is recorded (and lands in its key
     /// symbol's list if that list is still to run).
     fn run_on_fakes(&mut self, e: &Ex, msg: String) -> PyResult<()> {
-        let again = self.env.recomputed(&self.env.replace(e)?)?;
+        let again = self.env.recomputed(&self.env.replace(&reflected(e))?)?;
         let verdict = match &*again {
             Node::True => Some(true),
             Node::False => Some(false),
@@ -267,6 +273,19 @@ impl Pass {
     }
 }
 
+/// A relational as the graph computes it: `_sympy_interp` hands Python
+/// `0 == u0`, where `int.__eq__` gives way to the symbol's reflected
+/// method, so the node is `eq(u0, 0)` (and `0 <= u0` is `ge(u0, 0)`).
+fn reflected(e: &Ex) -> Ex {
+    use std::rc::Rc;
+    match &**e {
+        Node::Rel(op, l, r) if matches!(&**l, Node::Int(_)) && !matches!(&**r, Node::Int(_)) => {
+            Rc::new(Node::Rel(op.reversed(), r.clone(), l.clone()))
+        }
+        _ => e.clone(),
+    }
+}
+
 /// `i0 >= lo` / `i0 <= hi` as the pass builds them.
 fn ge_node(k: usize, v: &BigInt, ge: bool) -> Ex {
     use std::rc::Rc;
@@ -281,11 +300,12 @@ fn ge_node(k: usize, v: &BigInt, ge: bool) -> Ex {
     Rc::new(Node::Rel(if ge { Rel::Ge } else { Rel::Le }, u, c))
 }
 
-/// The messages of the `_assert_scalar` nodes, in graph order: per
-/// placeholder, per symbol it binds, its range checks then the deferred
-/// asserts keyed under it.
-pub(crate) fn asserts(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<String>> {
-    Ok(run_pass(inputs, env)?.out)
+/// The messages of the `_assert_scalar` nodes torch.compile's graph gets,
+/// in graph order: per placeholder, per symbol it binds, its range checks
+/// then the deferred asserts keyed under it (see [`cleanup_error`] for
+/// what a failing one raises there).
+pub(crate) fn compile_asserts(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<String>> {
+    Ok(run_pass(inputs, env, true)?.out)
 }
 
 /// Those messages and the ShapeEnv after the pass: running the asserts on
@@ -296,17 +316,17 @@ pub(crate) fn asserts_and_env(
     inputs: &[Input],
     env: &ShapeEnv,
 ) -> PyResult<(Vec<String>, ShapeEnv)> {
-    let mut pass = run_pass(inputs, env)?;
+    let mut pass = run_pass(inputs, env, false)?;
     pass.env.settle_replacements()?;
     Ok((pass.out, pass.env))
 }
 
 /// The expressions of those asserts, in the same order.
 pub(crate) fn assert_exprs(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<Ex>> {
-    Ok(run_pass(inputs, env)?.exprs)
+    Ok(run_pass(inputs, env, false)?.exprs)
 }
 
-fn run_pass(inputs: &[Input], env: &ShapeEnv) -> PyResult<Pass> {
+fn run_pass(inputs: &[Input], env: &ShapeEnv, compile: bool) -> PyResult<Pass> {
     let mut by_symbol: Vec<(usize, Vec<Ex>)> = Vec::new();
     for (k, e) in &env.deferred {
         match by_symbol.iter_mut().find(|(s, _)| s == k) {
@@ -325,7 +345,38 @@ fn run_pass(inputs: &[Input], env: &ShapeEnv) -> PyResult<Pass> {
         by_symbol,
         taken: Vec::new(),
         running: None,
+        hooked: None,
     };
+    match drive(&mut pass, inputs) {
+        Ok(()) => Ok(pass),
+        Err(r) => Err(match (compile, r, pass.hooked.take()) {
+            (true, Raise::Exception(_), Some((cond, i))) => cleanup_error(&cond, i),
+            (_, r, _) => r,
+        }),
+    }
+}
+
+/// What torch.compile raises when an inserted assert's metadata hook
+/// raises: the `_assert_scalar` node already took its condition as an
+/// argument (`Node.__init__`) but never joined the graph, and `_compile`'s
+/// cleanup (`_cleanup_output_graph` → `Graph._clear_nodes`, erasing in
+/// reverse) fails on the condition's dangling user, replacing the error.
+fn cleanup_error(cond: &str, index: usize) -> Raise {
+    let user = match index {
+        0 => "_assert_scalar_default".to_string(),
+        i => format!("_assert_scalar_default_{i}"),
+    };
+    Raise::new(
+        "RuntimeError",
+        format!(
+            "Tried to erase Node {cond} but it still had 1 users in the graph: {{{user}: None}}!"
+        ),
+    )
+}
+
+/// The pass over the placeholders: each symbol defined, its range checks
+/// and deferred asserts inserted.
+fn drive(pass: &mut Pass, inputs: &[Input]) -> PyResult<()> {
     for input in inputs {
         let defs: Vec<usize> = match &input.fake {
             Fake::Tensor(sizes, _) => sizes
@@ -339,11 +390,18 @@ fn run_pass(inputs: &[Input], env: &ShapeEnv) -> PyResult<Pass> {
             Fake::Const(_) => vec![],
         };
         pass.bound.extend(&defs);
+        if let Fake::Tensor(..) = &input.fake {
+            // `match_symbol` makes a `sym_size` node per symbolic size, and
+            // its `_node_metadata_hook` reads the size's `expr` (`_find`).
+            for &k in &defs {
+                pass.env.settle_replacement(k)?;
+            }
+        }
         for k in defs {
             pass.define(k)?;
         }
     }
-    Ok(pass)
+    Ok(())
 }
 
 /// `u >= c` with `c <= 0`: a size's own lower bound check.

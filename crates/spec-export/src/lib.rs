@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 mod api;
+mod auto_dynamic;
 mod binding;
 mod compile;
 mod graph;

@@ -955,16 +955,30 @@ impl ShapeEnv {
         if has(&tgt, &name) {
             return Ok(());
         }
+        if self.reaches(&tgt, &name)? {
+            // `u1 := 3*u2` then `u2 := 3*u1`: `_find` follows the cycle
+            // until CPython's recursion limit (a RecursionError whose
+            // wrapping and depth the model does not follow).
+            return unsupported("a cycle of replacements (_find recurses without end)");
+        }
         let src = self.syms[a].range.clone();
         let mut tgt_bound = self.bounds(&tgt, false)?;
         self.update_range(a, &tgt_bound)?;
         let tfree = free(&tgt);
         if !tgt_bound.is_subset(&src) && tfree.len() == 1 {
             let b = self.index_of(&tfree[0])?;
-            self.invert_into(a, &tgt, b)?;
+            // `try_solve` finding no inverse (`u3 == u0**2`): no assert,
+            // the replacement is skipped below.
+            let solved = self.invert_into(a, &tgt, b)?;
             tgt_bound = self.bounds(&tgt, false)?;
-            if !tgt_bound.is_subset(&src) {
-                return unsupported("a replacement whose bound PyTorch asserts on");
+            if solved && !tgt_bound.is_subset(&src) {
+                // f"{tgt_bound=} not a subset of {src_bound=}"
+                let tgt = format!("tgt_bound={}", vr_text(&tgt_bound));
+                let src = format!("src_bound={}", vr_text(&src));
+                return Err(Raise::new(
+                    "AssertionError",
+                    format!("{tgt} not a subset of {src}"),
+                ));
             }
         }
         self.propagate_size_like(a, &tgt)?;
@@ -980,6 +994,26 @@ impl ShapeEnv {
         }
         self.syms[a].replacement = Some(tgt);
         Ok(())
+    }
+
+    /// Whether `name` is among the symbols `e`'s replacements lead to.
+    fn reaches(&self, e: &Ex, name: &str) -> PyResult<bool> {
+        let mut seen: Vec<String> = Vec::new();
+        let mut todo = free(e);
+        while let Some(n) = todo.pop() {
+            if n == name {
+                return Ok(true);
+            }
+            if seen.contains(&n) {
+                continue;
+            }
+            let k = self.index_of(&n)?;
+            if let Some(r) = &self.syms[k].replacement {
+                todo.extend(free(r));
+            }
+            seen.push(n);
+        }
+        Ok(false)
     }
 
     /// `_set_replacement`'s size-like propagation for `a == tgt` with `tgt`
@@ -999,16 +1033,16 @@ impl ShapeEnv {
 
     /// The range of `b` from `a == tgt` solved for `b`, requantized to
     /// integers (`CeilToInt` / `FloorToInt` of the rational bounds).
-    fn invert_into(&mut self, a: usize, tgt: &Ex, b: usize) -> PyResult<()> {
+    fn invert_into(&mut self, a: usize, tgt: &Ex, b: usize) -> PyResult<bool> {
         let bname = format!("u{b}");
         let a_ex = self.syms[a].ex.clone();
         let Some(solved) = try_solve(Rel::Eq, &a_ex, tgt, &bname, false)? else {
-            return Ok(());
+            return Ok(false);
         };
         let (num, den) = match (solved.rhs, solved.frac) {
             (Some(r), _) => (r, BigInt::one()),
             (None, Some((n, d))) => (n, d),
-            _ => return Ok(()),
+            _ => return unsupported("inverting a replacement into a non-integer bound"),
         };
         let nb = self.bounds(&num, false)?;
         let (lo, hi) = if den.is_negative() {
@@ -1016,7 +1050,8 @@ impl ShapeEnv {
         } else {
             (div_ext(&nb.lo, &den, true), div_ext(&nb.hi, &den, false))
         };
-        self.update_range(b, &Range::new(lo, hi))
+        self.update_range(b, &Range::new(lo, hi))?;
+        Ok(true)
     }
 
     /// What `_find` does when a replacement's target was itself replaced
@@ -1026,15 +1061,22 @@ impl ShapeEnv {
     /// graph is read.
     pub fn settle_replacements(&mut self) -> PyResult<()> {
         for k in 0..self.syms.len() {
-            let Some(old) = self.syms[k].replacement.clone() else {
-                continue;
-            };
-            let found = self.replace(&old)?;
-            if found != old {
-                let bound = self.bounds(&found, false)?;
-                self.update_range(k, &bound)?;
-                self.syms[k].replacement = Some(found);
-            }
+            self.settle_replacement(k)?;
+        }
+        Ok(())
+    }
+
+    /// `_find(uK)` for one symbol: its replacement set again if its target
+    /// was replaced since (see [`ShapeEnv::settle_replacements`]).
+    pub fn settle_replacement(&mut self, k: usize) -> PyResult<()> {
+        let Some(old) = self.syms[k].replacement.clone() else {
+            return Ok(());
+        };
+        let found = self.replace(&old)?;
+        if found != old {
+            let bound = self.bounds(&found, false)?;
+            self.update_range(k, &bound)?;
+            self.syms[k].replacement = Some(found);
         }
         Ok(())
     }
@@ -1098,6 +1140,11 @@ fn ext_text(e: &Ext) -> String {
         Ext::NegInf => "-int_oo".into(),
         Ext::PosInf => "int_oo".into(),
     }
+}
+
+/// `repr(ValueRanges)`: `VR[lo, hi]`.
+fn vr_text(r: &Range) -> String {
+    format!("VR[{}, {}]", ext_text(&r.lo), ext_text(&r.hi))
 }
 
 /// A bound for `range_constraints`: `None` for an infinite one.
