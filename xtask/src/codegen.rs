@@ -420,7 +420,7 @@ fn rust_ty(ty: &Ty) -> String {
     }
 }
 
-/// A callable `Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> Result<T, LoadError>`.
+/// A callable `Fn(Val<'a>, &mut JsonPath<'a>, &mut LoadCx) -> Result<T, LoadError>`.
 fn load_fn(ty: &Ty) -> String {
     match ty {
         Ty::Str => "load_str".into(),
@@ -593,7 +593,8 @@ pub fn generate(yaml: &str) -> Result<String, Error> {
          //! The wire types of torch/_export/serde/schema.yaml, one per schema type.\n\n\
          #![allow(non_camel_case_types, clippy::upper_case_acronyms)]\n\n\
          use super::load::*;\n\
-         use torchspec_pyval::pyjson::{PyInt, PyJson};\n\n",
+         use torchspec_pyval::pyjson::{PyInt, PyJson};\n\
+         use torchspec_pyval::pyjson::text::Val;\n\n",
     );
     let (major, minor) = schema.version;
     let _ = writeln!(
@@ -654,7 +655,7 @@ const WRITE_DOC: &str =
     "    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.\n";
 const TO_PYJSON_DOC: &str = "    /// `_dataclass_to_dict`: the value as a JSON document.\n";
 
-const LOAD_SIG: &str = "pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError>";
+const LOAD_SIG: &str = "pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError>";
 
 fn gen_enum(o: &mut String, name: &str, values: &[(String, i64)]) {
     let _ = writeln!(o, "/// `class {name}(IntEnum)`; `Other` keeps a value upstream does not name (Python keeps the raw int).");
@@ -754,7 +755,7 @@ fn gen_struct(
         };
         let _ = writeln!(
             o,
-            "        let f_{} = load_field(d, \"{}\", path, cx, {load})?;",
+            "        let f_{} = load_field(&d, \"{}\", path, cx, {load})?;",
             f.name, f.name
         );
         if is_shadowed(name, &f.name) {
@@ -965,7 +966,7 @@ fn gen_union(
     o.push_str("        }\n    }\n\n");
     o.push_str(LOAD_DOC);
     let _ = writeln!(o, "    {LOAD_SIG} {{");
-    o.push_str("        let (tag, val) = load_union(v, path)?;\n        let r = match tag {\n");
+    o.push_str("        let (tag, val) = load_union(v, path)?;\n        let r = match &*tag {\n");
     for f in fields {
         let call = load_call(&f.ty, "val");
         let call = if is_boxed(f) {
@@ -991,7 +992,7 @@ fn gen_union(
             camel(&f.name)
         );
     }
-    o.push_str("            _ => return Err(unknown_tag(tag, path)),\n        };\n        path.pop();\n        Ok(r)\n    }\n\n");
+    o.push_str("            _ => return Err(unknown_tag(&tag, path)),\n        };\n        path.pop();\n        Ok(r)\n    }\n\n");
     o.push_str(WRITE_DOC);
     o.push_str("    pub fn write_json(&self, out: &mut String) {\n        match self {\n");
     for f in fields {

@@ -16,6 +16,7 @@
 
 pub mod dump;
 mod parse;
+pub mod text;
 
 use std::fmt;
 
