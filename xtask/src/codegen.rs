@@ -113,7 +113,7 @@ fn has_shadowed(class: &str) -> bool {
 
 /// Union payloads `_dict_to_dataclass` passes through unchecked
 /// (`cls.create(as_int=0.0)`) and whose fate the loader mirrors: such a
-/// union gets a `Raw(RawPayload)` variant (the tag and the raw JSON).
+/// union gets a `Raw(Box<RawPayload>)` variant (the tag and the raw JSON).
 const RAW_PAYLOAD: &[(&str, &str)] = &[
     // `deserialize_input` returns `inp.as_int` / `inp.as_bool` /
     // `list(inp.as_ints)` as they are, looks an enum up by the raw key
@@ -136,6 +136,13 @@ const RAW_PAYLOAD: &[(&str, &str)] = &[
     ("SymExprHint", "as_float"),
     ("SymExprHint", "as_bool"),
 ];
+
+/// Whether a union member of this type is kept behind an `Arc`, one per
+/// distinct value of a load (`LoadCx::share_expr`): the symbolic
+/// expressions, repeated in every size and stride that has them.
+fn is_shared(ty: &Ty) -> bool {
+    matches!(ty, Ty::Named(n) if n == "SymExpr")
+}
 
 fn is_raw_payload(union: &str, tag: &str) -> bool {
     RAW_PAYLOAD.contains(&(union, tag))
@@ -936,6 +943,8 @@ fn gen_union(
         let ty = rust_ty(&f.ty);
         let ty = if is_boxed(f) {
             format!("Box<{ty}>")
+        } else if is_shared(&f.ty) {
+            format!("std::sync::Arc<{ty}>")
         } else {
             ty
         };
@@ -945,7 +954,7 @@ fn gen_union(
     let raw = has_raw_payload(name);
     if raw {
         o.push_str(
-            "    /// A payload `_dict_to_dataclass` kept as it came.\n    Raw(RawPayload),\n",
+            "    /// A payload `_dict_to_dataclass` kept as it came.\n    Raw(Box<RawPayload>),\n",
         );
     }
     o.push_str("}\n\n");
@@ -971,13 +980,15 @@ fn gen_union(
         let call = load_call(&f.ty, "val");
         let call = if is_boxed(f) {
             format!("Box::new({call})")
+        } else if is_shared(&f.ty) {
+            format!("{{ let e = {call}; cx.share_expr(e) }}")
         } else {
             call
         };
         if is_raw_payload(name, &f.name) {
             let _ = writeln!(
                 o,
-                "            \"{tag}\" => match load_loose(val, path, cx, &{}, {})? {{\n                Loose::Typed(x) => Self::{}(x),\n                Loose::Raw(value) => Self::Raw(RawPayload {{ tag: \"{tag}\", value }}),\n            }},",
+                "            \"{tag}\" => match load_loose(val, path, cx, &{}, {})? {{\n                Loose::Typed(x) => Self::{}(x),\n                Loose::Raw(value) => Self::Raw(Box::new(RawPayload {{ tag: \"{tag}\", value }})),\n            }},",
                 raw_ty(&f.ty, enums),
                 load_fn(&f.ty),
                 camel(&f.name),

@@ -171,7 +171,7 @@ pub enum Argument {
     /// `Argument.as_float_lists: List[List[float]]`.
     AsFloatLists(Vec<Vec<f64>>),
     /// A payload `_dict_to_dataclass` kept as it came.
-    Raw(RawPayload),
+    Raw(Box<RawPayload>),
 }
 
 impl Argument {
@@ -219,20 +219,20 @@ impl Argument {
         let r = match &*tag {
             "as_none" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
                 Loose::Typed(x) => Self::AsNone(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_none", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_none", value })),
             },
             "as_tensor" => Self::AsTensor(TensorArgument::from_pyjson(val, path, cx)?),
             "as_tensors" => match load_loose(val, path, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, TensorArgument::from_pyjson))? {
                 Loose::Typed(x) => Self::AsTensors(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_tensors", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_tensors", value })),
             },
             "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
                 Loose::Typed(x) => Self::AsInt(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_int", value })),
             },
             "as_ints" => match load_loose(val, path, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_int))? {
                 Loose::Typed(x) => Self::AsInts(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_ints", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_ints", value })),
             },
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
             "as_floats" => Self::AsFloats(load_list(val, path, cx, load_float)?),
@@ -242,20 +242,20 @@ impl Argument {
             "as_sym_ints" => Self::AsSymInts(load_list(val, path, cx, SymIntArgument::from_pyjson)?),
             "as_scalar_type" => match load_loose(val, path, cx, &RawTy::Scalar, ScalarType::from_pyjson)? {
                 Loose::Typed(x) => Self::AsScalarType(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_scalar_type", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_scalar_type", value })),
             },
             "as_memory_format" => match load_loose(val, path, cx, &RawTy::Scalar, MemoryFormat::from_pyjson)? {
                 Loose::Typed(x) => Self::AsMemoryFormat(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_memory_format", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_memory_format", value })),
             },
             "as_layout" => match load_loose(val, path, cx, &RawTy::Scalar, Layout::from_pyjson)? {
                 Loose::Typed(x) => Self::AsLayout(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_layout", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_layout", value })),
             },
             "as_device" => Self::AsDevice(Device::from_pyjson(val, path, cx)?),
             "as_bool" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
                 Loose::Typed(x) => Self::AsBool(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_bool", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_bool", value })),
             },
             "as_bools" => Self::AsBools(load_list(val, path, cx, load_bool)?),
             "as_sym_bool" => Self::AsSymBool(SymBoolArgument::from_pyjson(val, path, cx)?),
@@ -3325,7 +3325,7 @@ impl SchemaVersion {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymBool {
     /// `SymBool.as_expr: SymExpr`.
-    AsExpr(SymExpr),
+    AsExpr(std::sync::Arc<SymExpr>),
     /// `SymBool.as_bool: bool`.
     AsBool(bool),
 }
@@ -3343,7 +3343,7 @@ impl SymBool {
     pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match &*tag {
-            "as_expr" => Self::AsExpr(SymExpr::from_pyjson(val, path, cx)?),
+            "as_expr" => Self::AsExpr({ let e = SymExpr::from_pyjson(val, path, cx)?; cx.share_expr(e) }),
             "as_bool" => Self::AsBool(load_bool(val, path, cx)?),
             _ => return Err(unknown_tag(&tag, path)),
         };
@@ -3525,7 +3525,7 @@ pub enum SymExprHint {
     /// `SymExprHint.as_float: float`.
     AsFloat(f64),
     /// A payload `_dict_to_dataclass` kept as it came.
-    Raw(RawPayload),
+    Raw(Box<RawPayload>),
 }
 
 impl SymExprHint {
@@ -3545,15 +3545,15 @@ impl SymExprHint {
         let r = match &*tag {
             "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
                 Loose::Typed(x) => Self::AsInt(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_int", value })),
             },
             "as_bool" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
                 Loose::Typed(x) => Self::AsBool(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_bool", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_bool", value })),
             },
             "as_float" => match load_loose(val, path, cx, &RawTy::Scalar, load_float)? {
                 Loose::Typed(x) => Self::AsFloat(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_float", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_float", value })),
             },
             _ => return Err(unknown_tag(&tag, path)),
         };
@@ -3617,7 +3617,7 @@ impl SymExprHint {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymFloat {
     /// `SymFloat.as_expr: SymExpr`.
-    AsExpr(SymExpr),
+    AsExpr(std::sync::Arc<SymExpr>),
     /// `SymFloat.as_float: float`.
     AsFloat(f64),
 }
@@ -3635,7 +3635,7 @@ impl SymFloat {
     pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match &*tag {
-            "as_expr" => Self::AsExpr(SymExpr::from_pyjson(val, path, cx)?),
+            "as_expr" => Self::AsExpr({ let e = SymExpr::from_pyjson(val, path, cx)?; cx.share_expr(e) }),
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
             _ => return Err(unknown_tag(&tag, path)),
         };
@@ -3757,11 +3757,11 @@ impl SymFloatArgument {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymInt {
     /// `SymInt.as_expr: SymExpr`.
-    AsExpr(SymExpr),
+    AsExpr(std::sync::Arc<SymExpr>),
     /// `SymInt.as_int: int`.
     AsInt(PyInt),
     /// A payload `_dict_to_dataclass` kept as it came.
-    Raw(RawPayload),
+    Raw(Box<RawPayload>),
 }
 
 impl SymInt {
@@ -3778,10 +3778,10 @@ impl SymInt {
     pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match &*tag {
-            "as_expr" => Self::AsExpr(SymExpr::from_pyjson(val, path, cx)?),
+            "as_expr" => Self::AsExpr({ let e = SymExpr::from_pyjson(val, path, cx)?; cx.share_expr(e) }),
             "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
                 Loose::Typed(x) => Self::AsInt(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_int", value })),
             },
             _ => return Err(unknown_tag(&tag, path)),
         };

@@ -4,7 +4,9 @@
 //! and `to_pyjson`). The helpers here are what `generated.rs` calls.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::{self, Write as _};
+use std::sync::Arc;
 
 use torchspec_pyval::pyjson::dump::{write_int as json_int, write_str as json_str};
 use torchspec_pyval::pyjson::text::{Entries, Val};
@@ -48,6 +50,16 @@ pub struct LoadCx {
     /// Default mode: why each loose field was kept raw (`at PATH: expected
     /// ..., found ...`), in document order.
     pub loose: Vec<String>,
+    /// The symbolic expressions read so far, one `Arc` per distinct value.
+    exprs: HashMap<String, Vec<(HintKey, Arc<super::SymExpr>)>>,
+}
+
+/// A [`super::SymExprHint`] that can be compared and hashed exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HintKey {
+    None,
+    Int(i64),
+    Bool(bool),
 }
 
 impl LoadCx {
@@ -55,9 +67,39 @@ impl LoadCx {
     pub fn new(mode: Mode) -> LoadCx {
         LoadCx {
             mode,
-            diagnostics: Vec::new(),
-            loose: Vec::new(),
+            ..LoadCx::default()
         }
+    }
+
+    /// `e` behind an `Arc`, the one already made for an equal expression
+    /// of this load when there is one (a typed text with no hint or an int
+    /// or bool hint): the same size is written in every tensor that has it.
+    pub fn share_expr(&mut self, e: super::SymExpr) -> Arc<super::SymExpr> {
+        use super::SymExprHint as H;
+        let hint = match &e.hint {
+            None => HintKey::None,
+            Some(H::AsInt(PyInt::Small(i))) => HintKey::Int(*i),
+            Some(H::AsBool(b)) => HintKey::Bool(*b),
+            Some(_) => return Arc::new(e),
+        };
+        let Loose::Typed(text) = &e.expr_str else {
+            return Arc::new(e);
+        };
+        if let Some(same) = self.exprs.get(text.as_str()).and_then(|known| {
+            known
+                .iter()
+                .find(|(h, _)| *h == hint)
+                .map(|(_, a)| a.clone())
+        }) {
+            return same;
+        }
+        let text = text.clone();
+        let shared = Arc::new(e);
+        self.exprs
+            .entry(text)
+            .or_default()
+            .push((hint, shared.clone()));
+        shared
     }
 
     /// Whether the load is in strict mode.

@@ -499,6 +499,8 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Result<String, Error> {
         let mut out = String::new();
         self.string_to(&mut out)?;
+        // An escape reserved room ahead; what is kept is exactly sized.
+        out.shrink_to_fit();
         Ok(out)
     }
 
