@@ -49,7 +49,7 @@ JSON) and the wire types (1.85x) live together. Then:
 - Typed straight from the text (commit f4334a9): \`pyjson::text::Doc\`
   checks the JSON as \`json.loads\` does (the same grammar, errors and
   positions, the same depth bound) but keeps only where each container
-  ends, 8 bytes a container (0.25-0.4x the JSON with the \`Vec\`'s growth);
+  ends, 8 bytes a container (0.35-0.4x the JSON with the \`Vec\`'s growth);
   the generated \`from_pyjson\` walks its \`Val\`s (positions in the text), so
   the document is never a tree of values. decoder-5k 29.2 -> 14.0 MB
   (2.62x), chain-50k 249.7 -> 122.3 MB (2.60x).
