@@ -144,6 +144,21 @@ fn is_shared(ty: &Ty) -> bool {
     matches!(ty, Ty::Named(n) if n == "SymExpr")
 }
 
+/// Whether a `dict[str, str]` field keeps its values as `Arc<str>`, one per
+/// distinct text of a load (`load_shared_str`): a node's metadata, whose
+/// `stack_trace` and `nn_module_stack` repeat across the graph's nodes.
+fn is_shared_text(class: &str, field: &str) -> bool {
+    (class, field) == ("Node", "metadata")
+}
+
+/// [`load_fn`] of a dataclass field.
+fn struct_load_fn(class: &str, f: &Field) -> String {
+    if is_shared_text(class, &f.name) {
+        return "|v, p, cx| load_dict(v, p, cx, load_shared_str)".into();
+    }
+    load_fn(&f.ty)
+}
+
 fn is_raw_payload(union: &str, tag: &str) -> bool {
     RAW_PAYLOAD.contains(&(union, tag))
 }
@@ -716,7 +731,11 @@ fn gen_struct(
         "/// `@dataclass class {name}`.\n#[derive(Clone, Debug, PartialEq)]\npub struct {name} {{"
     );
     for f in fields {
-        let ty = rust_ty(&f.ty);
+        let ty = if is_shared_text(name, &f.name) {
+            "Vec<(String, std::sync::Arc<str>)>".to_string()
+        } else {
+            rust_ty(&f.ty)
+        };
         let loose = is_loose(name, &f.name);
         let ty = if loose { format!("Loose<{ty}>") } else { ty };
         o.push_str(&field_doc(name, f, loose));
@@ -755,10 +774,10 @@ fn gen_struct(
             format!(
                 "|v, p, cx| load_loose(v, p, cx, &{}, {})",
                 raw_ty(&f.ty, enums),
-                load_fn(&f.ty)
+                struct_load_fn(name, f)
             )
         } else {
-            load_fn(&f.ty)
+            struct_load_fn(name, f)
         };
         let _ = writeln!(
             o,

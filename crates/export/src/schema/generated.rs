@@ -2551,7 +2551,7 @@ pub struct Node {
     /// `Node.outputs: List[Argument]`.
     pub outputs: Vec<Argument>,
     /// `Node.metadata: Dict[str, str]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
-    pub metadata: Loose<Vec<(String, String)>>,
+    pub metadata: Loose<Vec<(String, std::sync::Arc<str>)>>,
     /// `Node.is_hop_single_tensor_return: Optional[bool]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub is_hop_single_tensor_return: Loose<Option<bool>>,
     /// `Node.name: Optional[str]`.
@@ -2579,7 +2579,7 @@ impl Node {
         let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
         let f_outputs = load_field(&d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
         let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
-        let f_metadata = load_field(&d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_str)))?;
+        let f_metadata = load_field(&d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_shared_str)))?;
         let f_is_hop_single_tensor_return = load_field(&d, "is_hop_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_bool)))?;
         let f_name = load_field(&d, "name", path, cx, |v, p, cx| load_opt(v, p, cx, load_str))?;
         let missing = [(f_target.is_none(), "target"), (f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_metadata.is_none(), "metadata")];

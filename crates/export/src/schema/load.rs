@@ -52,6 +52,8 @@ pub struct LoadCx {
     pub loose: Vec<String>,
     /// The symbolic expressions read so far, one `Arc` per distinct value.
     exprs: HashMap<String, Vec<(HintKey, Arc<super::SymExpr>)>>,
+    /// The shared texts read so far (`load_shared_str`).
+    texts: std::collections::HashSet<Arc<str>>,
 }
 
 /// A [`super::SymExprHint`] that can be compared and hashed exactly.
@@ -69,6 +71,17 @@ impl LoadCx {
             mode,
             ..LoadCx::default()
         }
+    }
+
+    /// `s` as an `Arc<str>`, the one already made for an equal text of
+    /// this load when there is one.
+    pub fn share_str(&mut self, s: &str) -> Arc<str> {
+        if let Some(same) = self.texts.get(s) {
+            return same.clone();
+        }
+        let shared: Arc<str> = Arc::from(s);
+        self.texts.insert(shared.clone());
+        shared
     }
 
     /// `e` behind an `Arc`, the one already made for an equal expression
@@ -467,6 +480,14 @@ pub fn load_str<'a>(v: Val<'a>, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<St
     }
 }
 
+/// A `str` field whose text is kept once per load (`LoadCx::share_str`).
+pub fn load_shared_str<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> R<Arc<str>> {
+    match v.str() {
+        Some(s) => Ok(cx.share_str(&s)),
+        None => Err(wrong_type(v, path, "`str`")),
+    }
+}
+
 /// An `int` field.
 pub fn load_int<'a>(v: Val<'a>, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<PyInt> {
     match v.scalar() {
@@ -772,9 +793,8 @@ pub fn load_enum_value<'a>(
 // allow_nan=False)`, written straight into one string.
 
 /// A `str` as `json.dumps` writes it.
-#[allow(clippy::ptr_arg)] // used as `Fn(&String, ..)`
-pub fn write_str(x: &String, out: &mut String) {
-    json_str(out, x);
+pub fn write_str<S: AsRef<str> + ?Sized>(x: &S, out: &mut String) {
+    json_str(out, x.as_ref());
 }
 
 /// An int as `int.__repr__`; ints past CPython's 4300-digit limit (which
@@ -850,9 +870,8 @@ pub fn write_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut St
 }
 
 /// `_dataclass_to_dict` of a `str`.
-#[allow(clippy::ptr_arg)] // used as `Fn(&String) -> PyJson`
-pub fn str_py(x: &String) -> PyJson {
-    PyJson::Str(x.clone())
+pub fn str_py<S: AsRef<str> + ?Sized>(x: &S) -> PyJson {
+    PyJson::Str(x.as_ref().to_owned())
 }
 
 /// `_dataclass_to_dict` of an `int`.
@@ -893,9 +912,8 @@ pub fn dict_py<T>(x: &[(String, T)], f: impl Fn(&T) -> PyJson) -> PyJson {
 // text a `SerializeError` shows for a node it cannot deserialize).
 
 /// `repr` of a `str`.
-#[allow(clippy::ptr_arg)] // used as `Fn(&String, ..)`
-pub fn repr_str(x: &String, out: &mut String) {
-    out.push_str(&str_repr(x));
+pub fn repr_str<S: AsRef<str> + ?Sized>(x: &S, out: &mut String) {
+    out.push_str(&str_repr(x.as_ref()));
 }
 
 /// `repr` of an `int`.
