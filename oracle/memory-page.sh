@@ -59,27 +59,33 @@ JSON) and the wire types (1.85x) live together. Then:
   hint (\`LoadCx::share_expr\`). The wire program went from 9.8 to 6.3 MB on
   decoder-5k and from 92 to 67 MB on chain-50k: decoder-5k 10.4 MB peak
   (1.95x), chain-50k 97.5 MB (2.07x).
+- Node metadata values shared (commit 8a8fb55): \`Node.metadata\` keeps
+  its values as \`Arc<str>\`, one per distinct text of a load
+  (\`LoadCx::share_str\`; a node's \`stack_trace\` and \`nn_module_stack\`
+  repeat across the graph). decoder-5k 9.9 MB (1.85x), chain-50k 89.4 MB
+  (1.90x): both under 2x.
 
 Load time is no worse: best of 6 loads, the old and new binaries run
 one after the other on the loaded machine, decoder-5k 248-368 ms before
-and 210-320 ms after, chain-50k 2,381 ms before and 1,713-1,826 ms after
+and 201-320 ms after, chain-50k 2,381 ms before and 1,294-1,826 ms after
 (no tree of values to allocate and free).
 
 What bounds it now:
 
 - The peak is the end of the load: the wire program
   (\`ExportedProgram::serialized\`, which the writer and the report read:
-  1.2x on decoder-5k, 1.4x on chain-50k) and the FX graph module (0.6x),
+  1.1x on decoder-5k, 1.25x on chain-50k) and the FX graph module (0.55-0.65x),
   both kept, plus the graph module's build (0.1x). The checked text is
-  freed before the graph module is built.
-- decoder-5k is at 1.95x (\`torchspec_export::open\`, which also builds the
-  graph's value index, at 2.00x). chain-50k is still 2.07x: each of its
-  52,000 nodes carries a \`stack_trace\` (about 300 bytes) and an
-  \`nn_module_stack\` in its metadata, the same few texts repeated, kept as
-  one \`String\` each (about 20 MB). Interning node metadata values (one
-  \`Arc<str>\` per distinct value, as \`share_expr\` does for expressions)
-  would take it to about 1.65x; node names, targets and the graph
-  module's strings are the next repeated texts.
+  freed before the graph module is built; while the wire program is typed
+  it adds 0.35-0.4x (its \`Vec\` grown by doubling).
+- What is left in the wire program is mostly \`String\`s: node and tensor
+  names (each written about three times: a node's output, the
+  \`tensor_values\` key, each use), targets and argument names, and
+  unique metadata such as \`torch_fn\`; then the per-tensor \`TensorMeta\`
+  (a \`Loose<T>\` keeps a 32-byte raw \`PyJson\` inline beside each typed
+  field). Interning names (a change to the generated \`String\` fields and
+  their users across the harness) and boxing \`Loose\`'s raw value are the
+  next steps; the graph module's names and targets repeat the same texts.
 MD
 } >docs/performance.md
 echo "wrote the Memory section of docs/performance.md"
