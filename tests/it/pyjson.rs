@@ -70,7 +70,7 @@ fn int_and_float_stay_apart() {
     assert_eq!(loads("1.0").unwrap(), PyJson::Float(1.0));
     let big = loads("123456789012345678901234567890").unwrap();
     let expected: BigInt = "123456789012345678901234567890".parse().unwrap();
-    assert_eq!(big, PyJson::Int(PyInt::Big(expected)));
+    assert_eq!(big, PyJson::Int(PyInt::Big(Box::new(expected))));
     assert_eq!(
         loads("-9223372036854775808").unwrap(),
         PyJson::Int(PyInt::Small(i64::MIN))
@@ -127,12 +127,12 @@ fn dumps_refuses_what_python_refuses() {
             "ValueError: Out of range float values are not JSON compliant"
         );
     }
-    let huge = PyJson::Int(PyInt::Big(BigInt::from(10).pow(4300)));
+    let huge = PyJson::Int(PyInt::Big(Box::new(BigInt::from(10).pow(4300))));
     assert_eq!(
         dumps(&huge).unwrap_err().to_string(),
         "ValueError: Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit"
     );
-    let at_limit = PyJson::Int(PyInt::Big(BigInt::from(10).pow(4299)));
+    let at_limit = PyJson::Int(PyInt::Big(Box::new(BigInt::from(10).pow(4299))));
     assert_eq!(dumps(&at_limit).unwrap().len(), 4300);
 }
 

@@ -113,7 +113,7 @@ fn has_shadowed(class: &str) -> bool {
 
 /// Union payloads `_dict_to_dataclass` passes through unchecked
 /// (`cls.create(as_int=0.0)`) and whose fate the loader mirrors: such a
-/// union gets a `Raw(RawPayload)` variant (the tag and the raw JSON).
+/// union gets a `Raw(Box<RawPayload>)` variant (the tag and the raw JSON).
 const RAW_PAYLOAD: &[(&str, &str)] = &[
     // `deserialize_input` returns `inp.as_int` / `inp.as_bool` /
     // `list(inp.as_ints)` as they are, looks an enum up by the raw key
@@ -136,6 +136,28 @@ const RAW_PAYLOAD: &[(&str, &str)] = &[
     ("SymExprHint", "as_float"),
     ("SymExprHint", "as_bool"),
 ];
+
+/// Whether a union member of this type is kept behind an `Arc`, one per
+/// distinct value of a load (`LoadCx::share_expr`): the symbolic
+/// expressions, repeated in every size and stride that has them.
+fn is_shared(ty: &Ty) -> bool {
+    matches!(ty, Ty::Named(n) if n == "SymExpr")
+}
+
+/// Whether a `dict[str, str]` field keeps its values as `Arc<str>`, one per
+/// distinct text of a load (`load_shared_str`): a node's metadata, whose
+/// `stack_trace` and `nn_module_stack` repeat across the graph's nodes.
+fn is_shared_text(class: &str, field: &str) -> bool {
+    (class, field) == ("Node", "metadata")
+}
+
+/// [`load_fn`] of a dataclass field.
+fn struct_load_fn(class: &str, f: &Field) -> String {
+    if is_shared_text(class, &f.name) {
+        return "|v, p, cx| load_dict(v, p, cx, load_shared_str)".into();
+    }
+    load_fn(&f.ty)
+}
 
 fn is_raw_payload(union: &str, tag: &str) -> bool {
     RAW_PAYLOAD.contains(&(union, tag))
@@ -420,7 +442,7 @@ fn rust_ty(ty: &Ty) -> String {
     }
 }
 
-/// A callable `Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> Result<T, LoadError>`.
+/// A callable `Fn(Val<'a>, &mut JsonPath<'a>, &mut LoadCx) -> Result<T, LoadError>`.
 fn load_fn(ty: &Ty) -> String {
     match ty {
         Ty::Str => "load_str".into(),
@@ -593,7 +615,8 @@ pub fn generate(yaml: &str) -> Result<String, Error> {
          //! The wire types of torch/_export/serde/schema.yaml, one per schema type.\n\n\
          #![allow(non_camel_case_types, clippy::upper_case_acronyms)]\n\n\
          use super::load::*;\n\
-         use torchspec_pyval::pyjson::{PyInt, PyJson};\n\n",
+         use torchspec_pyval::pyjson::{PyInt, PyJson};\n\
+         use torchspec_pyval::pyjson::text::Val;\n\n",
     );
     let (major, minor) = schema.version;
     let _ = writeln!(
@@ -654,7 +677,7 @@ const WRITE_DOC: &str =
     "    /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.\n";
 const TO_PYJSON_DOC: &str = "    /// `_dataclass_to_dict`: the value as a JSON document.\n";
 
-const LOAD_SIG: &str = "pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError>";
+const LOAD_SIG: &str = "pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError>";
 
 fn gen_enum(o: &mut String, name: &str, values: &[(String, i64)]) {
     let _ = writeln!(o, "/// `class {name}(IntEnum)`; `Other` keeps a value upstream does not name (Python keeps the raw int).");
@@ -708,7 +731,11 @@ fn gen_struct(
         "/// `@dataclass class {name}`.\n#[derive(Clone, Debug, PartialEq)]\npub struct {name} {{"
     );
     for f in fields {
-        let ty = rust_ty(&f.ty);
+        let ty = if is_shared_text(name, &f.name) {
+            "Vec<(String, std::sync::Arc<str>)>".to_string()
+        } else {
+            rust_ty(&f.ty)
+        };
         let loose = is_loose(name, &f.name);
         let ty = if loose { format!("Loose<{ty}>") } else { ty };
         o.push_str(&field_doc(name, f, loose));
@@ -747,14 +774,14 @@ fn gen_struct(
             format!(
                 "|v, p, cx| load_loose(v, p, cx, &{}, {})",
                 raw_ty(&f.ty, enums),
-                load_fn(&f.ty)
+                struct_load_fn(name, f)
             )
         } else {
-            load_fn(&f.ty)
+            struct_load_fn(name, f)
         };
         let _ = writeln!(
             o,
-            "        let f_{} = load_field(d, \"{}\", path, cx, {load})?;",
+            "        let f_{} = load_field(&d, \"{}\", path, cx, {load})?;",
             f.name, f.name
         );
         if is_shadowed(name, &f.name) {
@@ -935,6 +962,8 @@ fn gen_union(
         let ty = rust_ty(&f.ty);
         let ty = if is_boxed(f) {
             format!("Box<{ty}>")
+        } else if is_shared(&f.ty) {
+            format!("std::sync::Arc<{ty}>")
         } else {
             ty
         };
@@ -944,7 +973,7 @@ fn gen_union(
     let raw = has_raw_payload(name);
     if raw {
         o.push_str(
-            "    /// A payload `_dict_to_dataclass` kept as it came.\n    Raw(RawPayload),\n",
+            "    /// A payload `_dict_to_dataclass` kept as it came.\n    Raw(Box<RawPayload>),\n",
         );
     }
     o.push_str("}\n\n");
@@ -965,18 +994,20 @@ fn gen_union(
     o.push_str("        }\n    }\n\n");
     o.push_str(LOAD_DOC);
     let _ = writeln!(o, "    {LOAD_SIG} {{");
-    o.push_str("        let (tag, val) = load_union(v, path)?;\n        let r = match tag {\n");
+    o.push_str("        let (tag, val) = load_union(v, path)?;\n        let r = match &*tag {\n");
     for f in fields {
         let call = load_call(&f.ty, "val");
         let call = if is_boxed(f) {
             format!("Box::new({call})")
+        } else if is_shared(&f.ty) {
+            format!("{{ let e = {call}; cx.share_expr(e) }}")
         } else {
             call
         };
         if is_raw_payload(name, &f.name) {
             let _ = writeln!(
                 o,
-                "            \"{tag}\" => match load_loose(val, path, cx, &{}, {})? {{\n                Loose::Typed(x) => Self::{}(x),\n                Loose::Raw(value) => Self::Raw(RawPayload {{ tag: \"{tag}\", value }}),\n            }},",
+                "            \"{tag}\" => match load_loose(val, path, cx, &{}, {})? {{\n                Loose::Typed(x) => Self::{}(x),\n                Loose::Raw(value) => Self::Raw(Box::new(RawPayload {{ tag: \"{tag}\", value }})),\n            }},",
                 raw_ty(&f.ty, enums),
                 load_fn(&f.ty),
                 camel(&f.name),
@@ -991,7 +1022,7 @@ fn gen_union(
             camel(&f.name)
         );
     }
-    o.push_str("            _ => return Err(unknown_tag(tag, path)),\n        };\n        path.pop();\n        Ok(r)\n    }\n\n");
+    o.push_str("            _ => return Err(unknown_tag(&tag, path)),\n        };\n        path.pop();\n        Ok(r)\n    }\n\n");
     o.push_str(WRITE_DOC);
     o.push_str("    pub fn write_json(&self, out: &mut String) {\n        match self {\n");
     for f in fields {

@@ -496,10 +496,10 @@ fn deserialize(
 
 fn read_weights_config(bytes: &[u8]) -> Result<Vec<StateDictEntry>> {
     let text = schema::decode_utf8(bytes)?;
-    let doc = torchspec_pyval::pyjson::loads(text)?;
+    let doc = torchspec_pyval::pyjson::text::Doc::new(text)?;
     let mut cx = schema::LoadCx::new(Mode::Default);
     let mut path = schema::JsonPath::new();
-    let config = schema::PayloadConfig::from_pyjson(&doc, &mut path, &mut cx)
+    let config = schema::PayloadConfig::from_pyjson(doc.root(), &mut path, &mut cx)
         .map_err(schema::LoadError::into_error)?;
     Ok(config
         .config

@@ -684,10 +684,10 @@ pub fn torch_export_load_error(archive: &[u8], e: Error) -> (Error, Option<Error
 
 fn read_config(bytes: &[u8]) -> Result<schema::PayloadConfig> {
     let text = schema::decode_utf8(bytes)?;
-    let doc = torchspec_pyval::pyjson::loads(text)?;
+    let doc = torchspec_pyval::pyjson::text::Doc::new(text)?;
     let mut cx = schema::LoadCx::new(schema::Mode::Default);
     let mut path = schema::JsonPath::new();
-    schema::PayloadConfig::from_pyjson(&doc, &mut path, &mut cx)
+    schema::PayloadConfig::from_pyjson(doc.root(), &mut path, &mut cx)
         .map_err(schema::LoadError::into_error)
 }
 

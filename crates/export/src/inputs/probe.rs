@@ -392,7 +392,7 @@ impl Decode<'_> {
             PyJson::Null => Value::None,
             PyJson::Bool(b) => Value::Bool(*b),
             PyJson::Int(PyInt::Small(i)) => Value::int(*i),
-            PyJson::Int(PyInt::Big(b)) => Value::big(b.clone()),
+            PyJson::Int(PyInt::Big(b)) => Value::big((**b).clone()),
             PyJson::Float(f) => Value::Float(*f),
             PyJson::Str(s) => Value::Str(s.as_str().into()),
             PyJson::List(items) => Value::List(Rc::new(self.items(items, at)?)),

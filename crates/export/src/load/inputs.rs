@@ -76,7 +76,7 @@ pub(super) fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg
 pub(super) fn int_arg(i: &PyInt) -> Arg {
     match i {
         PyInt::Small(v) => Arg::Int(*v),
-        PyInt::Big(b) => Arg::BigInt(Box::new(b.clone())),
+        PyInt::Big(b) => Arg::BigInt(b.clone()),
     }
 }
 

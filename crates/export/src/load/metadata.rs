@@ -53,12 +53,15 @@ pub(super) fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
 
 /// `metadata.get(key)` of the node's metadata dict (a repeated key keeps
 /// its last value), when truthy.
-pub(super) fn meta_get<'a>(metadata: &'a [(String, String)], key: &str) -> Option<&'a str> {
+pub(super) fn meta_get<'a, V: AsRef<str>>(
+    metadata: &'a [(String, V)],
+    key: &str,
+) -> Option<&'a str> {
     metadata
         .iter()
         .rev()
         .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
+        .map(|(_, v)| v.as_ref())
         .filter(|v| !v.is_empty())
 }
 
@@ -82,7 +85,7 @@ pub(super) fn metadata_split_len(item: &str) -> usize {
 /// metadata (the values it keeps are not modelled: the report does not
 /// show them).
 pub(super) fn check_metadata(
-    metadata: &wire::Loose<Vec<(String, String)>>,
+    metadata: &wire::Loose<Vec<(String, std::sync::Arc<str>)>>,
     registrations: &Registrations,
 ) -> R<()> {
     let raw = match metadata {
@@ -136,8 +139,8 @@ pub(super) fn check_metadata(
 }
 
 /// `deserialize_metadata` on a `dict[str, str]`.
-pub(super) fn check_str_metadata(
-    metadata: &[(String, String)],
+pub(super) fn check_str_metadata<V: AsRef<str>>(
+    metadata: &[(String, V)],
     registrations: &Registrations,
 ) -> R<()> {
     if let Some(stack) = meta_get(metadata, "nn_module_stack") {

@@ -30,7 +30,7 @@ fn to_value(j: PyJson) -> Value {
         PyJson::Null => Value::None,
         PyJson::Bool(b) => Value::Bool(b),
         PyJson::Int(PyInt::Small(i)) => Value::int(i),
-        PyJson::Int(PyInt::Big(i)) => Value::big(i),
+        PyJson::Int(PyInt::Big(i)) => Value::big(*i),
         PyJson::Float(f) => Value::Float(f),
         PyJson::Str(s) => Value::str(&s),
         PyJson::List(items) => Value::List(Rc::new(items.into_iter().map(to_value).collect())),

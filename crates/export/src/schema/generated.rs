@@ -7,6 +7,7 @@
 
 use super::load::*;
 use torchspec_pyval::pyjson::{PyInt, PyJson};
+use torchspec_pyval::pyjson::text::Val;
 
 /// `SCHEMA_VERSION` of schema.py.
 pub const SCHEMA_VERSION: (i64, i64) = (8, 20);
@@ -33,16 +34,16 @@ pub struct AOTInductorModelPickleData {
 
 impl AOTInductorModelPickleData {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["library_basename", "input_names", "output_names", "floating_point_input_dtype", "floating_point_output_dtype", "aot_inductor_model_is_cpu"];
         const REQUIRED: &[&str] = &["library_basename", "input_names", "output_names"];
         let d = load_object(v, path, cx, "AOTInductorModelPickleData", FIELDS, REQUIRED)?;
-        let f_library_basename = load_field(d, "library_basename", path, cx, load_str)?;
-        let f_input_names = load_field(d, "input_names", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
-        let f_output_names = load_field(d, "output_names", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
-        let f_floating_point_input_dtype = load_field(d, "floating_point_input_dtype", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
-        let f_floating_point_output_dtype = load_field(d, "floating_point_output_dtype", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
-        let f_aot_inductor_model_is_cpu = load_field(d, "aot_inductor_model_is_cpu", path, cx, |v, p, cx| load_opt(v, p, cx, load_bool))?;
+        let f_library_basename = load_field(&d, "library_basename", path, cx, load_str)?;
+        let f_input_names = load_field(&d, "input_names", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
+        let f_output_names = load_field(&d, "output_names", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
+        let f_floating_point_input_dtype = load_field(&d, "floating_point_input_dtype", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
+        let f_floating_point_output_dtype = load_field(&d, "floating_point_output_dtype", path, cx, |v, p, cx| load_opt(v, p, cx, load_int))?;
+        let f_aot_inductor_model_is_cpu = load_field(&d, "aot_inductor_model_is_cpu", path, cx, |v, p, cx| load_opt(v, p, cx, load_bool))?;
         let missing = [(f_library_basename.is_none(), "library_basename"), (f_input_names.is_none(), "input_names"), (f_output_names.is_none(), "output_names")];
         let (Some(f_library_basename), Some(f_input_names), Some(f_output_names)) = (f_library_basename, f_input_names, f_output_names) else {
             return Err(missing_fields("AOTInductorModelPickleData", &missing, path));
@@ -170,7 +171,7 @@ pub enum Argument {
     /// `Argument.as_float_lists: List[List[float]]`.
     AsFloatLists(Vec<Vec<f64>>),
     /// A payload `_dict_to_dataclass` kept as it came.
-    Raw(RawPayload),
+    Raw(Box<RawPayload>),
 }
 
 impl Argument {
@@ -213,25 +214,25 @@ impl Argument {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
+        let r = match &*tag {
             "as_none" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
                 Loose::Typed(x) => Self::AsNone(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_none", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_none", value })),
             },
             "as_tensor" => Self::AsTensor(TensorArgument::from_pyjson(val, path, cx)?),
             "as_tensors" => match load_loose(val, path, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, TensorArgument::from_pyjson))? {
                 Loose::Typed(x) => Self::AsTensors(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_tensors", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_tensors", value })),
             },
             "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
                 Loose::Typed(x) => Self::AsInt(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_int", value })),
             },
             "as_ints" => match load_loose(val, path, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_int))? {
                 Loose::Typed(x) => Self::AsInts(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_ints", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_ints", value })),
             },
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
             "as_floats" => Self::AsFloats(load_list(val, path, cx, load_float)?),
@@ -241,20 +242,20 @@ impl Argument {
             "as_sym_ints" => Self::AsSymInts(load_list(val, path, cx, SymIntArgument::from_pyjson)?),
             "as_scalar_type" => match load_loose(val, path, cx, &RawTy::Scalar, ScalarType::from_pyjson)? {
                 Loose::Typed(x) => Self::AsScalarType(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_scalar_type", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_scalar_type", value })),
             },
             "as_memory_format" => match load_loose(val, path, cx, &RawTy::Scalar, MemoryFormat::from_pyjson)? {
                 Loose::Typed(x) => Self::AsMemoryFormat(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_memory_format", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_memory_format", value })),
             },
             "as_layout" => match load_loose(val, path, cx, &RawTy::Scalar, Layout::from_pyjson)? {
                 Loose::Typed(x) => Self::AsLayout(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_layout", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_layout", value })),
             },
             "as_device" => Self::AsDevice(Device::from_pyjson(val, path, cx)?),
             "as_bool" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
                 Loose::Typed(x) => Self::AsBool(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_bool", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_bool", value })),
             },
             "as_bools" => Self::AsBools(load_list(val, path, cx, load_bool)?),
             "as_sym_bool" => Self::AsSymBool(SymBoolArgument::from_pyjson(val, path, cx)?),
@@ -271,7 +272,7 @@ impl Argument {
             "as_int_lists" => Self::AsIntLists(load_list(val, path, cx, |v, p, cx| load_list(v, p, cx, load_int))?),
             "as_string_to_argument" => Self::AsStringToArgument(load_dict(val, path, cx, Argument::from_pyjson)?),
             "as_float_lists" => Self::AsFloatLists(load_list(val, path, cx, |v, p, cx| load_list(v, p, cx, load_float))?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -619,7 +620,7 @@ impl ArgumentKind {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let known = |i| !matches!(Self::from_value(i), Self::Other(_));
         load_enum_value(v, path, cx, "ArgumentKind", known).map(Self::from_value)
     }
@@ -651,12 +652,12 @@ pub struct BufferMutationSpec {
 
 impl BufferMutationSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "buffer_name"];
         const REQUIRED: &[&str] = &["arg", "buffer_name"];
         let d = load_object(v, path, cx, "BufferMutationSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
-        let f_buffer_name = load_field(d, "buffer_name", path, cx, load_str)?;
+        let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
+        let f_buffer_name = load_field(&d, "buffer_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_buffer_name.is_none(), "buffer_name")];
         let (Some(f_arg), Some(f_buffer_name)) = (f_arg, f_buffer_name) else {
             return Err(missing_fields("BufferMutationSpec", &missing, path));
@@ -705,12 +706,12 @@ pub struct ComplexValue {
 
 impl ComplexValue {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["real", "imag"];
         const REQUIRED: &[&str] = &["real", "imag"];
         let d = load_object(v, path, cx, "ComplexValue", FIELDS, REQUIRED)?;
-        let f_real = load_field(d, "real", path, cx, load_float)?;
-        let f_imag = load_field(d, "imag", path, cx, load_float)?;
+        let f_real = load_field(&d, "real", path, cx, load_float)?;
+        let f_imag = load_field(&d, "imag", path, cx, load_float)?;
         let missing = [(f_real.is_none(), "real"), (f_imag.is_none(), "imag")];
         let (Some(f_real), Some(f_imag)) = (f_real, f_imag) else {
             return Err(missing_fields("ComplexValue", &missing, path));
@@ -776,15 +777,15 @@ impl ConstantValue {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
+        let r = match &*tag {
             "as_none" => Self::AsNone(load_bool(val, path, cx)?),
             "as_int" => Self::AsInt(load_int(val, path, cx)?),
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
             "as_string" => Self::AsString(load_str(val, path, cx)?),
             "as_bool" => Self::AsBool(load_bool(val, path, cx)?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -868,12 +869,12 @@ pub struct CustomObjArgument {
 
 impl CustomObjArgument {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "class_fqn"];
         const REQUIRED: &[&str] = &["name", "class_fqn"];
         let d = load_object(v, path, cx, "CustomObjArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(d, "name", path, cx, load_str)?;
-        let f_class_fqn = load_field(d, "class_fqn", path, cx, load_str)?;
+        let f_name = load_field(&d, "name", path, cx, load_str)?;
+        let f_class_fqn = load_field(&d, "class_fqn", path, cx, load_str)?;
         let missing = [(f_name.is_none(), "name"), (f_class_fqn.is_none(), "class_fqn")];
         let (Some(f_name), Some(f_class_fqn)) = (f_name, f_class_fqn) else {
             return Err(missing_fields("CustomObjArgument", &missing, path));
@@ -922,12 +923,12 @@ pub struct Device {
 
 impl Device {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["type", "index"];
         const REQUIRED: &[&str] = &["type"];
         let d = load_object(v, path, cx, "Device", FIELDS, REQUIRED)?;
-        let f_type = load_field(d, "type", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
-        let f_index = load_field(d, "index", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_int)))?;
+        let f_type = load_field(&d, "type", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_index = load_field(&d, "index", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_int)))?;
         let missing = [(f_type.is_none(), "type")];
         let Some(f_type) = f_type else {
             return Err(missing_fields("Device", &missing, path));
@@ -995,20 +996,20 @@ impl ExportedProgram {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version", "verifiers", "torch_version", "guards_code"];
         const REQUIRED: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version"];
         let d = load_object(v, path, cx, "ExportedProgram", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
-        let f_graph_module = load_field(d, "graph_module", path, cx, GraphModule::from_pyjson)?;
-        let f_opset_version = load_field(d, "opset_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_int)))?;
-        let f_range_constraints = load_field(d, "range_constraints", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, RangeConstraint::from_pyjson)))?;
+        let f_graph_module = load_field(&d, "graph_module", path, cx, GraphModule::from_pyjson)?;
+        let f_opset_version = load_field(&d, "opset_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_int)))?;
+        let f_range_constraints = load_field(&d, "range_constraints", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, RangeConstraint::from_pyjson)))?;
         let f_range_constraints = f_range_constraints.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("range_constraints", r)); Vec::new() } });
-        let f_schema_version = load_field(d, "schema_version", path, cx, SchemaVersion::from_pyjson)?;
-        let f_verifiers = load_field(d, "verifiers", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_str)))?;
+        let f_schema_version = load_field(&d, "schema_version", path, cx, SchemaVersion::from_pyjson)?;
+        let f_verifiers = load_field(&d, "verifiers", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_str)))?;
         let f_verifiers = f_verifiers.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("verifiers", r)); Vec::new() } });
-        let f_torch_version = load_field(d, "torch_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
-        let f_guards_code = load_field(d, "guards_code", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_str)))?;
+        let f_torch_version = load_field(&d, "torch_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_guards_code = load_field(&d, "guards_code", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_str)))?;
         let missing = [(f_graph_module.is_none(), "graph_module"), (f_opset_version.is_none(), "opset_version"), (f_range_constraints.is_none(), "range_constraints"), (f_schema_version.is_none(), "schema_version")];
         let (Some(f_graph_module), Some(f_opset_version), Some(f_range_constraints), Some(f_schema_version)) = (f_graph_module, f_opset_version, f_range_constraints, f_schema_version) else {
             return Err(missing_fields("ExportedProgram", &missing, path));
@@ -1088,12 +1089,12 @@ pub struct ExternKernelNode {
 
 impl ExternKernelNode {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "node"];
         const REQUIRED: &[&str] = &["name", "node"];
         let d = load_object(v, path, cx, "ExternKernelNode", FIELDS, REQUIRED)?;
-        let f_name = load_field(d, "name", path, cx, load_str)?;
-        let f_node = load_field(d, "node", path, cx, Node::from_pyjson)?;
+        let f_name = load_field(&d, "name", path, cx, load_str)?;
+        let f_node = load_field(&d, "node", path, cx, Node::from_pyjson)?;
         let missing = [(f_name.is_none(), "name"), (f_node.is_none(), "node")];
         let (Some(f_name), Some(f_node)) = (f_name, f_node) else {
             return Err(missing_fields("ExternKernelNode", &missing, path));
@@ -1140,11 +1141,11 @@ pub struct ExternKernelNodes {
 
 impl ExternKernelNodes {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["nodes"];
         const REQUIRED: &[&str] = &["nodes"];
         let d = load_object(v, path, cx, "ExternKernelNodes", FIELDS, REQUIRED)?;
-        let f_nodes = load_field(d, "nodes", path, cx, |v, p, cx| load_list(v, p, cx, ExternKernelNode::from_pyjson))?;
+        let f_nodes = load_field(&d, "nodes", path, cx, |v, p, cx| load_list(v, p, cx, ExternKernelNode::from_pyjson))?;
         let missing = [(f_nodes.is_none(), "nodes")];
         let Some(f_nodes) = f_nodes else {
             return Err(missing_fields("ExternKernelNodes", &missing, path));
@@ -1187,12 +1188,12 @@ pub struct GradientToParameterSpec {
 
 impl GradientToParameterSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "parameter_name"];
         const REQUIRED: &[&str] = &["arg", "parameter_name"];
         let d = load_object(v, path, cx, "GradientToParameterSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
-        let f_parameter_name = load_field(d, "parameter_name", path, cx, load_str)?;
+        let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
+        let f_parameter_name = load_field(&d, "parameter_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_parameter_name.is_none(), "parameter_name")];
         let (Some(f_arg), Some(f_parameter_name)) = (f_arg, f_parameter_name) else {
             return Err(missing_fields("GradientToParameterSpec", &missing, path));
@@ -1241,12 +1242,12 @@ pub struct GradientToUserInputSpec {
 
 impl GradientToUserInputSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "user_input_name"];
         const REQUIRED: &[&str] = &["arg", "user_input_name"];
         let d = load_object(v, path, cx, "GradientToUserInputSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
-        let f_user_input_name = load_field(d, "user_input_name", path, cx, load_str)?;
+        let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
+        let f_user_input_name = load_field(&d, "user_input_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_user_input_name.is_none(), "user_input_name")];
         let (Some(f_arg), Some(f_user_input_name)) = (f_arg, f_user_input_name) else {
             return Err(missing_fields("GradientToUserInputSpec", &missing, path));
@@ -1318,27 +1319,27 @@ impl Graph {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values", "is_single_tensor_return", "custom_obj_values", "sym_float_values"];
         const REQUIRED: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values"];
         let d = load_object(v, path, cx, "Graph", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
-        let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_inputs = load_field(&d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
         let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
-        let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_outputs = load_field(&d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
         let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
-        let f_nodes = load_field(d, "nodes", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Node::from_pyjson)))?;
+        let f_nodes = load_field(&d, "nodes", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Node::from_pyjson)))?;
         let f_nodes = f_nodes.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("nodes", r)); Vec::new() } });
-        let f_tensor_values = load_field(d, "tensor_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, TensorMeta::from_pyjson)))?;
+        let f_tensor_values = load_field(&d, "tensor_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, TensorMeta::from_pyjson)))?;
         let f_tensor_values = f_tensor_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("tensor_values", r)); Vec::new() } });
-        let f_sym_int_values = load_field(d, "sym_int_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymInt::from_pyjson)))?;
+        let f_sym_int_values = load_field(&d, "sym_int_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymInt::from_pyjson)))?;
         let f_sym_int_values = f_sym_int_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_int_values", r)); Vec::new() } });
-        let f_sym_bool_values = load_field(d, "sym_bool_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymBool::from_pyjson)))?;
+        let f_sym_bool_values = load_field(&d, "sym_bool_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymBool::from_pyjson)))?;
         let f_sym_bool_values = f_sym_bool_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_bool_values", r)); Vec::new() } });
-        let f_is_single_tensor_return = load_field(d, "is_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
-        let f_custom_obj_values = load_field(d, "custom_obj_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, CustomObjArgument::from_pyjson)))?;
+        let f_is_single_tensor_return = load_field(&d, "is_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
+        let f_custom_obj_values = load_field(&d, "custom_obj_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, CustomObjArgument::from_pyjson)))?;
         let f_custom_obj_values = f_custom_obj_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("custom_obj_values", r)); Vec::new() } });
-        let f_sym_float_values = load_field(d, "sym_float_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymFloat::from_pyjson)))?;
+        let f_sym_float_values = load_field(&d, "sym_float_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymFloat::from_pyjson)))?;
         let f_sym_float_values = f_sym_float_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_float_values", r)); Vec::new() } });
         let missing = [(f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_nodes.is_none(), "nodes"), (f_tensor_values.is_none(), "tensor_values"), (f_sym_int_values.is_none(), "sym_int_values"), (f_sym_bool_values.is_none(), "sym_bool_values")];
         let (Some(f_inputs), Some(f_outputs), Some(f_nodes), Some(f_tensor_values), Some(f_sym_int_values), Some(f_sym_bool_values)) = (f_inputs, f_outputs, f_nodes, f_tensor_values, f_sym_int_values, f_sym_bool_values) else {
@@ -1431,12 +1432,12 @@ pub struct GraphArgument {
 
 impl GraphArgument {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "graph"];
         const REQUIRED: &[&str] = &["name", "graph"];
         let d = load_object(v, path, cx, "GraphArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(d, "name", path, cx, load_str)?;
-        let f_graph = load_field(d, "graph", path, cx, Graph::from_pyjson)?;
+        let f_name = load_field(&d, "name", path, cx, load_str)?;
+        let f_graph = load_field(&d, "graph", path, cx, Graph::from_pyjson)?;
         let missing = [(f_name.is_none(), "name"), (f_graph.is_none(), "graph")];
         let (Some(f_name), Some(f_graph)) = (f_name, f_graph) else {
             return Err(missing_fields("GraphArgument", &missing, path));
@@ -1500,17 +1501,17 @@ impl GraphModule {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["graph", "signature", "module_call_graph", "metadata", "treespec_namedtuple_fields"];
         const REQUIRED: &[&str] = &["graph", "signature", "module_call_graph"];
         let d = load_object(v, path, cx, "GraphModule", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
-        let f_graph = load_field(d, "graph", path, cx, Graph::from_pyjson)?;
-        let f_signature = load_field(d, "signature", path, cx, GraphSignature::from_pyjson)?;
-        let f_module_call_graph = load_field(d, "module_call_graph", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, ModuleCallEntry::from_pyjson)))?;
+        let f_graph = load_field(&d, "graph", path, cx, Graph::from_pyjson)?;
+        let f_signature = load_field(&d, "signature", path, cx, GraphSignature::from_pyjson)?;
+        let f_module_call_graph = load_field(&d, "module_call_graph", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, ModuleCallEntry::from_pyjson)))?;
         let f_module_call_graph = f_module_call_graph.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("module_call_graph", r)); Vec::new() } });
-        let f_metadata = load_field(d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_str)))?;
-        let f_treespec_namedtuple_fields = load_field(d, "treespec_namedtuple_fields", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, NamedTupleDef::from_pyjson)))?;
+        let f_metadata = load_field(&d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_str)))?;
+        let f_treespec_namedtuple_fields = load_field(&d, "treespec_namedtuple_fields", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, NamedTupleDef::from_pyjson)))?;
         let missing = [(f_graph.is_none(), "graph"), (f_signature.is_none(), "signature"), (f_module_call_graph.is_none(), "module_call_graph")];
         let (Some(f_graph), Some(f_signature), Some(f_module_call_graph)) = (f_graph, f_signature, f_module_call_graph) else {
             return Err(missing_fields("GraphModule", &missing, path));
@@ -1587,14 +1588,14 @@ impl GraphSignature {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["input_specs", "output_specs"];
         const REQUIRED: &[&str] = &["input_specs", "output_specs"];
         let d = load_object(v, path, cx, "GraphSignature", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
-        let f_input_specs = load_field(d, "input_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, InputSpec::from_pyjson)))?;
+        let f_input_specs = load_field(&d, "input_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, InputSpec::from_pyjson)))?;
         let f_input_specs = f_input_specs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("input_specs", r)); Vec::new() } });
-        let f_output_specs = load_field(d, "output_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, OutputSpec::from_pyjson)))?;
+        let f_output_specs = load_field(&d, "output_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, OutputSpec::from_pyjson)))?;
         let f_output_specs = f_output_specs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("output_specs", r)); Vec::new() } });
         let missing = [(f_input_specs.is_none(), "input_specs"), (f_output_specs.is_none(), "output_specs")];
         let (Some(f_input_specs), Some(f_output_specs)) = (f_input_specs, f_output_specs) else {
@@ -1668,9 +1669,9 @@ impl InputSpec {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
+        let r = match &*tag {
             "user_input" => Self::UserInput(UserInputSpec::from_pyjson(val, path, cx)?),
             "parameter" => Self::Parameter(InputToParameterSpec::from_pyjson(val, path, cx)?),
             "buffer" => Self::Buffer(InputToBufferSpec::from_pyjson(val, path, cx)?),
@@ -1678,7 +1679,7 @@ impl InputSpec {
             "custom_obj" => Self::CustomObj(InputToCustomObjSpec::from_pyjson(val, path, cx)?),
             "token" => Self::Token(InputTokenSpec::from_pyjson(val, path, cx)?),
             "constant_input" => Self::ConstantInput(InputToConstantInputSpec::from_pyjson(val, path, cx)?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -1782,13 +1783,13 @@ pub struct InputToBufferSpec {
 
 impl InputToBufferSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "buffer_name", "persistent"];
         const REQUIRED: &[&str] = &["arg", "buffer_name", "persistent"];
         let d = load_object(v, path, cx, "InputToBufferSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
-        let f_buffer_name = load_field(d, "buffer_name", path, cx, load_str)?;
-        let f_persistent = load_field(d, "persistent", path, cx, load_bool)?;
+        let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
+        let f_buffer_name = load_field(&d, "buffer_name", path, cx, load_str)?;
+        let f_persistent = load_field(&d, "persistent", path, cx, load_bool)?;
         let missing = [(f_arg.is_none(), "arg"), (f_buffer_name.is_none(), "buffer_name"), (f_persistent.is_none(), "persistent")];
         let (Some(f_arg), Some(f_buffer_name), Some(f_persistent)) = (f_arg, f_buffer_name, f_persistent) else {
             return Err(missing_fields("InputToBufferSpec", &missing, path));
@@ -1843,12 +1844,12 @@ pub struct InputToConstantInputSpec {
 
 impl InputToConstantInputSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "value"];
         const REQUIRED: &[&str] = &["name", "value"];
         let d = load_object(v, path, cx, "InputToConstantInputSpec", FIELDS, REQUIRED)?;
-        let f_name = load_field(d, "name", path, cx, load_str)?;
-        let f_value = load_field(d, "value", path, cx, ConstantValue::from_pyjson)?;
+        let f_name = load_field(&d, "name", path, cx, load_str)?;
+        let f_value = load_field(&d, "value", path, cx, ConstantValue::from_pyjson)?;
         let missing = [(f_name.is_none(), "name"), (f_value.is_none(), "value")];
         let (Some(f_name), Some(f_value)) = (f_name, f_value) else {
             return Err(missing_fields("InputToConstantInputSpec", &missing, path));
@@ -1897,12 +1898,12 @@ pub struct InputToCustomObjSpec {
 
 impl InputToCustomObjSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "custom_obj_name"];
         const REQUIRED: &[&str] = &["arg", "custom_obj_name"];
         let d = load_object(v, path, cx, "InputToCustomObjSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, CustomObjArgument::from_pyjson)?;
-        let f_custom_obj_name = load_field(d, "custom_obj_name", path, cx, load_str)?;
+        let f_arg = load_field(&d, "arg", path, cx, CustomObjArgument::from_pyjson)?;
+        let f_custom_obj_name = load_field(&d, "custom_obj_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_custom_obj_name.is_none(), "custom_obj_name")];
         let (Some(f_arg), Some(f_custom_obj_name)) = (f_arg, f_custom_obj_name) else {
             return Err(missing_fields("InputToCustomObjSpec", &missing, path));
@@ -1951,12 +1952,12 @@ pub struct InputToParameterSpec {
 
 impl InputToParameterSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "parameter_name"];
         const REQUIRED: &[&str] = &["arg", "parameter_name"];
         let d = load_object(v, path, cx, "InputToParameterSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
-        let f_parameter_name = load_field(d, "parameter_name", path, cx, load_str)?;
+        let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
+        let f_parameter_name = load_field(&d, "parameter_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_parameter_name.is_none(), "parameter_name")];
         let (Some(f_arg), Some(f_parameter_name)) = (f_arg, f_parameter_name) else {
             return Err(missing_fields("InputToParameterSpec", &missing, path));
@@ -2005,12 +2006,12 @@ pub struct InputToTensorConstantSpec {
 
 impl InputToTensorConstantSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "tensor_constant_name"];
         const REQUIRED: &[&str] = &["arg", "tensor_constant_name"];
         let d = load_object(v, path, cx, "InputToTensorConstantSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
-        let f_tensor_constant_name = load_field(d, "tensor_constant_name", path, cx, load_str)?;
+        let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
+        let f_tensor_constant_name = load_field(&d, "tensor_constant_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_tensor_constant_name.is_none(), "tensor_constant_name")];
         let (Some(f_arg), Some(f_tensor_constant_name)) = (f_arg, f_tensor_constant_name) else {
             return Err(missing_fields("InputToTensorConstantSpec", &missing, path));
@@ -2057,11 +2058,11 @@ pub struct InputTokenSpec {
 
 impl InputTokenSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
         let d = load_object(v, path, cx, "InputTokenSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TokenArgument::from_pyjson)?;
+        let f_arg = load_field(&d, "arg", path, cx, TokenArgument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {
             return Err(missing_fields("InputTokenSpec", &missing, path));
@@ -2151,7 +2152,7 @@ impl Layout {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let known = |i| !matches!(Self::from_value(i), Self::Other(_));
         load_enum_value(v, path, cx, "Layout", known).map(Self::from_value)
     }
@@ -2181,11 +2182,11 @@ pub struct LossOutputSpec {
 
 impl LossOutputSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
         let d = load_object(v, path, cx, "LossOutputSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
+        let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {
             return Err(missing_fields("LossOutputSpec", &missing, path));
@@ -2263,7 +2264,7 @@ impl MemoryFormat {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let known = |i| !matches!(Self::from_value(i), Self::Other(_));
         load_enum_value(v, path, cx, "MemoryFormat", known).map(Self::from_value)
     }
@@ -2295,12 +2296,12 @@ pub struct ModuleCallEntry {
 
 impl ModuleCallEntry {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["fqn", "signature"];
         const REQUIRED: &[&str] = &["fqn"];
         let d = load_object(v, path, cx, "ModuleCallEntry", FIELDS, REQUIRED)?;
-        let f_fqn = load_field(d, "fqn", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
-        let f_signature = load_field(d, "signature", path, cx, |v, p, cx| load_opt(v, p, cx, ModuleCallSignature::from_pyjson))?;
+        let f_fqn = load_field(&d, "fqn", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_signature = load_field(&d, "signature", path, cx, |v, p, cx| load_opt(v, p, cx, ModuleCallSignature::from_pyjson))?;
         let missing = [(f_fqn.is_none(), "fqn")];
         let Some(f_fqn) = f_fqn else {
             return Err(missing_fields("ModuleCallEntry", &missing, path));
@@ -2364,18 +2365,18 @@ impl ModuleCallSignature {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["inputs", "outputs", "in_spec", "out_spec", "forward_arg_names"];
         const REQUIRED: &[&str] = &["inputs", "outputs", "in_spec", "out_spec"];
         let d = load_object(v, path, cx, "ModuleCallSignature", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
-        let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_inputs = load_field(&d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
         let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
-        let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_outputs = load_field(&d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
         let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
-        let f_in_spec = load_field(d, "in_spec", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
-        let f_out_spec = load_field(d, "out_spec", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
-        let f_forward_arg_names = load_field(d, "forward_arg_names", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::List(&RawTy::Scalar)), |v, p, cx| load_opt(v, p, cx, |v, p, cx| load_list(v, p, cx, load_str))))?;
+        let f_in_spec = load_field(&d, "in_spec", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_out_spec = load_field(&d, "out_spec", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_forward_arg_names = load_field(&d, "forward_arg_names", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::List(&RawTy::Scalar)), |v, p, cx| load_opt(v, p, cx, |v, p, cx| load_list(v, p, cx, load_str))))?;
         let missing = [(f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_in_spec.is_none(), "in_spec"), (f_out_spec.is_none(), "out_spec")];
         let (Some(f_inputs), Some(f_outputs), Some(f_in_spec), Some(f_out_spec)) = (f_inputs, f_outputs, f_in_spec, f_out_spec) else {
             return Err(missing_fields("ModuleCallSignature", &missing, path));
@@ -2445,13 +2446,13 @@ pub struct NamedArgument {
 
 impl NamedArgument {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name", "arg", "kind"];
         const REQUIRED: &[&str] = &["name", "arg"];
         let d = load_object(v, path, cx, "NamedArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(d, "name", path, cx, load_str)?;
-        let f_arg = load_field(d, "arg", path, cx, Argument::from_pyjson)?;
-        let f_kind = load_field(d, "kind", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, ArgumentKind::from_pyjson)))?;
+        let f_name = load_field(&d, "name", path, cx, load_str)?;
+        let f_arg = load_field(&d, "arg", path, cx, Argument::from_pyjson)?;
+        let f_kind = load_field(&d, "kind", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, ArgumentKind::from_pyjson)))?;
         let missing = [(f_name.is_none(), "name"), (f_arg.is_none(), "arg")];
         let (Some(f_name), Some(f_arg)) = (f_name, f_arg) else {
             return Err(missing_fields("NamedArgument", &missing, path));
@@ -2504,11 +2505,11 @@ pub struct NamedTupleDef {
 
 impl NamedTupleDef {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["field_names"];
         const REQUIRED: &[&str] = &["field_names"];
         let d = load_object(v, path, cx, "NamedTupleDef", FIELDS, REQUIRED)?;
-        let f_field_names = load_field(d, "field_names", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
+        let f_field_names = load_field(&d, "field_names", path, cx, |v, p, cx| load_list(v, p, cx, load_str))?;
         let missing = [(f_field_names.is_none(), "field_names")];
         let Some(f_field_names) = f_field_names else {
             return Err(missing_fields("NamedTupleDef", &missing, path));
@@ -2550,7 +2551,7 @@ pub struct Node {
     /// `Node.outputs: List[Argument]`.
     pub outputs: Vec<Argument>,
     /// `Node.metadata: Dict[str, str]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
-    pub metadata: Loose<Vec<(String, String)>>,
+    pub metadata: Loose<Vec<(String, std::sync::Arc<str>)>>,
     /// `Node.is_hop_single_tensor_return: Optional[bool]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub is_hop_single_tensor_return: Loose<Option<bool>>,
     /// `Node.name: Optional[str]`.
@@ -2568,19 +2569,19 @@ impl Node {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["target", "inputs", "outputs", "metadata", "is_hop_single_tensor_return", "name"];
         const REQUIRED: &[&str] = &["target", "inputs", "outputs", "metadata"];
         let d = load_object(v, path, cx, "Node", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
-        let f_target = load_field(d, "target", path, cx, load_str)?;
-        let f_inputs = load_field(d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, NamedArgument::from_pyjson)))?;
+        let f_target = load_field(&d, "target", path, cx, load_str)?;
+        let f_inputs = load_field(&d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, NamedArgument::from_pyjson)))?;
         let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
-        let f_outputs = load_field(d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
+        let f_outputs = load_field(&d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
         let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
-        let f_metadata = load_field(d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_str)))?;
-        let f_is_hop_single_tensor_return = load_field(d, "is_hop_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_bool)))?;
-        let f_name = load_field(d, "name", path, cx, |v, p, cx| load_opt(v, p, cx, load_str))?;
+        let f_metadata = load_field(&d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_shared_str)))?;
+        let f_is_hop_single_tensor_return = load_field(&d, "is_hop_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_bool)))?;
+        let f_name = load_field(&d, "name", path, cx, |v, p, cx| load_opt(v, p, cx, load_str))?;
         let missing = [(f_target.is_none(), "target"), (f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_metadata.is_none(), "metadata")];
         let (Some(f_target), Some(f_inputs), Some(f_outputs), Some(f_metadata)) = (f_target, f_inputs, f_outputs, f_metadata) else {
             return Err(missing_fields("Node", &missing, path));
@@ -2662,12 +2663,12 @@ impl OptionalTensorArgument {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
+        let r = match &*tag {
             "as_tensor" => Self::AsTensor(TensorArgument::from_pyjson(val, path, cx)?),
             "as_none" => Self::AsNone(load_bool(val, path, cx)?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -2750,9 +2751,9 @@ impl OutputSpec {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
+        let r = match &*tag {
             "user_output" => Self::UserOutput(UserOutputSpec::from_pyjson(val, path, cx)?),
             "loss_output" => Self::LossOutput(LossOutputSpec::from_pyjson(val, path, cx)?),
             "buffer_mutation" => Self::BufferMutation(BufferMutationSpec::from_pyjson(val, path, cx)?),
@@ -2761,7 +2762,7 @@ impl OutputSpec {
             "user_input_mutation" => Self::UserInputMutation(UserInputMutationSpec::from_pyjson(val, path, cx)?),
             "token" => Self::Token(OutputTokenSpec::from_pyjson(val, path, cx)?),
             "parameter_mutation" => Self::ParameterMutation(ParameterMutationSpec::from_pyjson(val, path, cx)?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -2870,11 +2871,11 @@ pub struct OutputTokenSpec {
 
 impl OutputTokenSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
         let d = load_object(v, path, cx, "OutputTokenSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TokenArgument::from_pyjson)?;
+        let f_arg = load_field(&d, "arg", path, cx, TokenArgument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {
             return Err(missing_fields("OutputTokenSpec", &missing, path));
@@ -2917,12 +2918,12 @@ pub struct ParameterMutationSpec {
 
 impl ParameterMutationSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "parameter_name"];
         const REQUIRED: &[&str] = &["arg", "parameter_name"];
         let d = load_object(v, path, cx, "ParameterMutationSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
-        let f_parameter_name = load_field(d, "parameter_name", path, cx, load_str)?;
+        let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
+        let f_parameter_name = load_field(&d, "parameter_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_parameter_name.is_none(), "parameter_name")];
         let (Some(f_arg), Some(f_parameter_name)) = (f_arg, f_parameter_name) else {
             return Err(missing_fields("ParameterMutationSpec", &missing, path));
@@ -2969,11 +2970,11 @@ pub struct PayloadConfig {
 
 impl PayloadConfig {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["config"];
         const REQUIRED: &[&str] = &["config"];
         let d = load_object(v, path, cx, "PayloadConfig", FIELDS, REQUIRED)?;
-        let f_config = load_field(d, "config", path, cx, |v, p, cx| load_dict(v, p, cx, PayloadMeta::from_pyjson))?;
+        let f_config = load_field(&d, "config", path, cx, |v, p, cx| load_dict(v, p, cx, PayloadMeta::from_pyjson))?;
         let missing = [(f_config.is_none(), "config")];
         let Some(f_config) = f_config else {
             return Err(missing_fields("PayloadConfig", &missing, path));
@@ -3020,14 +3021,14 @@ pub struct PayloadMeta {
 
 impl PayloadMeta {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["path_name", "is_param", "use_pickle", "tensor_meta"];
         const REQUIRED: &[&str] = &["path_name", "is_param", "use_pickle", "tensor_meta"];
         let d = load_object(v, path, cx, "PayloadMeta", FIELDS, REQUIRED)?;
-        let f_path_name = load_field(d, "path_name", path, cx, load_str)?;
-        let f_is_param = load_field(d, "is_param", path, cx, load_bool)?;
-        let f_use_pickle = load_field(d, "use_pickle", path, cx, load_bool)?;
-        let f_tensor_meta = load_field(d, "tensor_meta", path, cx, |v, p, cx| load_opt(v, p, cx, TensorMeta::from_pyjson))?;
+        let f_path_name = load_field(&d, "path_name", path, cx, load_str)?;
+        let f_is_param = load_field(&d, "is_param", path, cx, load_bool)?;
+        let f_use_pickle = load_field(&d, "use_pickle", path, cx, load_bool)?;
+        let f_tensor_meta = load_field(&d, "tensor_meta", path, cx, |v, p, cx| load_opt(v, p, cx, TensorMeta::from_pyjson))?;
         let missing = [(f_path_name.is_none(), "path_name"), (f_is_param.is_none(), "is_param"), (f_use_pickle.is_none(), "use_pickle"), (f_tensor_meta.is_none(), "tensor_meta")];
         let (Some(f_path_name), Some(f_is_param), Some(f_use_pickle), Some(f_tensor_meta)) = (f_path_name, f_is_param, f_use_pickle, f_tensor_meta) else {
             return Err(missing_fields("PayloadMeta", &missing, path));
@@ -3088,12 +3089,12 @@ pub struct RangeConstraint {
 
 impl RangeConstraint {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["min_val", "max_val"];
         const REQUIRED: &[&str] = &["min_val", "max_val"];
         let d = load_object(v, path, cx, "RangeConstraint", FIELDS, REQUIRED)?;
-        let f_min_val = load_field(d, "min_val", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_int)))?;
-        let f_max_val = load_field(d, "max_val", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_int)))?;
+        let f_min_val = load_field(&d, "min_val", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_int)))?;
+        let f_max_val = load_field(&d, "max_val", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_int)))?;
         let missing = [(f_min_val.is_none(), "min_val"), (f_max_val.is_none(), "max_val")];
         let (Some(f_min_val), Some(f_max_val)) = (f_min_val, f_max_val) else {
             return Err(missing_fields("RangeConstraint", &missing, path));
@@ -3245,7 +3246,7 @@ impl ScalarType {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let known = |i| !matches!(Self::from_value(i), Self::Other(_));
         load_enum_value(v, path, cx, "ScalarType", known).map(Self::from_value)
     }
@@ -3277,12 +3278,12 @@ pub struct SchemaVersion {
 
 impl SchemaVersion {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["major", "minor"];
         const REQUIRED: &[&str] = &["major", "minor"];
         let d = load_object(v, path, cx, "SchemaVersion", FIELDS, REQUIRED)?;
-        let f_major = load_field(d, "major", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_int))?;
-        let f_minor = load_field(d, "minor", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_int))?;
+        let f_major = load_field(&d, "major", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_int))?;
+        let f_minor = load_field(&d, "minor", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_int))?;
         let missing = [(f_major.is_none(), "major"), (f_minor.is_none(), "minor")];
         let (Some(f_major), Some(f_minor)) = (f_major, f_minor) else {
             return Err(missing_fields("SchemaVersion", &missing, path));
@@ -3324,7 +3325,7 @@ impl SchemaVersion {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymBool {
     /// `SymBool.as_expr: SymExpr`.
-    AsExpr(SymExpr),
+    AsExpr(std::sync::Arc<SymExpr>),
     /// `SymBool.as_bool: bool`.
     AsBool(bool),
 }
@@ -3339,12 +3340,12 @@ impl SymBool {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
-            "as_expr" => Self::AsExpr(SymExpr::from_pyjson(val, path, cx)?),
+        let r = match &*tag {
+            "as_expr" => Self::AsExpr({ let e = SymExpr::from_pyjson(val, path, cx)?; cx.share_expr(e) }),
             "as_bool" => Self::AsBool(load_bool(val, path, cx)?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -3409,12 +3410,12 @@ impl SymBoolArgument {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
+        let r = match &*tag {
             "as_name" => Self::AsName(load_str(val, path, cx)?),
             "as_bool" => Self::AsBool(load_bool(val, path, cx)?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -3471,12 +3472,12 @@ pub struct SymExpr {
 
 impl SymExpr {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["expr_str", "hint"];
         const REQUIRED: &[&str] = &["expr_str"];
         let d = load_object(v, path, cx, "SymExpr", FIELDS, REQUIRED)?;
-        let f_expr_str = load_field(d, "expr_str", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
-        let f_hint = load_field(d, "hint", path, cx, |v, p, cx| load_opt(v, p, cx, SymExprHint::from_pyjson))?;
+        let f_expr_str = load_field(&d, "expr_str", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_hint = load_field(&d, "hint", path, cx, |v, p, cx| load_opt(v, p, cx, SymExprHint::from_pyjson))?;
         let missing = [(f_expr_str.is_none(), "expr_str")];
         let Some(f_expr_str) = f_expr_str else {
             return Err(missing_fields("SymExpr", &missing, path));
@@ -3524,7 +3525,7 @@ pub enum SymExprHint {
     /// `SymExprHint.as_float: float`.
     AsFloat(f64),
     /// A payload `_dict_to_dataclass` kept as it came.
-    Raw(RawPayload),
+    Raw(Box<RawPayload>),
 }
 
 impl SymExprHint {
@@ -3539,22 +3540,22 @@ impl SymExprHint {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
+        let r = match &*tag {
             "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
                 Loose::Typed(x) => Self::AsInt(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_int", value })),
             },
             "as_bool" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
                 Loose::Typed(x) => Self::AsBool(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_bool", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_bool", value })),
             },
             "as_float" => match load_loose(val, path, cx, &RawTy::Scalar, load_float)? {
                 Loose::Typed(x) => Self::AsFloat(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_float", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_float", value })),
             },
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -3616,7 +3617,7 @@ impl SymExprHint {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymFloat {
     /// `SymFloat.as_expr: SymExpr`.
-    AsExpr(SymExpr),
+    AsExpr(std::sync::Arc<SymExpr>),
     /// `SymFloat.as_float: float`.
     AsFloat(f64),
 }
@@ -3631,12 +3632,12 @@ impl SymFloat {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
-            "as_expr" => Self::AsExpr(SymExpr::from_pyjson(val, path, cx)?),
+        let r = match &*tag {
+            "as_expr" => Self::AsExpr({ let e = SymExpr::from_pyjson(val, path, cx)?; cx.share_expr(e) }),
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -3701,12 +3702,12 @@ impl SymFloatArgument {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
+        let r = match &*tag {
             "as_name" => Self::AsName(load_str(val, path, cx)?),
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -3756,11 +3757,11 @@ impl SymFloatArgument {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymInt {
     /// `SymInt.as_expr: SymExpr`.
-    AsExpr(SymExpr),
+    AsExpr(std::sync::Arc<SymExpr>),
     /// `SymInt.as_int: int`.
     AsInt(PyInt),
     /// A payload `_dict_to_dataclass` kept as it came.
-    Raw(RawPayload),
+    Raw(Box<RawPayload>),
 }
 
 impl SymInt {
@@ -3774,15 +3775,15 @@ impl SymInt {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
-            "as_expr" => Self::AsExpr(SymExpr::from_pyjson(val, path, cx)?),
+        let r = match &*tag {
+            "as_expr" => Self::AsExpr({ let e = SymExpr::from_pyjson(val, path, cx)?; cx.share_expr(e) }),
             "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
                 Loose::Typed(x) => Self::AsInt(x),
-                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_int", value })),
             },
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -3850,12 +3851,12 @@ impl SymIntArgument {
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
-        let r = match tag {
+        let r = match &*tag {
             "as_name" => Self::AsName(load_str(val, path, cx)?),
             "as_int" => Self::AsInt(load_int(val, path, cx)?),
-            _ => return Err(unknown_tag(tag, path)),
+            _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
         Ok(r)
@@ -3910,11 +3911,11 @@ pub struct TensorArgument {
 
 impl TensorArgument {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name"];
         const REQUIRED: &[&str] = &["name"];
         let d = load_object(v, path, cx, "TensorArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(d, "name", path, cx, load_str)?;
+        let f_name = load_field(&d, "name", path, cx, load_str)?;
         let missing = [(f_name.is_none(), "name")];
         let Some(f_name) = f_name else {
             return Err(missing_fields("TensorArgument", &missing, path));
@@ -3967,17 +3968,17 @@ pub struct TensorMeta {
 
 impl TensorMeta {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"];
         const REQUIRED: &[&str] = &["dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"];
         let d = load_object(v, path, cx, "TensorMeta", FIELDS, REQUIRED)?;
-        let f_dtype = load_field(d, "dtype", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, ScalarType::from_pyjson))?;
-        let f_sizes = load_field(d, "sizes", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson)))?;
-        let f_requires_grad = load_field(d, "requires_grad", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
-        let f_device = load_field(d, "device", path, cx, Device::from_pyjson)?;
-        let f_strides = load_field(d, "strides", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson)))?;
-        let f_storage_offset = load_field(d, "storage_offset", path, cx, SymInt::from_pyjson)?;
-        let f_layout = load_field(d, "layout", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, Layout::from_pyjson))?;
+        let f_dtype = load_field(&d, "dtype", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, ScalarType::from_pyjson))?;
+        let f_sizes = load_field(&d, "sizes", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson)))?;
+        let f_requires_grad = load_field(&d, "requires_grad", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
+        let f_device = load_field(&d, "device", path, cx, Device::from_pyjson)?;
+        let f_strides = load_field(&d, "strides", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, SymInt::from_pyjson)))?;
+        let f_storage_offset = load_field(&d, "storage_offset", path, cx, SymInt::from_pyjson)?;
+        let f_layout = load_field(&d, "layout", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, Layout::from_pyjson))?;
         let missing = [(f_dtype.is_none(), "dtype"), (f_sizes.is_none(), "sizes"), (f_requires_grad.is_none(), "requires_grad"), (f_device.is_none(), "device"), (f_strides.is_none(), "strides"), (f_storage_offset.is_none(), "storage_offset"), (f_layout.is_none(), "layout")];
         let (Some(f_dtype), Some(f_sizes), Some(f_requires_grad), Some(f_device), Some(f_strides), Some(f_storage_offset), Some(f_layout)) = (f_dtype, f_sizes, f_requires_grad, f_device, f_strides, f_storage_offset, f_layout) else {
             return Err(missing_fields("TensorMeta", &missing, path));
@@ -4054,11 +4055,11 @@ pub struct TokenArgument {
 
 impl TokenArgument {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name"];
         const REQUIRED: &[&str] = &["name"];
         let d = load_object(v, path, cx, "TokenArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(d, "name", path, cx, load_str)?;
+        let f_name = load_field(&d, "name", path, cx, load_str)?;
         let missing = [(f_name.is_none(), "name")];
         let Some(f_name) = f_name else {
             return Err(missing_fields("TokenArgument", &missing, path));
@@ -4101,12 +4102,12 @@ pub struct UserInputMutationSpec {
 
 impl UserInputMutationSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg", "user_input_name"];
         const REQUIRED: &[&str] = &["arg", "user_input_name"];
         let d = load_object(v, path, cx, "UserInputMutationSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
-        let f_user_input_name = load_field(d, "user_input_name", path, cx, load_str)?;
+        let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
+        let f_user_input_name = load_field(&d, "user_input_name", path, cx, load_str)?;
         let missing = [(f_arg.is_none(), "arg"), (f_user_input_name.is_none(), "user_input_name")];
         let (Some(f_arg), Some(f_user_input_name)) = (f_arg, f_user_input_name) else {
             return Err(missing_fields("UserInputMutationSpec", &missing, path));
@@ -4153,11 +4154,11 @@ pub struct UserInputSpec {
 
 impl UserInputSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
         let d = load_object(v, path, cx, "UserInputSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, Argument::from_pyjson)?;
+        let f_arg = load_field(&d, "arg", path, cx, Argument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {
             return Err(missing_fields("UserInputSpec", &missing, path));
@@ -4198,11 +4199,11 @@ pub struct UserOutputSpec {
 
 impl UserOutputSpec {
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
-    pub fn from_pyjson<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
+    pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["arg"];
         const REQUIRED: &[&str] = &["arg"];
         let d = load_object(v, path, cx, "UserOutputSpec", FIELDS, REQUIRED)?;
-        let f_arg = load_field(d, "arg", path, cx, Argument::from_pyjson)?;
+        let f_arg = load_field(&d, "arg", path, cx, Argument::from_pyjson)?;
         let missing = [(f_arg.is_none(), "arg")];
         let Some(f_arg) = f_arg else {
             return Err(missing_fields("UserOutputSpec", &missing, path));

@@ -3,9 +3,13 @@
 //! `_dataclass_to_dict` + `_to_json_bytes` (the write side of `write_json`
 //! and `to_pyjson`). The helpers here are what `generated.rs` calls.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::{self, Write as _};
+use std::sync::Arc;
 
 use torchspec_pyval::pyjson::dump::{write_int as json_int, write_str as json_str};
+use torchspec_pyval::pyjson::text::{Entries, Val};
 use torchspec_pyval::pyjson::{PyInt, PyJson};
 use torchspec_pyval::Error;
 use torchspec_pyval::{float_repr, str_repr};
@@ -46,6 +50,18 @@ pub struct LoadCx {
     /// Default mode: why each loose field was kept raw (`at PATH: expected
     /// ..., found ...`), in document order.
     pub loose: Vec<String>,
+    /// The symbolic expressions read so far, one `Arc` per distinct value.
+    exprs: HashMap<String, Vec<(HintKey, Arc<super::SymExpr>)>>,
+    /// The shared texts read so far (`load_shared_str`).
+    texts: std::collections::HashSet<Arc<str>>,
+}
+
+/// A [`super::SymExprHint`] that can be compared and hashed exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HintKey {
+    None,
+    Int(i64),
+    Bool(bool),
 }
 
 impl LoadCx {
@@ -53,9 +69,50 @@ impl LoadCx {
     pub fn new(mode: Mode) -> LoadCx {
         LoadCx {
             mode,
-            diagnostics: Vec::new(),
-            loose: Vec::new(),
+            ..LoadCx::default()
         }
+    }
+
+    /// `s` as an `Arc<str>`, the one already made for an equal text of
+    /// this load when there is one.
+    pub fn share_str(&mut self, s: &str) -> Arc<str> {
+        if let Some(same) = self.texts.get(s) {
+            return same.clone();
+        }
+        let shared: Arc<str> = Arc::from(s);
+        self.texts.insert(shared.clone());
+        shared
+    }
+
+    /// `e` behind an `Arc`, the one already made for an equal expression
+    /// of this load when there is one (a typed text with no hint or an int
+    /// or bool hint): the same size is written in every tensor that has it.
+    pub fn share_expr(&mut self, e: super::SymExpr) -> Arc<super::SymExpr> {
+        use super::SymExprHint as H;
+        let hint = match &e.hint {
+            None => HintKey::None,
+            Some(H::AsInt(PyInt::Small(i))) => HintKey::Int(*i),
+            Some(H::AsBool(b)) => HintKey::Bool(*b),
+            Some(_) => return Arc::new(e),
+        };
+        let Loose::Typed(text) = &e.expr_str else {
+            return Arc::new(e);
+        };
+        if let Some(same) = self.exprs.get(text.as_str()).and_then(|known| {
+            known
+                .iter()
+                .find(|(h, _)| *h == hint)
+                .map(|(_, a)| a.clone())
+        }) {
+            return same;
+        }
+        let text = text.clone();
+        let shared = Arc::new(e);
+        self.exprs
+            .entry(text)
+            .or_default()
+            .push((hint, shared.clone()));
+        shared
     }
 
     /// Whether the load is in strict mode.
@@ -100,11 +157,11 @@ impl LoadError {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Seg<'a> {
-    Field(&'a str),
+    Field(Cow<'a, str>),
     Index(usize),
-    Key(&'a str),
+    Key(Cow<'a, str>),
 }
 
 /// The JSON path of the value being read (`$.graph_module.graph.nodes[3]`),
@@ -124,7 +181,7 @@ impl<'a> JsonPath<'a> {
 
     /// Enters the dataclass field `name`: `.name`.
     pub fn push_field(&mut self, name: &'a str) {
-        self.segs.push(Seg::Field(name));
+        self.segs.push(Seg::Field(Cow::Borrowed(name)));
     }
 
     /// Enters list item `i`: `[i]`.
@@ -133,13 +190,14 @@ impl<'a> JsonPath<'a> {
     }
 
     /// Enters the dict key `k`: `["k"]`.
-    pub fn push_key(&mut self, k: &'a str) {
-        self.segs.push(Seg::Key(k));
+    pub fn push_key(&mut self, k: impl Into<Cow<'a, str>>) {
+        self.segs.push(Seg::Key(k.into()));
     }
 
     /// A field name read from the document: `.name` when it is an
     /// identifier, else `["..."]`.
-    pub fn push_name(&mut self, k: &'a str) {
+    pub fn push_name(&mut self, k: impl Into<Cow<'a, str>>) {
+        let k = k.into();
         let ident = k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         self.segs
@@ -304,18 +362,19 @@ fn walk_raw(v: &PyJson, ty: RawTy, path: &JsonPath<'_>) -> R<()> {
 /// A loose field: read as `f` reads it; a value of another JSON type is
 /// kept raw (default mode) or refused (strict mode, rule `loose-field`).
 pub fn load_loose<'a, T>(
-    v: &'a PyJson,
+    v: Val<'a>,
     path: &mut JsonPath<'a>,
     cx: &mut LoadCx,
     ty: &RawTy,
-    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+    f: impl Fn(Val<'a>, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Loose<T>> {
     let depth = path.len();
     match f(v, path, cx) {
         Ok(t) => Ok(Loose::Typed(t)),
         Err(e) if e.is_ours() => {
             path.truncate(depth);
-            walk_raw(v, *ty, path)?;
+            let raw = v.to_pyjson();
+            walk_raw(&raw, *ty, path)?;
             if cx.strict() {
                 let mut e = e;
                 e.0.message
@@ -323,7 +382,7 @@ pub fn load_loose<'a, T>(
                 return Err(e);
             }
             cx.loose.push(e.0.to_string());
-            Ok(Loose::Raw(v.clone()))
+            Ok(Loose::Raw(raw))
         }
         Err(e) => Err(e),
     }
@@ -403,8 +462,8 @@ pub fn repr_raw(v: &PyJson, out: &mut String) {
 /// list and dict branches run first and index `typing.get_args(cls)`, which
 /// is empty: a non-empty list or any dict is Python's `IndexError`.
 /// Everything else Python would carry on with; we refuse it.
-fn wrong_type(v: &PyJson, path: &JsonPath<'_>, expected: &str) -> LoadError {
-    if matches!(v, PyJson::Object(_)) || matches!(v, PyJson::List(l) if !l.is_empty()) {
+fn wrong_type(v: Val<'_>, path: &JsonPath<'_>, expected: &str) -> LoadError {
+    if v.is_object() || (v.is_list() && !v.is_empty()) {
         return LoadError::python(path, "IndexError", "tuple index out of range");
     }
     LoadError::ours(
@@ -414,34 +473,45 @@ fn wrong_type(v: &PyJson, path: &JsonPath<'_>, expected: &str) -> LoadError {
 }
 
 /// A `str` field.
-pub fn load_str<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<String> {
-    match v {
-        PyJson::Str(s) => Ok(s.clone()),
-        _ => Err(wrong_type(v, path, "`str`")),
+pub fn load_str<'a>(v: Val<'a>, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<String> {
+    match v.str() {
+        Some(s) => Ok(s.into_owned()),
+        None => Err(wrong_type(v, path, "`str`")),
+    }
+}
+
+/// A `str` field whose text is kept once per load (`LoadCx::share_str`).
+pub fn load_shared_str<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> R<Arc<str>> {
+    match v.str() {
+        Some(s) => Ok(cx.share_str(&s)),
+        None => Err(wrong_type(v, path, "`str`")),
     }
 }
 
 /// An `int` field.
-pub fn load_int<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<PyInt> {
-    match v {
-        PyJson::Int(i) => Ok(i.clone()),
+pub fn load_int<'a>(v: Val<'a>, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<PyInt> {
+    match v.scalar() {
+        Some(PyJson::Int(i)) => Ok(i),
         _ => Err(wrong_type(v, path, "`int`")),
     }
 }
 
 /// A `bool` field.
-pub fn load_bool<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<bool> {
-    match v {
-        PyJson::Bool(b) => Ok(*b),
-        _ => Err(wrong_type(v, path, "`bool`")),
+pub fn load_bool<'a>(v: Val<'a>, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<bool> {
+    match v.bool() {
+        Some(b) => Ok(b),
+        None => Err(wrong_type(v, path, "`bool`")),
     }
 }
 
 /// `_dict_to_dataclass(float, data)`: its list and dict branches come
 /// before `float(data)`, so a non-empty list or any dict is an `IndexError`
 /// (`typing.get_args(float)` is empty); otherwise Python's `float(data)`.
-pub fn load_float<'a>(v: &'a PyJson, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<f64> {
-    match v {
+pub fn load_float<'a>(v: Val<'a>, path: &mut JsonPath<'a>, _: &mut LoadCx) -> R<f64> {
+    let Some(scalar) = v.scalar() else {
+        return Err(wrong_type(v, path, "`float`"));
+    };
+    match &scalar {
         PyJson::Float(f) => Ok(*f),
         PyJson::Int(i) => i.to_f64().ok_or_else(|| {
             LoadError::python(path, "OverflowError", "int too large to convert to float")
@@ -504,27 +574,27 @@ pub fn py_float(s: &str) -> Option<f64> {
 
 /// `X | None`: `null` is `None`, anything else is read as `X`.
 pub fn load_opt<'a, T>(
-    v: &'a PyJson,
+    v: Val<'a>,
     path: &mut JsonPath<'a>,
     cx: &mut LoadCx,
-    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+    f: impl Fn(Val<'a>, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Option<T>> {
-    match v {
-        PyJson::Null => Ok(None),
-        _ => f(v, path, cx).map(Some),
+    if v.is_null() {
+        return Ok(None);
     }
+    f(v, path, cx).map(Some)
 }
 
 /// A `list[T]` field: each item read by `f` under `[i]`.
 pub fn load_list<'a, T>(
-    v: &'a PyJson,
+    v: Val<'a>,
     path: &mut JsonPath<'a>,
     cx: &mut LoadCx,
-    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+    f: impl Fn(Val<'a>, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Vec<T>> {
-    let PyJson::List(items) = v else {
+    if !v.is_list() {
         // `typing.get_args(list[T])[1]` for a dict.
-        if let PyJson::Object(_) = v {
+        if v.is_object() {
             return Err(LoadError::python(
                 path,
                 "IndexError",
@@ -535,9 +605,10 @@ pub fn load_list<'a, T>(
             path,
             format!("expected a list, found `{}`", v.type_name()),
         ));
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
+    }
+    // Counted first, so the list is allocated once at its size.
+    let mut out = Vec::with_capacity(v.items().count());
+    for (i, item) in v.items().enumerate() {
         path.push_index(i);
         out.push(f(item, path, cx)?);
         path.pop();
@@ -547,24 +618,28 @@ pub fn load_list<'a, T>(
 
 /// A `dict[str, T]` field: each value read by `f` under `["key"]`, in document order.
 pub fn load_dict<'a, T>(
-    v: &'a PyJson,
+    v: Val<'a>,
     path: &mut JsonPath<'a>,
     cx: &mut LoadCx,
-    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+    f: impl Fn(Val<'a>, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Vec<(String, T)>> {
-    let PyJson::Object(entries) = v else {
+    if !v.is_object() {
         // A list meets `_dict_to_dataclass`'s list branch: each item is
         // read as `typing.get_args(dict[str, T])[0]`, `str`.
-        walk_raw(v, RawTy::List(&RawTy::Scalar), path)?;
+        if v.is_list() {
+            walk_raw(&v.to_pyjson(), RawTy::List(&RawTy::Scalar), path)?;
+        }
         return Err(LoadError::ours(
             path,
             format!("expected a dict, found `{}`", v.type_name()),
         ));
-    };
+    }
+    let entries = v.entries();
     let mut out = Vec::with_capacity(entries.len());
     for (k, item) in entries {
-        path.push_key(k);
-        out.push((k.clone(), f(item, path, cx)?));
+        let k = k.as_str();
+        path.push_key(k.clone());
+        out.push((k.into_owned(), f(item, path, cx)?));
         path.pop();
     }
     Ok(out)
@@ -578,41 +653,43 @@ pub fn load_dict<'a, T>(
 /// string answers `in` (membership, substring) and then refuses to be
 /// indexed by a name, or else every required field is missing.
 pub fn load_object<'a>(
-    v: &'a PyJson,
+    v: Val<'a>,
     path: &mut JsonPath<'a>,
     cx: &mut LoadCx,
     class: &str,
     fields: &[&str],
     required: &[&str],
-) -> R<&'a [(String, PyJson)]> {
-    let indexed_by_name = match v {
-        PyJson::Object(entries) => {
-            if cx.strict() {
-                for (k, _) in entries {
-                    if !fields.contains(&k.as_str()) {
-                        path.push_name(k);
-                        cx.report(path, format!("unknown field `{k}` of `{class}`"));
-                        path.pop();
-                    }
+) -> R<Entries<'a>> {
+    let indexed_by_name = if v.is_object() {
+        let entries = v.entries();
+        if cx.strict() {
+            for (k, _) in &entries {
+                if !fields.iter().any(|f| k.eq_str(f)) {
+                    let k = k.as_str();
+                    path.push_name(k.clone());
+                    cx.report(path, format!("unknown field `{k}` of `{class}`"));
+                    path.pop();
                 }
             }
-            return Ok(entries);
         }
-        PyJson::List(items) => fields
+        return Ok(entries);
+    } else if v.is_list() {
+        let strs: Vec<_> = v.items().filter_map(|i| i.str()).collect();
+        fields
             .iter()
-            .any(|f| items.iter().any(|i| matches!(i, PyJson::Str(s) if s == f)))
-            .then_some("list indices must be integers or slices, not str"),
-        PyJson::Str(s) => fields
+            .any(|f| strs.iter().any(|s| s == f))
+            .then_some("list indices must be integers or slices, not str")
+    } else if let Some(s) = v.str() {
+        fields
             .iter()
             .any(|f| s.contains(f))
-            .then_some("string indices must be integers, not 'str'"),
-        _ => {
-            return Err(LoadError::python(
-                path,
-                "TypeError",
-                format!("argument of type '{}' is not iterable", v.type_name()),
-            ))
-        }
+            .then_some("string indices must be integers, not 'str'")
+    } else {
+        return Err(LoadError::python(
+            path,
+            "TypeError",
+            format!("argument of type '{}' is not iterable", v.type_name()),
+        ));
     };
     if let Some(message) = indexed_by_name {
         return Err(LoadError::python(path, "TypeError", message));
@@ -623,17 +700,17 @@ pub fn load_object<'a>(
 
 /// `data[name]` if `name in data`, read under `.name`.
 pub fn load_field<'a, T>(
-    entries: &'a [(String, PyJson)],
+    entries: &Entries<'a>,
     name: &'static str,
     path: &mut JsonPath<'a>,
     cx: &mut LoadCx,
-    f: impl Fn(&'a PyJson, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
+    f: impl Fn(Val<'a>, &mut JsonPath<'a>, &mut LoadCx) -> R<T>,
 ) -> R<Option<T>> {
-    let Some((_, v)) = entries.iter().find(|(k, _)| k == name) else {
+    let Some((_, v)) = entries.iter().find(|(k, _)| k.eq_str(name)) else {
         return Ok(None);
     };
     path.push_field(name);
-    let r = f(v, path, cx)?;
+    let r = f(*v, path, cx)?;
     path.pop();
     Ok(Some(r))
 }
@@ -662,14 +739,15 @@ pub fn missing_fields(class: &str, missing: &[(bool, &str)], path: &JsonPath<'_>
 }
 
 /// A `_Union`'s data: a dict with exactly one key, its tag.
-pub fn load_union<'a>(v: &'a PyJson, path: &mut JsonPath<'a>) -> R<(&'a str, &'a PyJson)> {
-    let PyJson::Object(entries) = v else {
+pub fn load_union<'a>(v: Val<'a>, path: &mut JsonPath<'a>) -> R<(Cow<'a, str>, Val<'a>)> {
+    if !v.is_object() {
         return Err(LoadError::python(
             path,
             "AssertionError",
             format!("expected dict, got {}", v.type_name()),
         ));
-    };
+    }
+    let entries = v.entries();
     if entries.len() != 1 {
         return Err(LoadError::python(
             path,
@@ -677,8 +755,9 @@ pub fn load_union<'a>(v: &'a PyJson, path: &mut JsonPath<'a>) -> R<(&'a str, &'a
             format!("expected dict with 1 key, got {}", entries.len()),
         ));
     }
-    let (tag, value) = &entries[0];
-    path.push_name(tag);
+    let (tag, value) = entries[0];
+    let tag = tag.as_str();
+    path.push_name(tag.clone());
     Ok((tag, value))
 }
 
@@ -689,20 +768,20 @@ pub fn unknown_tag(tag: &str, path: &JsonPath<'_>) -> LoadError {
 
 /// An `IntEnum` field: Python keeps the raw int, known or not.
 pub fn load_enum_value<'a>(
-    v: &'a PyJson,
+    v: Val<'a>,
     path: &mut JsonPath<'a>,
     cx: &mut LoadCx,
     class: &str,
     known: impl Fn(i64) -> bool,
 ) -> R<i64> {
-    match v {
-        PyJson::Int(PyInt::Small(i)) => {
-            if cx.strict() && !known(*i) {
+    match v.scalar() {
+        Some(PyJson::Int(PyInt::Small(i))) => {
+            if cx.strict() && !known(i) {
                 cx.report(path, format!("unknown `{class}` value {i}"));
             }
-            Ok(*i)
+            Ok(i)
         }
-        PyJson::Int(PyInt::Big(b)) => Err(LoadError::ours(
+        Some(PyJson::Int(PyInt::Big(b))) => Err(LoadError::ours(
             path,
             format!("`{class}` value {b} is out of the 64-bit range"),
         )),
@@ -714,9 +793,8 @@ pub fn load_enum_value<'a>(
 // allow_nan=False)`, written straight into one string.
 
 /// A `str` as `json.dumps` writes it.
-#[allow(clippy::ptr_arg)] // used as `Fn(&String, ..)`
-pub fn write_str(x: &String, out: &mut String) {
-    json_str(out, x);
+pub fn write_str<S: AsRef<str> + ?Sized>(x: &S, out: &mut String) {
+    json_str(out, x.as_ref());
 }
 
 /// An int as `int.__repr__`; ints past CPython's 4300-digit limit (which
@@ -792,9 +870,8 @@ pub fn write_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut St
 }
 
 /// `_dataclass_to_dict` of a `str`.
-#[allow(clippy::ptr_arg)] // used as `Fn(&String) -> PyJson`
-pub fn str_py(x: &String) -> PyJson {
-    PyJson::Str(x.clone())
+pub fn str_py<S: AsRef<str> + ?Sized>(x: &S) -> PyJson {
+    PyJson::Str(x.as_ref().to_owned())
 }
 
 /// `_dataclass_to_dict` of an `int`.
@@ -835,9 +912,8 @@ pub fn dict_py<T>(x: &[(String, T)], f: impl Fn(&T) -> PyJson) -> PyJson {
 // text a `SerializeError` shows for a node it cannot deserialize).
 
 /// `repr` of a `str`.
-#[allow(clippy::ptr_arg)] // used as `Fn(&String, ..)`
-pub fn repr_str(x: &String, out: &mut String) {
-    out.push_str(&str_repr(x));
+pub fn repr_str<S: AsRef<str> + ?Sized>(x: &S, out: &mut String) {
+    out.push_str(&str_repr(x.as_ref()));
 }
 
 /// `repr` of an `int`.
@@ -894,9 +970,14 @@ mod tests {
     use super::*;
 
     fn dict_of_str(text: &str) -> Result<Vec<(String, String)>, LoadError> {
-        let v = torchspec_pyval::pyjson::loads(text).expect("json");
+        let doc = torchspec_pyval::pyjson::text::Doc::new(text).expect("json");
         let mut path = JsonPath::new();
-        load_dict(&v, &mut path, &mut LoadCx::new(Mode::Default), load_str)
+        load_dict(
+            doc.root(),
+            &mut path,
+            &mut LoadCx::new(Mode::Default),
+            load_str,
+        )
     }
 
     #[test]

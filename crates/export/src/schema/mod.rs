@@ -123,17 +123,19 @@ pub fn load_program(bytes: &[u8], mode: Mode) -> Result<Loaded, Error> {
 
 fn read_program(bytes: &[u8], mode: Mode) -> Result<Loaded, Error> {
     let text = decode_utf8(bytes)?;
-    let (doc, depth) = pyjson::loads_with_depth(text)?;
+    // Checked as `json.loads` checks it, then typed straight from the text:
+    // the document is never built as a tree of values.
+    let doc = pyjson::text::Doc::new(text)?;
     let mut cx = LoadCx::new(mode);
-    let program = if depth <= INLINE_DEPTH {
-        walk(&doc, &mut cx)
+    let program = if doc.depth() <= INLINE_DEPTH {
+        walk(doc.root(), &mut cx)
     } else {
         // The walk recurses with the document: a deep one gets a stack
         // sized for `pyjson::MAX_DEPTH` levels, whatever thread we are on.
         std::thread::scope(|s| {
             std::thread::Builder::new()
                 .stack_size(DEEP_STACK)
-                .spawn_scoped(s, || walk(&doc, &mut cx))
+                .spawn_scoped(s, || walk(doc.root(), &mut cx))
                 .map_err(|e| Error::new(format!("cannot start a thread for a deep document: {e}")))?
                 .join()
                 .expect("the schema walk does not panic")
@@ -153,7 +155,7 @@ const INLINE_DEPTH: usize = 64;
 /// The stack of the walk of a deeper document (reserved, touched as used).
 const DEEP_STACK: usize = 256 << 20;
 
-fn walk(doc: &pyjson::PyJson, cx: &mut LoadCx) -> Result<ExportedProgram, Error> {
+fn walk(doc: pyjson::text::Val<'_>, cx: &mut LoadCx) -> Result<ExportedProgram, Error> {
     let mut path = JsonPath::new();
     ExportedProgram::from_pyjson(doc, &mut path, cx).map_err(LoadError::into_error)
 }

@@ -150,7 +150,7 @@ fn serialize_range_constraints(gm: &LoadedGraphModule) -> Vec<(String, wire::Ran
     let end = |b: &Bound| match b {
         Bound::Int(i) => Some(match i64::try_from(i) {
             Ok(v) => PyInt::Small(v),
-            Err(_) => PyInt::Big(i.clone()),
+            Err(_) => PyInt::Big(Box::new(i.clone())),
         }),
         Bound::IntOo | Bound::NegIntOo => None,
     };
@@ -699,7 +699,7 @@ fn constant_argument(c: &Constant) -> Result<wire::Argument> {
 
 fn big(s: &str) -> Result<PyInt> {
     s.parse::<num_bigint::BigInt>()
-        .map(PyInt::Big)
+        .map(|b| PyInt::Big(Box::new(b)))
         .map_err(|_| unsupported(format!("integer constant `{s}`")))
 }
 
@@ -713,10 +713,10 @@ fn loaded_sym_int(s: &wire::SymInt) -> wire::SymInt {
     };
     match min_max_simplified(&e.expr_text()) {
         Some(Simplified::Int(n)) => wire::SymInt::AsInt(PyInt::from_big(n)),
-        Some(Simplified::Text(t)) => wire::SymInt::AsExpr(wire::SymExpr {
+        Some(Simplified::Text(t)) => wire::SymInt::AsExpr(std::sync::Arc::new(wire::SymExpr {
             expr_str: wire::Loose::Typed(t),
             hint: e.hint.clone(),
-        }),
+        })),
         None => s.clone(),
     }
 }

@@ -16,6 +16,7 @@
 
 pub mod dump;
 mod parse;
+pub mod text;
 
 use std::fmt;
 
@@ -31,8 +32,8 @@ pub use parse::{loads, loads_with_depth, MAX_DEPTH};
 pub enum PyInt {
     /// An int that fits an `i64`.
     Small(i64),
-    /// An int outside the `i64` range.
-    Big(BigInt),
+    /// An int outside the `i64` range (boxed: rare, and a `PyInt` stays 16 bytes).
+    Big(Box<BigInt>),
 }
 
 impl PyInt {
@@ -40,7 +41,7 @@ impl PyInt {
     pub fn from_big(b: BigInt) -> PyInt {
         match b.to_i64() {
             Some(i) => PyInt::Small(i),
-            None => PyInt::Big(b),
+            None => PyInt::Big(Box::new(b)),
         }
     }
 
@@ -56,7 +57,7 @@ impl PyInt {
     pub fn to_bigint(&self) -> BigInt {
         match self {
             PyInt::Small(i) => BigInt::from(*i),
-            PyInt::Big(b) => b.clone(),
+            PyInt::Big(b) => (**b).clone(),
         }
     }
 
@@ -193,7 +194,7 @@ impl From<usize> for PyJson {
     fn from(n: usize) -> PyJson {
         match i64::try_from(n) {
             Ok(i) => PyJson::Int(PyInt::Small(i)),
-            Err(_) => PyJson::Int(PyInt::Big(BigInt::from(n))),
+            Err(_) => PyJson::Int(PyInt::from_big(BigInt::from(n))),
         }
     }
 }

@@ -63,6 +63,73 @@ pub fn loads_with_depth(text: &str) -> Result<(PyJson, usize), Error> {
     Ok((v, p.max_depth))
 }
 
+/// Checks `text` as [`loads_with_depth`] reads it, refusing what it refuses
+/// with the same error, without building the value: each container's
+/// [`Span`] in the order its bracket opens, and the deepest nesting.
+pub(super) fn skim(text: &str) -> Result<(Vec<Span>, usize), Error> {
+    if text.starts_with('\u{feff}') {
+        return Err(decode_error(
+            text,
+            "Unexpected UTF-8 BOM (decode using utf-8-sig)",
+            0,
+        ));
+    }
+    if u32::try_from(text.len()).is_err() {
+        return Err(Error::new(format!(
+            "a JSON text of {} bytes is over the 4 GiB this reader reads in place",
+            text.len()
+        )));
+    }
+    let mut p = Parser {
+        text,
+        s: text.as_bytes(),
+        pos: 0,
+        max_depth: 0,
+    };
+    let mut spans = Vec::new();
+    p.skip_ws();
+    p.skim_value(&mut spans)?;
+    p.skip_ws();
+    if p.pos != p.s.len() {
+        return Err(p.error("Extra data", p.pos));
+    }
+    Ok((spans, p.max_depth))
+}
+
+/// Where a container of a checked text ends (the byte offset of its
+/// closing bracket), and the ordinal of the first container after it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Span {
+    pub(super) end: u32,
+    pub(super) next: u32,
+}
+
+/// The scalar (not a container) at `pos` of a text [`skim`] accepted.
+pub(super) fn scalar_at(text: &str, pos: usize) -> Result<PyJson, Error> {
+    parser_at(text, pos).scalar()
+}
+
+/// The string at `pos` (its opening quote) of a text [`skim`] accepted.
+pub(super) fn string_at(text: &str, pos: usize) -> Result<String, Error> {
+    parser_at(text, pos).string()
+}
+
+fn parser_at(text: &str, pos: usize) -> Parser<'_> {
+    Parser {
+        text,
+        s: text.as_bytes(),
+        pos,
+        max_depth: 0,
+    }
+}
+
+/// A skimmed container still open: its ordinal, and whether it is an object.
+#[derive(Clone, Copy)]
+struct Open {
+    ordinal: usize,
+    object: bool,
+}
+
 /// `JSONDecodeError(msg, doc, pos)` with `pos` a byte offset into `text`.
 fn decode_error(text: &str, msg: &str, pos: usize) -> Error {
     let before = &text[..pos];
@@ -225,6 +292,102 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// [`Parser::value`] without the value: the grammar, its errors and
+    /// the depth bound checked, each container's span recorded.
+    fn skim_value(&mut self, spans: &mut Vec<Span>) -> Result<(), Error> {
+        let mut stack: Vec<Open> = Vec::new();
+        'value: loop {
+            match self.peek() {
+                Some(open @ (b'[' | b'{')) => {
+                    if let Some(e) = self.too_deep(stack.len()) {
+                        return Err(e);
+                    }
+                    let ordinal = spans.len();
+                    spans.push(Span { end: 0, next: 0 });
+                    self.pos += 1;
+                    self.skip_ws();
+                    let object = open == b'{';
+                    match (self.peek(), object) {
+                        (Some(b']'), false) | (Some(b'}'), true) => {
+                            self.close(spans, ordinal);
+                        }
+                        (_, false) => {
+                            stack.push(Open { ordinal, object });
+                            continue 'value;
+                        }
+                        (Some(b'"'), true) => {
+                            self.skim_key()?;
+                            stack.push(Open { ordinal, object });
+                            continue 'value;
+                        }
+                        (_, true) => {
+                            return Err(self.error(
+                                "Expecting property name enclosed in double quotes",
+                                self.pos,
+                            ))
+                        }
+                    }
+                }
+                Some(b'"') => self.string_to(&mut Discard)?,
+                Some(b'0'..=b'9') => {
+                    self.number_literal()?;
+                }
+                Some(b'-') if self.s.get(self.pos + 1) != Some(&b'I') => {
+                    self.number_literal()?;
+                }
+                _ => {
+                    self.scalar()?;
+                }
+            }
+            // Close the containers this value completes, until one wants another value.
+            while let Some(&Open { ordinal, object }) = stack.last() {
+                self.skip_ws();
+                match self.peek() {
+                    Some(b',') => {
+                        self.pos += 1;
+                        self.skip_ws();
+                        if object {
+                            if self.peek() != Some(b'"') {
+                                return Err(self.error(
+                                    "Expecting property name enclosed in double quotes",
+                                    self.pos,
+                                ));
+                            }
+                            self.skim_key()?;
+                        }
+                        continue 'value;
+                    }
+                    Some(b']') if !object => self.close(spans, ordinal),
+                    Some(b'}') if object => self.close(spans, ordinal),
+                    _ => return Err(self.error("Expecting ',' delimiter", self.pos)),
+                }
+                stack.pop();
+            }
+            return Ok(());
+        }
+    }
+
+    /// Past the closing bracket at `self.pos` of container `ordinal`.
+    fn close(&mut self, spans: &mut [Span], ordinal: usize) {
+        // `skim` refused a text whose offsets do not fit `u32`.
+        let end = self.pos as u32;
+        let next = spans.len() as u32;
+        spans[ordinal] = Span { end, next };
+        self.pos += 1;
+    }
+
+    /// [`Parser::key`] without keeping the key.
+    fn skim_key(&mut self) -> Result<(), Error> {
+        self.string_to(&mut Discard)?;
+        self.skip_ws();
+        if self.peek() != Some(b':') {
+            return Err(self.error("Expecting ':' delimiter", self.pos));
+        }
+        self.pos += 1;
+        self.skip_ws();
+        Ok(())
+    }
+
     /// A key at `"`, then the `:` and the whitespace before the value.
     fn key(&mut self) -> Result<String, Error> {
         let key = self.string()?;
@@ -265,6 +428,23 @@ impl<'a> Parser<'a> {
     /// `-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?`; a fraction or exponent
     /// without digits is not consumed (so `1.` is `1` then extra data).
     fn number(&mut self) -> Result<PyJson, Error> {
+        let (lit, is_float) = self.number_literal()?;
+        if is_float {
+            // Correctly rounded, overflow to ±inf: CPython's `float(str)`.
+            return Ok(PyJson::Float(lit.parse().expect("a JSON float literal")));
+        }
+        if lit.len() <= 18 {
+            return Ok(PyJson::Int(PyInt::Small(
+                lit.parse().expect("a short JSON int literal"),
+            )));
+        }
+        let big: BigInt = lit.parse().expect("a JSON int literal");
+        Ok(PyJson::Int(PyInt::from_big(big)))
+    }
+
+    /// The literal of [`Parser::number`] and whether it is a float, past
+    /// it; an int over CPython's digit limit is its `ValueError`.
+    fn number_literal(&mut self) -> Result<(&'a str, bool), Error> {
         let s = self.s;
         let start = self.pos;
         let mut i = start;
@@ -303,17 +483,8 @@ impl<'a> Parser<'a> {
         }
         self.pos = i;
         let lit = &self.text[start..i];
-        if is_float {
-            // Correctly rounded, overflow to ±inf: CPython's `float(str)`.
-            return Ok(PyJson::Float(lit.parse().expect("a JSON float literal")));
-        }
-        if lit.len() <= 18 {
-            return Ok(PyJson::Int(PyInt::Small(
-                lit.parse().expect("a short JSON int literal"),
-            )));
-        }
         let digits = lit.trim_start_matches('-').len();
-        if digits > INT_MAX_STR_DIGITS {
+        if !is_float && digits > INT_MAX_STR_DIGITS {
             return Err(Error::python(
                 "ValueError",
                 format!(
@@ -321,12 +492,20 @@ impl<'a> Parser<'a> {
                 ),
             ));
         }
-        let big: BigInt = lit.parse().expect("a JSON int literal");
-        Ok(PyJson::Int(PyInt::from_big(big)))
+        Ok((lit, is_float))
     }
 
     /// `scanstring` with `strict=True`, at the opening quote.
     fn string(&mut self) -> Result<String, Error> {
+        let mut out = String::new();
+        self.string_to(&mut out)?;
+        // An escape reserved room ahead; what is kept is exactly sized.
+        out.shrink_to_fit();
+        Ok(out)
+    }
+
+    /// [`Parser::string`], the text going to `out` (nowhere, to only check it).
+    pub(super) fn string_to(&mut self, out: &mut impl Sink) -> Result<(), Error> {
         let begin = self.pos;
         let s = self.s;
         let mut i = begin + 1;
@@ -337,14 +516,15 @@ impl<'a> Parser<'a> {
                 None => return Err(self.error("Unterminated string starting at", begin)),
                 Some(b'"') => {
                     self.pos = i + 1;
-                    return Ok(self.text[begin + 1..i].to_owned());
+                    out.push_str(&self.text[begin + 1..i]);
+                    return Ok(());
                 }
                 Some(b'\\') => break,
                 Some(&b) if b < 0x20 => return Err(self.error("Invalid control character at", i)),
                 Some(_) => i += 1,
             }
         }
-        let mut out = String::with_capacity(i - begin + 16);
+        out.reserve(i - begin + 16);
         out.push_str(&self.text[begin + 1..i]);
         loop {
             let chunk = i;
@@ -362,7 +542,7 @@ impl<'a> Parser<'a> {
             out.push_str(&self.text[chunk..i]);
             if s[i] == b'"' {
                 self.pos = i + 1;
-                return Ok(out);
+                return Ok(());
             }
             // A backslash at `i`.
             let Some(&esc) = s.get(i + 1) else {
@@ -429,10 +609,41 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Where [`Parser::string_to`] puts a string's text.
+pub(super) trait Sink {
+    fn push_str(&mut self, s: &str);
+    fn push(&mut self, c: char);
+    fn reserve(&mut self, n: usize);
+}
+
+impl Sink for String {
+    fn push_str(&mut self, s: &str) {
+        if self.capacity() == 0 {
+            self.reserve_exact(s.len());
+        }
+        String::push_str(self, s);
+    }
+    fn push(&mut self, c: char) {
+        String::push(self, c);
+    }
+    fn reserve(&mut self, n: usize) {
+        String::reserve(self, n);
+    }
+}
+
+/// A sink that keeps nothing: the string is only checked.
+pub(super) struct Discard;
+
+impl Sink for Discard {
+    fn push_str(&mut self, _: &str) {}
+    fn push(&mut self, _: char) {}
+    fn reserve(&mut self, _: usize) {}
+}
+
 /// The first index at or after `i` holding `"`, `\\` or a control
 /// character (or near the end), eight bytes at a time.
 #[inline]
-fn skip_plain(s: &[u8], mut i: usize) -> usize {
+pub(super) fn skip_plain(s: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     while let Some(chunk) = s.get(i..i + 8) {
