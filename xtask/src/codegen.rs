@@ -59,6 +59,9 @@ const LOOSE: &[(&str, &str)] = &[
     // `treespec_loads(in_spec)`: `json.loads` of the value as it came.
     ("ModuleCallSignature", "in_spec"),
     ("ModuleCallSignature", "out_spec"),
+    // `TokenArgument(name=i.token.arg.name)`: the signature keeps it as it
+    // came; `str(sig)` prints it and `input_tokens` lists it.
+    ("TokenArgument", "name"),
     // Truth values.
     ("Node", "is_hop_single_tensor_return"),
     ("Graph", "is_single_tensor_return"),

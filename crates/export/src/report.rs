@@ -57,6 +57,19 @@ fn user_values(v: &[UserValue]) -> Json {
     )
 }
 
+/// `input_tokens` / `output_tokens`: a name kept as it came is its JSON
+/// value (a non-finite float is not written as JSON).
+fn token_names(v: Vec<Json>) -> Json {
+    Json::List(
+        v.into_iter()
+            .map(|name| match name {
+                Json::Float(f) if !f.is_finite() => unsupported_json("a non-finite float in JSON"),
+                other => other,
+            })
+            .collect(),
+    )
+}
+
 fn strings(v: Vec<String>) -> Json {
     Json::List(v.into_iter().map(Json::Str).collect())
 }
@@ -122,11 +135,13 @@ fn signature_keys(sig: &ExportGraphSignature, r: &mut Members) {
     );
     r.insert(
         "input_tokens".into(),
-        sig.input_tokens().map_or_else(|e| exc_json(&e), strings),
+        sig.input_tokens()
+            .map_or_else(|e| exc_json(&e), token_names),
     );
     r.insert(
         "output_tokens".into(),
-        sig.output_tokens().map_or_else(|e| exc_json(&e), strings),
+        sig.output_tokens()
+            .map_or_else(|e| exc_json(&e), token_names),
     );
     r.insert("user_inputs".into(), user_values(&sig.user_inputs()));
     r.insert(

@@ -4,6 +4,7 @@
 
 use std::fmt::{self, Write};
 
+use torchspec_pyval::pyjson::PyJson;
 use torchspec_pyval::repr::float_repr;
 use torchspec_pyval::PyException;
 
@@ -77,9 +78,25 @@ pub enum ArgumentSpec {
     },
     /// `TokenArgument`: an effect token.
     Token {
-        /// The node's name.
+        /// The node's name: `str(name)` when `_dict_to_dataclass` passed a
+        /// value of another JSON type through (`kept`).
         name: String,
+        /// The name's JSON value when it was not a str
+        /// (`TokenArgument(name=None)`), as the signature holds it.
+        kept: Option<PyJson>,
     },
+}
+
+/// Python's `str()` of a value `json.loads` made.
+pub(crate) fn py_str(v: &PyJson) -> String {
+    match v {
+        PyJson::Str(s) => s.clone(),
+        other => {
+            let mut out = String::new();
+            crate::schema::load::repr_raw(other, &mut out);
+            out
+        }
+    }
 }
 
 impl ArgumentSpec {
@@ -92,7 +109,7 @@ impl ArgumentSpec {
             | ArgumentSpec::SymBool { name }
             | ArgumentSpec::Constant { name, .. }
             | ArgumentSpec::CustomObj { name, .. }
-            | ArgumentSpec::Token { name } => name,
+            | ArgumentSpec::Token { name, .. } => name,
         }
     }
 
@@ -106,8 +123,22 @@ impl ArgumentSpec {
             | ArgumentSpec::SymBool { name }
             | ArgumentSpec::Constant { name, .. }
             | ArgumentSpec::CustomObj { name, .. }
-            | ArgumentSpec::Token { name } => name,
+            | ArgumentSpec::Token { name, .. } => name,
         }
+    }
+
+    /// The `name` field as the signature holds it: a str, or the JSON value
+    /// a token's name was kept as.
+    pub fn name_value(&self) -> PyJson {
+        match self {
+            ArgumentSpec::Token { kept: Some(v), .. } => v.clone(),
+            other => PyJson::Str(other.name().to_string()),
+        }
+    }
+
+    /// Whether the name is a str (Python's `==` with a str is then false).
+    fn name_is_str(&self) -> bool {
+        !matches!(self, ArgumentSpec::Token { kept: Some(_), .. })
     }
 
     /// The Python class name, as `type(arg)` shows in messages.
@@ -336,11 +367,13 @@ impl ExportGraphSignature {
             }
             out.push(match &s.arg {
                 ArgumentSpec::Constant { value, .. } => UserValue::Constant(value.clone()),
-                ArgumentSpec::Token { name } => {
+                ArgumentSpec::Token { .. } => {
+                    let mut name = String::new();
+                    crate::schema::load::repr_raw(&s.arg.name_value(), &mut name);
                     return Err(PyException {
                         type_name: "RuntimeError".into(),
-                        message: format!("TokenArgument(name='{name}') is not a valid user output"),
-                    })
+                        message: format!("TokenArgument(name={name}) is not a valid user output"),
+                    });
                 }
                 other => UserValue::Name(other.name().to_string()),
             });
@@ -459,8 +492,9 @@ impl ExportGraphSignature {
         }))
     }
 
-    /// `ExportGraphSignature.input_tokens`: the names of the `TOKEN` inputs.
-    pub fn input_tokens(&self) -> Result<Vec<String>, PyException> {
+    /// `ExportGraphSignature.input_tokens`: the names of the `TOKEN` inputs
+    /// (a str, or the value a name was kept as).
+    pub fn input_tokens(&self) -> Result<Vec<PyJson>, PyException> {
         token_names(
             self.input_specs
                 .iter()
@@ -469,8 +503,9 @@ impl ExportGraphSignature {
         )
     }
 
-    /// `ExportGraphSignature.output_tokens`: the names of the `TOKEN` outputs.
-    pub fn output_tokens(&self) -> Result<Vec<String>, PyException> {
+    /// `ExportGraphSignature.output_tokens`: the names of the `TOKEN` outputs
+    /// (a str, or the value a name was kept as).
+    pub fn output_tokens(&self) -> Result<Vec<PyJson>, PyException> {
         token_names(
             self.output_specs
                 .iter()
@@ -485,7 +520,10 @@ impl ExportGraphSignature {
         let outputs = self.output_specs.iter_mut().map(|o| &mut o.arg);
         let inputs = self.input_specs.iter_mut().map(|i| &mut i.arg);
         for arg in outputs.chain(inputs) {
-            if !matches!(arg, ArgumentSpec::Constant { .. }) && arg.name_mut() == old {
+            if !matches!(arg, ArgumentSpec::Constant { .. })
+                && arg.name_is_str()
+                && arg.name_mut() == old
+            {
                 *arg.name_mut() = new.to_string();
             }
         }
@@ -500,9 +538,9 @@ fn dict_collect(mut map: Vec<(String, String)>, entry: (String, String)) -> Vec<
 /// `input_tokens` / `output_tokens`: every TOKEN spec must carry a `TokenArgument`.
 fn token_names<'a>(
     args: impl Iterator<Item = &'a ArgumentSpec>,
-) -> Result<Vec<String>, PyException> {
+) -> Result<Vec<PyJson>, PyException> {
     args.map(|arg| match arg {
-        ArgumentSpec::Token { name } => Ok(name.clone()),
+        ArgumentSpec::Token { .. } => Ok(arg.name_value()),
         other => Err(assertion(format!(
             "expected TokenArgument for TOKEN kind, got <class 'torch.export.graph_signature.{}'>",
             other.class_name()

@@ -130,9 +130,7 @@ fn deserialize_input_spec(i: &wire::InputSpec) -> R<InputSpec> {
         },
         I::Token(t) => InputSpec {
             kind: InputKind::Token,
-            arg: ArgumentSpec::Token {
-                name: t.arg.name.clone(),
-            },
+            arg: token(&t.arg),
             target: None,
             persistent: None,
         },
@@ -146,6 +144,20 @@ fn deserialize_input_spec(i: &wire::InputSpec) -> R<InputSpec> {
             persistent: None,
         },
     })
+}
+
+/// `TokenArgument(name=...arg.name)`: the name as it came.
+fn token(t: &wire::TokenArgument) -> ArgumentSpec {
+    match &t.name {
+        wire::Loose::Typed(name) => ArgumentSpec::Token {
+            name: name.clone(),
+            kept: None,
+        },
+        wire::Loose::Raw(v) => ArgumentSpec::Token {
+            name: crate::signature::py_str(v),
+            kept: Some(v.clone()),
+        },
+    }
 }
 
 /// `deserialize_output_spec`.
@@ -192,9 +204,7 @@ fn deserialize_output_spec(o: &wire::OutputSpec) -> R<OutputSpec> {
         },
         O::Token(t) => OutputSpec {
             kind: OutputKind::Token,
-            arg: ArgumentSpec::Token {
-                name: t.arg.name.clone(),
-            },
+            arg: token(&t.arg),
             target: None,
         },
     })

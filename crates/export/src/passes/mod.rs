@@ -544,7 +544,7 @@ fn renamed(arg: &ArgumentSpec, name: &str) -> ArgumentSpec {
         ArgumentSpec::SymInt { .. } => ArgumentSpec::SymInt { name },
         ArgumentSpec::SymFloat { .. } => ArgumentSpec::SymFloat { name },
         ArgumentSpec::SymBool { .. } => ArgumentSpec::SymBool { name },
-        ArgumentSpec::Token { .. } => ArgumentSpec::Token { name },
+        ArgumentSpec::Token { .. } => ArgumentSpec::Token { name, kept: None },
         other => other.clone(),
     }
 }

@@ -4048,8 +4048,8 @@ impl TensorMeta {
 /// `@dataclass class TokenArgument`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TokenArgument {
-    /// `TokenArgument.name: str`.
-    pub name: String,
+    /// `TokenArgument.name: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
+    pub name: Loose<String>,
 }
 
 impl TokenArgument {
@@ -4058,7 +4058,7 @@ impl TokenArgument {
         const FIELDS: &[&str] = &["name"];
         const REQUIRED: &[&str] = &["name"];
         let d = load_object(v, path, cx, "TokenArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(d, "name", path, cx, load_str)?;
+        let f_name = load_field(d, "name", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let missing = [(f_name.is_none(), "name")];
         let Some(f_name) = f_name else {
             return Err(missing_fields("TokenArgument", &missing, path));
@@ -4071,21 +4071,21 @@ impl TokenArgument {
     /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
-        write_str(&self.name, out);
+        write_loose(&self.name, out, write_str);
         out.push('}');
     }
 
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("name".to_owned(), str_py(&self.name)),
+            ("name".to_owned(), loose_py(&self.name, str_py)),
         ])
     }
 
     /// The dataclass `repr`: `TokenArgument(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("TokenArgument(name=");
-        repr_str(&self.name, out);
+        repr_loose(&self.name, out, repr_str);
         out.push(')');
     }
 }

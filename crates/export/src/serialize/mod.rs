@@ -819,11 +819,19 @@ fn input_spec(s: &InputSpec) -> Result<wire::InputSpec> {
             }
         },
         InputKind::Token => I::Token(wire::InputTokenSpec {
-            arg: wire::TokenArgument {
-                name: s.arg.name().to_string(),
-            },
+            arg: token_argument(&s.arg),
         }),
     })
+}
+
+/// `TokenArgument(name=spec.arg.name)`: the name as the signature holds it.
+fn token_argument(arg: &ArgumentSpec) -> wire::TokenArgument {
+    wire::TokenArgument {
+        name: match arg {
+            ArgumentSpec::Token { kept: Some(v), .. } => wire::Loose::Raw(v.clone()),
+            other => wire::Loose::Typed(other.name().to_string()),
+        },
+    }
 }
 
 /// `serialize_output_spec`.
@@ -857,9 +865,7 @@ fn output_spec(s: &OutputSpec) -> Result<wire::OutputSpec> {
             arg: tensor_spec_arg(&s.arg, "USER_INPUT_MUTATION")?,
         }),
         OutputKind::Token => O::Token(wire::OutputTokenSpec {
-            arg: wire::TokenArgument {
-                name: s.arg.name().to_string(),
-            },
+            arg: token_argument(&s.arg),
         }),
     })
 }
