@@ -62,6 +62,10 @@ const LOOSE: &[(&str, &str)] = &[
     // `TokenArgument(name=i.token.arg.name)`: the signature keeps it as it
     // came; `str(sig)` prints it and `input_tokens` lists it.
     ("TokenArgument", "name"),
+    // `InputSpec(persistent=i.buffer.persistent)`: only None is refused
+    // there; `str(sig)` prints the value, the verifier asks `is True` /
+    // `is False`.
+    ("InputToBufferSpec", "persistent"),
     // Truth values.
     ("Node", "is_hop_single_tensor_return"),
     ("Graph", "is_single_tensor_return"),

@@ -232,8 +232,10 @@ pub struct InputSpec {
     pub arg: ArgumentSpec,
     /// `InputSpec.target`: the FQN of the lifted parameter, buffer, constant or object, if any.
     pub target: Option<String>,
-    /// `InputSpec.persistent`: for a buffer, whether it is in the state dict.
-    pub persistent: Option<bool>,
+    /// `InputSpec.persistent`: for a buffer, whether it is in the state
+    /// dict: `True` / `False`, or the JSON value `_dict_to_dataclass`
+    /// passed through in their place (never `None` for a buffer).
+    pub persistent: Option<PyJson>,
 }
 
 impl fmt::Display for InputSpec {
@@ -242,8 +244,8 @@ impl fmt::Display for InputSpec {
         if let Some(t) = &self.target {
             write!(f, " target='{t}'")?;
         }
-        if let Some(p) = self.persistent {
-            write!(f, " persistent={}", if p { "True" } else { "False" })?;
+        if let Some(p) = &self.persistent {
+            write!(f, " persistent={}", py_str(p))?;
         }
         Ok(())
     }
@@ -330,7 +332,7 @@ impl ExportGraphSignature {
     pub fn non_persistent_buffers(&self) -> Vec<String> {
         self.input_specs
             .iter()
-            .filter(|s| s.kind == InputKind::Buffer && s.persistent == Some(false))
+            .filter(|s| s.kind == InputKind::Buffer && s.persistent == Some(PyJson::Bool(false)))
             .filter_map(|s| s.target.clone())
             .collect()
     }

@@ -465,7 +465,7 @@ fn check_input_specs(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
         let Some(target) = spec.target.as_deref() else {
             continue;
         };
-        check_input_target(spec.kind, spec.persistent, target, cx)?;
+        check_input_target(spec.kind, spec.persistent.as_ref(), target, cx)?;
     }
     Ok(())
 }
@@ -474,7 +474,7 @@ fn check_input_specs(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
 /// wants (skipped where the program came without them).
 fn check_input_target(
     kind: InputKind,
-    persistent: Option<bool>,
+    persistent: Option<&PyJson>,
     target: &str,
     cx: &Context<'_>,
 ) -> R<()> {
@@ -503,16 +503,18 @@ fn check_input_target(
             None => {}
         },
         InputKind::Buffer => {
-            let persistent = persistent.unwrap_or(true);
+            // `persistent is True` / `persistent is False`: a value kept
+            // as it came is neither.
+            let is = |b: bool| persistent.is_none_or(|p| *p == PyJson::Bool(b));
             let held = in_state_dict(target).map(|e| e.is_some());
-            if persistent && held == Some(false) && in_constants(target) == Some(false) {
+            if is(true) && held == Some(false) && in_constants(target) == Some(false) {
                 // (`graph_module.state_dict()` holds no buffer of a
                 // loaded program: the deserializer registers none.)
                 return Err(spec_violation(format!(
                     "Buffer {target} is not in the state dict."
                 )));
             }
-            if !persistent && held == Some(true) {
+            if persistent == Some(&PyJson::Bool(false)) && held == Some(true) {
                 return Err(spec_violation(format!(
                     "Non-persistent buffer {target} is in the state dict, it should not be."
                 )));

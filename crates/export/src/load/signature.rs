@@ -8,7 +8,7 @@ use crate::schema as wire;
 use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
 };
-use torchspec_pyval::pyjson::PyInt;
+use torchspec_pyval::pyjson::{PyInt, PyJson};
 
 pub(super) fn constant(v: &wire::ConstantValue) -> Constant {
     match v {
@@ -109,7 +109,7 @@ fn deserialize_input_spec(i: &wire::InputSpec) -> R<InputSpec> {
                 name: b.arg.name.clone(),
             },
             target: Some(b.buffer_name.clone()),
-            persistent: Some(b.persistent),
+            persistent: Some(persistent(&b.persistent)?),
         },
         I::TensorConstant(t) => InputSpec {
             kind: InputKind::ConstantTensor,
@@ -144,6 +144,19 @@ fn deserialize_input_spec(i: &wire::InputSpec) -> R<InputSpec> {
             persistent: None,
         },
     })
+}
+
+/// `InputSpec(persistent=i.buffer.persistent)`: the value as it came,
+/// which `InputSpec.__post_init__` refuses only when it is `None`.
+fn persistent(p: &wire::Loose<bool>) -> R<PyJson> {
+    match p {
+        wire::Loose::Typed(b) => Ok(PyJson::Bool(*b)),
+        wire::Loose::Raw(PyJson::Null) => Err(LoadFailure::py(
+            "AssertionError",
+            "Failed to specify persistent flag on BUFFER.",
+        )),
+        wire::Loose::Raw(v) => Ok(v.clone()),
+    }
 }
 
 /// `TokenArgument(name=...arg.name)`: the name as it came.

@@ -460,7 +460,7 @@ fn updated_signature(
             kind: spec.kind,
             arg: renamed(&spec.arg, &node.name),
             target: spec.target.clone(),
-            persistent: spec.persistent,
+            persistent: spec.persistent.clone(),
         });
     }
     let Some((_, last)) = graph.nodes().last() else {

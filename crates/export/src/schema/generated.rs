@@ -1776,8 +1776,8 @@ pub struct InputToBufferSpec {
     pub arg: TensorArgument,
     /// `InputToBufferSpec.buffer_name: str`.
     pub buffer_name: String,
-    /// `InputToBufferSpec.persistent: bool`.
-    pub persistent: bool,
+    /// `InputToBufferSpec.persistent: bool` (the JSON as it came when `_dict_to_dataclass` passed another type through).
+    pub persistent: Loose<bool>,
 }
 
 impl InputToBufferSpec {
@@ -1788,7 +1788,7 @@ impl InputToBufferSpec {
         let d = load_object(v, path, cx, "InputToBufferSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_buffer_name = load_field(d, "buffer_name", path, cx, load_str)?;
-        let f_persistent = load_field(d, "persistent", path, cx, load_bool)?;
+        let f_persistent = load_field(d, "persistent", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
         let missing = [(f_arg.is_none(), "arg"), (f_buffer_name.is_none(), "buffer_name"), (f_persistent.is_none(), "persistent")];
         let (Some(f_arg), Some(f_buffer_name), Some(f_persistent)) = (f_arg, f_buffer_name, f_persistent) else {
             return Err(missing_fields("InputToBufferSpec", &missing, path));
@@ -1807,7 +1807,7 @@ impl InputToBufferSpec {
         out.push_str(", \"buffer_name\": ");
         write_str(&self.buffer_name, out);
         out.push_str(", \"persistent\": ");
-        write_bool(&self.persistent, out);
+        write_loose(&self.persistent, out, write_bool);
         out.push('}');
     }
 
@@ -1816,7 +1816,7 @@ impl InputToBufferSpec {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
             ("buffer_name".to_owned(), str_py(&self.buffer_name)),
-            ("persistent".to_owned(), bool_py(&self.persistent)),
+            ("persistent".to_owned(), loose_py(&self.persistent, bool_py)),
         ])
     }
 
@@ -1827,7 +1827,7 @@ impl InputToBufferSpec {
         out.push_str(", buffer_name=");
         repr_str(&self.buffer_name, out);
         out.push_str(", persistent=");
-        repr_bool(&self.persistent, out);
+        repr_loose(&self.persistent, out, repr_bool);
         out.push(')');
     }
 }

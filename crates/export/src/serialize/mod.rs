@@ -790,12 +790,16 @@ fn input_spec(s: &InputSpec) -> Result<wire::InputSpec> {
         InputKind::Buffer => I::Buffer(wire::InputToBufferSpec {
             buffer_name: target(&s.target, "BUFFER")?,
             arg: tensor_spec_arg(&s.arg, "BUFFER")?,
-            persistent: s.persistent.ok_or_else(|| {
-                Error::python(
-                    "AssertionError",
-                    "spec.persistent should not be None for BUFFER",
-                )
-            })?,
+            persistent: match s.persistent.clone() {
+                Some(torchspec_pyval::pyjson::PyJson::Bool(b)) => wire::Loose::Typed(b),
+                Some(v) => wire::Loose::Raw(v),
+                None => {
+                    return Err(Error::python(
+                        "AssertionError",
+                        "spec.persistent should not be None for BUFFER",
+                    ))
+                }
+            },
         }),
         InputKind::ConstantTensor => I::TensorConstant(wire::InputToTensorConstantSpec {
             tensor_constant_name: target(&s.target, "CONSTANT_TENSOR")?,
