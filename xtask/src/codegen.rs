@@ -138,6 +138,11 @@ const RAW_PAYLOAD: &[(&str, &str)] = &[
     // `deserialize_sym_int`: `if type(val) is not int: raise AssertionError`
     // (and a storage offset's is never read).
     ("SymInt", "as_int"),
+    // `deserialize_constant_input`: `int(inp.as_int)`, `str(inp.as_string)`,
+    // `bool(inp.as_bool)` of the value as it came.
+    ("ConstantValue", "as_int"),
+    ("ConstantValue", "as_string"),
+    ("ConstantValue", "as_bool"),
     // `create_symintnode(sym, hint=hint)`: the hint's type is checked there.
     ("SymExprHint", "as_int"),
     ("SymExprHint", "as_float"),

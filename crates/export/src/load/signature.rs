@@ -1,7 +1,7 @@
 //! Mirrors serialize.py's `deserialize_signature`: `deserialize_input_spec`,
 //! `deserialize_output_spec` and `deserialize_argument_spec`.
 
-use super::raw::{field_not_set, raw_list_use, Use};
+use super::raw::{field_not_set, raw_list_use, truthy, Use};
 use super::state::R;
 use crate::failure::LoadFailure;
 use crate::schema as wire;
@@ -10,15 +10,102 @@ use crate::signature::{
 };
 use torchspec_pyval::pyjson::{PyInt, PyJson};
 
-pub(super) fn constant(v: &wire::ConstantValue) -> Constant {
-    match v {
+/// `deserialize_constant_input`: the constant of a constant input spec
+/// (`at`: its JSON path, for a value the reference cannot convert).
+pub(super) fn constant(v: &wire::ConstantValue, at: &str) -> R<Constant> {
+    Ok(match v {
         wire::ConstantValue::AsNone(_) => Constant::None,
-        wire::ConstantValue::AsInt(PyInt::Small(i)) => Constant::Int(*i),
-        wire::ConstantValue::AsInt(PyInt::Big(b)) => Constant::BigInt(b.to_string()),
+        wire::ConstantValue::AsInt(i) => int_constant(i),
         wire::ConstantValue::AsFloat(f) => Constant::Float(*f),
         wire::ConstantValue::AsString(s) => Constant::Str(s.clone()),
         wire::ConstantValue::AsBool(b) => Constant::Bool(*b),
+        wire::ConstantValue::Raw(r) => match r.tag {
+            "as_int" => py_int(&r.value, &format!("{at}.as_int"))?,
+            "as_string" => Constant::Str(crate::signature::py_str(&r.value)),
+            "as_bool" => Constant::Bool(truthy(&r.value)),
+            _ => Constant::None,
+        },
+    })
+}
+
+fn int_constant(i: &PyInt) -> Constant {
+    match i {
+        PyInt::Small(i) => Constant::Int(*i),
+        PyInt::Big(b) => Constant::BigInt(b.to_string()),
     }
+}
+
+/// `int(v)` of a value `json.loads` made, with CPython's errors.
+fn py_int(v: &PyJson, at: &str) -> R<Constant> {
+    let unsupported =
+        || LoadFailure::unsupported(format!("`int()` of the {} at {at}", v.type_name()));
+    match v {
+        PyJson::Int(i) => Ok(int_constant(i)),
+        PyJson::Bool(b) => Ok(Constant::Int(i64::from(*b))),
+        PyJson::Float(f) if f.is_nan() => Err(LoadFailure::py(
+            "ValueError",
+            "cannot convert float NaN to integer",
+        )),
+        PyJson::Float(f) if f.is_infinite() => Err(LoadFailure::py(
+            "OverflowError",
+            "cannot convert float infinity to integer",
+        )),
+        // Exact below 2**63; the exact digits of a larger float are not modelled.
+        PyJson::Float(f) if f.abs() < 9.2e18 => Ok(Constant::Int(f.trunc() as i64)),
+        PyJson::Float(_) => Err(unsupported()),
+        PyJson::Str(s) => int_of_str(s).ok_or_else(unsupported)?,
+        other => Err(LoadFailure::py(
+            "TypeError",
+            format!(
+                "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+                other.type_name()
+            ),
+        )),
+    }
+}
+
+/// `int(s)` of an ASCII str (`None`: one this reader does not decide, with
+/// non-ASCII characters or past 4300 digits): an optional sign and decimal
+/// digits, single underscores between them, surrounding whitespace.
+fn int_of_str(s: &str) -> Option<R<Constant>> {
+    if !s.is_ascii() {
+        return None;
+    }
+    // The ASCII whitespace `int()` strips (`Py_ISSPACE`).
+    let t = s.trim_matches(|c: char| " \t\n\x0b\x0c\r".contains(c));
+    let (negative, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let well_formed = !body.is_empty()
+        && body
+            .split('_')
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+    if !well_formed {
+        return Some(Err(LoadFailure::py(
+            "ValueError",
+            format!(
+                "invalid literal for int() with base 10: {}",
+                torchspec_pyval::repr::str_repr(s)
+            ),
+        )));
+    }
+    let digits: String = body.chars().filter(|c| *c != '_').collect();
+    if digits.len() > 4300 {
+        return None;
+    }
+    let digits = digits.trim_start_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let text = if negative && digits != "0" {
+        format!("-{digits}")
+    } else {
+        digits.to_string()
+    };
+    Some(Ok(match text.parse::<i64>() {
+        Ok(i) => Constant::Int(i),
+        Err(_) => Constant::BigInt(text),
+    }))
 }
 
 /// `deserialize_argument_spec`: non-symbolic arguments become
@@ -71,7 +158,10 @@ pub(super) fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraph
     let input_specs = sig
         .input_specs
         .iter()
-        .map(deserialize_input_spec)
+        .enumerate()
+        .map(|(k, i)| {
+            deserialize_input_spec(i, &format!("$.graph_module.signature.input_specs[{k}]"))
+        })
         .collect::<R<Vec<_>>>()?;
     raw_list_use(sig.raw_field("output_specs"), Use::Iter("type"))?;
     let output_specs = sig
@@ -86,7 +176,7 @@ pub(super) fn deserialize_signature(sig: &wire::GraphSignature) -> R<ExportGraph
 }
 
 /// `deserialize_input_spec`.
-fn deserialize_input_spec(i: &wire::InputSpec) -> R<InputSpec> {
+fn deserialize_input_spec(i: &wire::InputSpec, at: &str) -> R<InputSpec> {
     use wire::InputSpec as I;
     Ok(match i {
         I::UserInput(u) => InputSpec {
@@ -138,7 +228,7 @@ fn deserialize_input_spec(i: &wire::InputSpec) -> R<InputSpec> {
             kind: InputKind::UserInput,
             arg: ArgumentSpec::Constant {
                 name: c.name.clone(),
-                value: constant(&c.value),
+                value: constant(&c.value, &format!("{at}.constant_input.value"))?,
             },
             target: None,
             persistent: None,

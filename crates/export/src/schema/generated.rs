@@ -761,12 +761,15 @@ pub enum ConstantValue {
     AsString(String),
     /// `ConstantValue.as_bool: bool`.
     AsBool(bool),
+    /// A payload `_dict_to_dataclass` kept as it came.
+    Raw(RawPayload),
 }
 
 impl ConstantValue {
     /// The set field's name (`ConstantValue.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
+            Self::Raw(r) => r.tag,
             Self::AsNone(_) => "as_none",
             Self::AsInt(_) => "as_int",
             Self::AsFloat(_) => "as_float",
@@ -780,10 +783,19 @@ impl ConstantValue {
         let (tag, val) = load_union(v, path)?;
         let r = match tag {
             "as_none" => Self::AsNone(load_bool(val, path, cx)?),
-            "as_int" => Self::AsInt(load_int(val, path, cx)?),
+            "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
+                Loose::Typed(x) => Self::AsInt(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_int", value }),
+            },
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
-            "as_string" => Self::AsString(load_str(val, path, cx)?),
-            "as_bool" => Self::AsBool(load_bool(val, path, cx)?),
+            "as_string" => match load_loose(val, path, cx, &RawTy::Scalar, load_str)? {
+                Loose::Typed(x) => Self::AsString(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_string", value }),
+            },
+            "as_bool" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
+                Loose::Typed(x) => Self::AsBool(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_bool", value }),
+            },
             _ => return Err(unknown_tag(tag, path)),
         };
         path.pop();
@@ -813,6 +825,7 @@ impl ConstantValue {
                 out.push_str("{\"as_bool\": ");
                 write_bool(x, out);
             }
+            Self::Raw(r) => r.write_json(out),
         }
         out.push('}');
     }
@@ -820,6 +833,7 @@ impl ConstantValue {
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
+            Self::Raw(r) => r.value.clone(),
             Self::AsNone(x) => bool_py(x),
             Self::AsInt(x) => int_py(x),
             Self::AsFloat(x) => float_py(x),
@@ -832,6 +846,7 @@ impl ConstantValue {
     /// `_Union.__repr__`: `ConstantValue(tag=value)`, the value by `str()` (a str unquoted).
     pub fn py_repr(&self, out: &mut String) {
         match self {
+            Self::Raw(r) => r.py_repr("ConstantValue", out),
             Self::AsNone(x) => {
                 out.push_str("ConstantValue(as_none=");
                 repr_bool(x, out);
