@@ -34,6 +34,13 @@ pub(super) fn raw_arg(v: &PyJson) -> Arg {
     }
 }
 
+/// `deserialize_input`'s last branch: `SerializeError(f"Unhandled argument {inp}")`.
+pub(super) fn unhandled(a: &wire::Argument) -> LoadFailure {
+    let mut repr = String::new();
+    a.py_repr(&mut repr);
+    LoadFailure::py("SerializeError", format!("Unhandled argument {repr}"))
+}
+
 /// `deserialize_input` of a payload `_dict_to_dataclass` kept raw: an enum
 /// table looked up by the raw key, `as_none` ignored, `list(value)` of a
 /// list, any other value as it came.
@@ -50,14 +57,7 @@ pub(super) fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg
                 PyJson::List(_) => Err(LoadFailure::untyped(
                     "an `as_tensors` argument whose items' fields are not of the schema's types",
                 )),
-                _ => {
-                    let mut repr = String::new();
-                    a.py_repr(&mut repr);
-                    Err(LoadFailure::py(
-                        "SerializeError",
-                        format!("Unhandled argument {repr}"),
-                    ))
-                }
+                _ => Err(unhandled(a)),
             };
         }
         _ => return Ok(raw_arg(&r.value)),
@@ -276,7 +276,8 @@ impl<'w> Deserializer<'w> {
                 }
                 Arg::Dict(out)
             }
-            A::AsOptionalTensor(o) => self.optional_tensor_arg(o)?,
+            // No branch reads it: the payload is neither a dict nor a list.
+            A::AsOptionalTensor(_) => return Err(unhandled(a)),
             A::AsCustomObj(c) => match self.cx.name_to_node.get(&c.name) {
                 Some(id) => Arg::Node(*id),
                 None => return Err(LoadFailure::unsupported(
