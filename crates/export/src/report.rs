@@ -43,6 +43,14 @@ fn constant_json(c: &Constant) -> Json {
         Constant::Float(f) if f.is_finite() => Json::Float(*f),
         Constant::Float(_) => unsupported_json("a non-finite float in JSON"),
         Constant::Str(s) => Json::Str(s.clone()),
+        // `json.dumps` writes a tuple as a list.
+        Constant::List(items) | Constant::Tuple(items) => {
+            Json::List(items.iter().map(constant_json).collect())
+        }
+        Constant::Dict(items) => {
+            Json::object(items.iter().map(|(k, v)| (k.clone(), constant_json(v))))
+        }
+        Constant::Torch(_) => unsupported_json("a torch object in JSON"),
     }
 }
 

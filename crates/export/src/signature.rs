@@ -23,6 +23,25 @@ pub enum Constant {
     Float(f64),
     /// A `str`.
     Str(String),
+    /// A `list` (`deserialize_input` of `as_floats`, `as_sym_bools`, ...
+    /// in a signature: `list(value)`).
+    List(Vec<Constant>),
+    /// A `tuple` (the items of `as_int_lists`: `tuple(dims)`).
+    Tuple(Vec<Constant>),
+    /// A `dict` with str keys (`as_string_to_argument`).
+    Dict(Vec<(String, Constant)>),
+    /// A torch object by its repr (`torch.float32`, `torch.strided`).
+    Torch(String),
+}
+
+impl Constant {
+    /// `repr(value)`.
+    pub fn repr(&self) -> String {
+        match self {
+            Constant::Str(s) => torchspec_pyval::repr::str_repr(s),
+            other => other.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Constant {
@@ -35,6 +54,25 @@ impl fmt::Display for Constant {
             Constant::BigInt(i) => f.write_str(i),
             Constant::Float(x) => f.write_str(&float_repr(*x)),
             Constant::Str(s) => f.write_str(s),
+            Constant::List(items) => {
+                let items: Vec<String> = items.iter().map(Constant::repr).collect();
+                write!(f, "[{}]", items.join(", "))
+            }
+            Constant::Tuple(items) => {
+                let items: Vec<String> = items.iter().map(Constant::repr).collect();
+                match items.len() {
+                    1 => write!(f, "({},)", items[0]),
+                    _ => write!(f, "({})", items.join(", ")),
+                }
+            }
+            Constant::Dict(items) => {
+                let items: Vec<String> = items
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", torchspec_pyval::repr::str_repr(k), v.repr()))
+                    .collect();
+                write!(f, "{{{}}}", items.join(", "))
+            }
+            Constant::Torch(repr) => f.write_str(repr),
         }
     }
 }

@@ -297,6 +297,9 @@ enum PyVal {
     Float(f64),
     Bool(bool),
     None,
+    /// A list, dict or torch object by its repr: never equal to an
+    /// output node's name or constant.
+    Repr(String),
 }
 
 impl PyVal {
@@ -308,6 +311,7 @@ impl PyVal {
             Constant::BigInt(s) => PyVal::BigInt(s.clone()),
             Constant::Float(f) => PyVal::Float(*f),
             Constant::Str(s) => PyVal::Str(s.clone()),
+            other => PyVal::Repr(other.repr()),
         }
     }
 
@@ -351,6 +355,7 @@ impl PyVal {
             PyVal::Float(f) => torchspec_pyval::repr::float_repr(*f),
             PyVal::Bool(b) => if *b { "True" } else { "False" }.into(),
             PyVal::None => "None".into(),
+            PyVal::Repr(r) => r.clone(),
         }
     }
 

@@ -1,9 +1,11 @@
 //! Mirrors serialize.py's `deserialize_signature`: `deserialize_input_spec`,
 //! `deserialize_output_spec` and `deserialize_argument_spec`.
 
+use super::inputs::{enum_input, unhandled};
 use super::raw::{field_not_set, raw_list_use, truthy, Use};
 use super::state::R;
 use crate::failure::LoadFailure;
+use crate::fx::Arg;
 use crate::schema as wire;
 use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
@@ -130,19 +132,81 @@ pub(super) fn deserialize_argument_spec(x: &wire::Argument) -> R<ArgumentSpec> {
                 c.name
             )))
         }
-        A::AsNone(_) => const_spec(Constant::None),
-        A::AsInt(PyInt::Small(i)) => const_spec(Constant::Int(*i)),
-        A::AsInt(PyInt::Big(b)) => const_spec(Constant::BigInt(b.to_string())),
-        A::AsFloat(f) => const_spec(Constant::Float(*f)),
-        A::AsBool(b) => const_spec(Constant::Bool(*b)),
-        A::AsString(s) => const_spec(Constant::Str(s.clone())),
-        other => {
-            return Err(LoadFailure::unsupported(format!(
-                "a `{}` argument in a signature",
-                other.tag()
-            )))
-        }
+        other => const_spec(constant_input(other)?),
     })
+}
+
+/// `deserialize_input(x)` of an argument a signature holds as a
+/// `ConstantArgument`: a value that needs no graph node (a list of
+/// nodes, a graph or an operator is not modelled).
+fn constant_input(x: &wire::Argument) -> R<Constant> {
+    use wire::Argument as A;
+    let list = |items: Vec<Constant>| Ok(Constant::List(items));
+    match x {
+        A::AsNone(_) => Ok(Constant::None),
+        A::AsInt(i) => Ok(int_constant(i)),
+        A::AsFloat(f) => Ok(Constant::Float(*f)),
+        A::AsBool(b) => Ok(Constant::Bool(*b)),
+        A::AsString(s) => Ok(Constant::Str(s.clone())),
+        A::AsScalarType(_) | A::AsMemoryFormat(_) | A::AsLayout(_) => match enum_input(x)? {
+            Arg::Torch(repr) => Ok(Constant::Torch(repr)),
+            _ => Err(in_signature(x)),
+        },
+        A::AsStringToArgument(items) => Ok(Constant::Dict(
+            items
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), constant_input(v)?)))
+                .collect::<R<_>>()?,
+        )),
+        A::AsOptionalTensor(_) => Err(unhandled(x)),
+        A::AsInts(v) => list(v.iter().map(int_constant).collect()),
+        A::AsFloats(v) => list(v.iter().map(|f| Constant::Float(*f)).collect()),
+        A::AsBools(v) => list(v.iter().map(|b| Constant::Bool(*b)).collect()),
+        A::AsStrings(v) => list(v.iter().map(|s| Constant::Str(s.clone())).collect()),
+        A::AsFloatLists(v) => list(
+            v.iter()
+                .map(|fs| Constant::List(fs.iter().map(|f| Constant::Float(*f)).collect()))
+                .collect(),
+        ),
+        A::AsSymInts(v) => v
+            .iter()
+            .map(|s| match s {
+                wire::SymIntArgument::AsInt(i) => Ok(int_constant(i)),
+                wire::SymIntArgument::AsName(_) => Err(in_signature(x)),
+            })
+            .collect::<R<_>>()
+            .map(Constant::List),
+        A::AsSymFloats(v) => v
+            .iter()
+            .map(|s| match s {
+                wire::SymFloatArgument::AsFloat(f) => Ok(Constant::Float(*f)),
+                wire::SymFloatArgument::AsName(_) => Err(in_signature(x)),
+            })
+            .collect::<R<_>>()
+            .map(Constant::List),
+        A::AsSymBools(v) => v
+            .iter()
+            .map(|s| match s {
+                wire::SymBoolArgument::AsBool(b) => Ok(Constant::Bool(*b)),
+                wire::SymBoolArgument::AsName(_) => Err(in_signature(x)),
+            })
+            .collect::<R<_>>()
+            .map(Constant::List),
+        // `if len(value) == 0: return []` comes before the list forms.
+        A::AsTensors(v) if v.is_empty() => list(Vec::new()),
+        A::AsOptionalTensors(v) if v.is_empty() => list(Vec::new()),
+        A::AsNestedTensors(v) if v.is_empty() => list(Vec::new()),
+        A::AsIntLists(v) => list(
+            v.iter()
+                .map(|dims| Constant::Tuple(dims.iter().map(int_constant).collect()))
+                .collect(),
+        ),
+        other => Err(in_signature(other)),
+    }
+}
+
+fn in_signature(x: &wire::Argument) -> LoadFailure {
+    LoadFailure::unsupported(format!("a `{}` argument in a signature", x.tag()))
 }
 
 pub(super) fn const_spec(value: Constant) -> ArgumentSpec {

@@ -694,6 +694,12 @@ fn constant_argument(c: &Constant) -> Result<wire::Argument> {
         Constant::BigInt(s) => A::AsInt(big(s)?),
         Constant::Float(f) => A::AsFloat(*f),
         Constant::Str(s) => A::AsString(s.clone()),
+        Constant::List(_) | Constant::Tuple(_) | Constant::Dict(_) | Constant::Torch(_) => {
+            return Err(unsupported(format!(
+                "serializing the constant `{}`",
+                c.repr()
+            )))
+        }
     })
 }
 
@@ -776,6 +782,12 @@ fn input_spec(s: &InputSpec) -> Result<wire::InputSpec> {
                         Constant::BigInt(i) => wire::ConstantValue::AsInt(big(i)?),
                         Constant::Float(f) => wire::ConstantValue::AsFloat(*f),
                         Constant::Str(x) => wire::ConstantValue::AsString(x.clone()),
+                        other => {
+                            return Err(unsupported(format!(
+                                "serializing the constant input `{}`",
+                                other.repr()
+                            )))
+                        }
                     },
                 })
             }
