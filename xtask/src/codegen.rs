@@ -66,6 +66,9 @@ const LOOSE: &[(&str, &str)] = &[
     // there; `str(sig)` prints the value, the verifier asks `is True` /
     // `is False`.
     ("InputToBufferSpec", "persistent"),
+    // `deserialize_inputs`: `{input.name: ...}`, a dict key the schema's
+    // argument names are looked up in.
+    ("NamedArgument", "name"),
     // Truth values.
     ("Node", "is_hop_single_tensor_return"),
     ("Graph", "is_single_tensor_return"),

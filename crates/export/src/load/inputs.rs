@@ -34,6 +34,21 @@ pub(super) fn raw_arg(v: &PyJson) -> Arg {
     }
 }
 
+/// `argument_kinds = {input.name: input.kind for input in ...}`, the
+/// first line of `deserialize_inputs`: a name kept as a list cannot be a
+/// dict key.
+fn unhashable_name(inputs: &[wire::NamedArgument]) -> R<()> {
+    for input in inputs {
+        if let wire::Loose::Raw(v @ PyJson::List(_)) = &input.name {
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!("unhashable type: '{}'", v.type_name()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `deserialize_input`'s last branch: `SerializeError(f"Unhandled argument {inp}")`.
 pub(super) fn unhandled(a: &wire::Argument) -> LoadFailure {
     let mut repr = String::new();
@@ -172,14 +187,19 @@ impl<'w> Deserializer<'w> {
         inputs: &'w [wire::NamedArgument],
     ) -> R<ArgsKwargs> {
         let mut actual: Vec<(&'w str, Option<wire::ArgumentKind>, Arg)> = Vec::new();
+        unhashable_name(inputs)?;
         for input in inputs {
             let value = self.deserialize_input(&input.arg)?;
-            match actual.iter_mut().find(|(k, _, _)| *k == input.name) {
+            // A name kept as it came is no schema argument's name.
+            let wire::Loose::Typed(name) = &input.name else {
+                continue;
+            };
+            match actual.iter_mut().find(|(k, _, _)| *k == name) {
                 Some(slot) => {
                     slot.1 = argument_kind(&input.kind);
                     slot.2 = value;
                 }
-                None => actual.push((&input.name, argument_kind(&input.kind), value)),
+                None => actual.push((name, argument_kind(&input.kind), value)),
             }
         }
         let mut args = Vec::new();
@@ -237,14 +257,23 @@ impl<'w> Deserializer<'w> {
         let mut kwargs: Vec<(String, Arg)> = Vec::new();
         for input in inputs {
             let value = self.deserialize_input(&input.arg)?;
-            if argument_kind(&input.kind) == Some(wire::ArgumentKind::POSITIONAL)
-                || input.name.is_empty()
-            {
+            let positional = argument_kind(&input.kind) == Some(wire::ArgumentKind::POSITIONAL);
+            let name = match &input.name {
+                wire::Loose::Typed(name) => name,
+                // `kwargs[input_.name]` with a key of another type.
+                wire::Loose::Raw(_) if !positional => {
+                    return Err(LoadFailure::untyped(
+                        "the name of a higher-order op's keyword input",
+                    ))
+                }
+                wire::Loose::Raw(_) => "",
+            };
+            if positional || name.is_empty() {
                 args.push(value);
             } else {
-                match kwargs.iter_mut().find(|(k, _)| *k == input.name) {
+                match kwargs.iter_mut().find(|(k, _)| k == name) {
                     Some(slot) => slot.1 = value,
-                    None => kwargs.push((input.name.clone(), value)),
+                    None => kwargs.push((name.to_string(), value)),
                 }
             }
         }

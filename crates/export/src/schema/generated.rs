@@ -2450,8 +2450,8 @@ impl ModuleCallSignature {
 /// `@dataclass class NamedArgument`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedArgument {
-    /// `NamedArgument.name: str`.
-    pub name: String,
+    /// `NamedArgument.name: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
+    pub name: Loose<String>,
     /// `NamedArgument.arg: Argument`.
     pub arg: Argument,
     /// `NamedArgument.kind: Optional[ArgumentKind]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
@@ -2464,7 +2464,7 @@ impl NamedArgument {
         const FIELDS: &[&str] = &["name", "arg", "kind"];
         const REQUIRED: &[&str] = &["name", "arg"];
         let d = load_object(v, path, cx, "NamedArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(d, "name", path, cx, load_str)?;
+        let f_name = load_field(d, "name", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_arg = load_field(d, "arg", path, cx, Argument::from_pyjson)?;
         let f_kind = load_field(d, "kind", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, ArgumentKind::from_pyjson)))?;
         let missing = [(f_name.is_none(), "name"), (f_arg.is_none(), "arg")];
@@ -2481,7 +2481,7 @@ impl NamedArgument {
     /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
-        write_str(&self.name, out);
+        write_loose(&self.name, out, write_str);
         out.push_str(", \"arg\": ");
         self.arg.write_json(out);
         out.push_str(", \"kind\": ");
@@ -2492,7 +2492,7 @@ impl NamedArgument {
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("name".to_owned(), str_py(&self.name)),
+            ("name".to_owned(), loose_py(&self.name, str_py)),
             ("arg".to_owned(), self.arg.to_pyjson()),
             ("kind".to_owned(), loose_py(&self.kind, |x| opt_py(x, ArgumentKind::to_pyjson))),
         ])
@@ -2501,7 +2501,7 @@ impl NamedArgument {
     /// The dataclass `repr`: `NamedArgument(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("NamedArgument(name=");
-        repr_str(&self.name, out);
+        repr_loose(&self.name, out, repr_str);
         out.push_str(", arg=");
         self.arg.py_repr(out);
         out.push_str(", kind=");
