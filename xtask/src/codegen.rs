@@ -132,6 +132,7 @@ const RAW_PAYLOAD: &[(&str, &str)] = &[
     ("Argument", "as_int"),
     ("Argument", "as_ints"),
     ("Argument", "as_bool"),
+    ("Argument", "as_string"),
     ("Argument", "as_scalar_type"),
     ("Argument", "as_memory_format"),
     ("Argument", "as_layout"),

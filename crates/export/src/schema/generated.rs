@@ -235,7 +235,10 @@ impl Argument {
             },
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
             "as_floats" => Self::AsFloats(load_list(val, path, cx, load_float)?),
-            "as_string" => Self::AsString(load_str(val, path, cx)?),
+            "as_string" => match load_loose(val, path, cx, &RawTy::Scalar, load_str)? {
+                Loose::Typed(x) => Self::AsString(x),
+                Loose::Raw(value) => Self::Raw(RawPayload { tag: "as_string", value }),
+            },
             "as_strings" => Self::AsStrings(load_list(val, path, cx, load_str)?),
             "as_sym_int" => Self::AsSymInt(SymIntArgument::from_pyjson(val, path, cx)?),
             "as_sym_ints" => Self::AsSymInts(load_list(val, path, cx, SymIntArgument::from_pyjson)?),
