@@ -51,6 +51,7 @@ fn constant_json(c: &Constant) -> Json {
             Json::object(items.iter().map(|(k, v)| (k.clone(), constant_json(v))))
         }
         Constant::Torch(_) => unsupported_json("a torch object in JSON"),
+        Constant::Complex(..) => unsupported_json("a complex in JSON"),
     }
 }
 

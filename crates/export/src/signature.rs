@@ -32,6 +32,8 @@ pub enum Constant {
     Dict(Vec<(String, Constant)>),
     /// A torch object by its repr (`torch.float32`, `torch.strided`).
     Torch(String),
+    /// A `complex` (`as_complex`): real and imaginary parts.
+    Complex(f64, f64),
 }
 
 impl Constant {
@@ -73,6 +75,7 @@ impl fmt::Display for Constant {
                 write!(f, "{{{}}}", items.join(", "))
             }
             Constant::Torch(repr) => f.write_str(repr),
+            Constant::Complex(re, im) => f.write_str(&crate::fx::print::complex_repr(*re, *im)),
         }
     }
 }

@@ -159,6 +159,7 @@ fn constant_input(x: &wire::Argument) -> R<Constant> {
                 .collect::<R<_>>()?,
         )),
         A::AsOptionalTensor(_) => Err(unhandled(x)),
+        A::AsComplex(c) => Ok(Constant::Complex(c.real, c.imag)),
         A::AsInts(v) => list(v.iter().map(int_constant).collect()),
         A::AsFloats(v) => list(v.iter().map(|f| Constant::Float(*f)).collect()),
         A::AsBools(v) => list(v.iter().map(|b| Constant::Bool(*b)).collect()),

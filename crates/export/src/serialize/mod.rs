@@ -694,7 +694,11 @@ fn constant_argument(c: &Constant) -> Result<wire::Argument> {
         Constant::BigInt(s) => A::AsInt(big(s)?),
         Constant::Float(f) => A::AsFloat(*f),
         Constant::Str(s) => A::AsString(s.clone()),
-        Constant::List(_) | Constant::Tuple(_) | Constant::Dict(_) | Constant::Torch(_) => {
+        Constant::List(_)
+        | Constant::Tuple(_)
+        | Constant::Dict(_)
+        | Constant::Torch(_)
+        | Constant::Complex(..) => {
             return Err(unsupported(format!(
                 "serializing the constant `{}`",
                 c.repr()
