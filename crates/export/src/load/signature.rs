@@ -2,7 +2,7 @@
 //! `deserialize_output_spec` and `deserialize_argument_spec`.
 
 use super::inputs::{enum_input, unhandled};
-use super::raw::{field_not_set, raw_list_use, truthy, Use};
+use super::raw::{field_not_set, key_error, raw_list_use, truthy, Use};
 use super::state::R;
 use crate::failure::LoadFailure;
 use crate::fx::Arg;
@@ -111,8 +111,10 @@ fn int_of_str(s: &str) -> Option<R<Constant>> {
 }
 
 /// `deserialize_argument_spec`: non-symbolic arguments become
-/// `ConstantArgument(name="", value=deserialize_input(x))`.
-pub(super) fn deserialize_argument_spec(x: &wire::Argument) -> R<ArgumentSpec> {
+/// `ConstantArgument(name="", value=deserialize_input(x))`. `Names::None`:
+/// the graph signature, deserialized before the graph, when
+/// `serialized_name_to_node` is still empty.
+pub(super) fn deserialize_argument_spec(x: &wire::Argument, names: Names) -> R<ArgumentSpec> {
     use wire::Argument as A;
     Ok(match x {
         A::AsTensor(t) => ArgumentSpec::Tensor {
@@ -132,14 +134,31 @@ pub(super) fn deserialize_argument_spec(x: &wire::Argument) -> R<ArgumentSpec> {
                 c.name
             )))
         }
-        other => const_spec(constant_input(other)?),
+        other => const_spec(constant_input(other, names)?),
     })
+}
+
+/// What `serialized_name_to_node` holds when a signature is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Names {
+    /// Nothing yet: every lookup is a `KeyError`.
+    None,
+    /// The graph's nodes (a constant that holds one is not modelled).
+    Graph,
+}
+
+/// `self.serialized_name_to_node[name]`.
+fn node_lookup(x: &wire::Argument, name: &str, names: Names) -> LoadFailure {
+    match names {
+        Names::None => key_error(name),
+        Names::Graph => in_signature(x),
+    }
 }
 
 /// `deserialize_input(x)` of an argument a signature holds as a
 /// `ConstantArgument`: a value that needs no graph node (a list of
 /// nodes, a graph or an operator is not modelled).
-fn constant_input(x: &wire::Argument) -> R<Constant> {
+fn constant_input(x: &wire::Argument, names: Names) -> R<Constant> {
     use wire::Argument as A;
     let list = |items: Vec<Constant>| Ok(Constant::List(items));
     match x {
@@ -155,7 +174,7 @@ fn constant_input(x: &wire::Argument) -> R<Constant> {
         A::AsStringToArgument(items) => Ok(Constant::Dict(
             items
                 .iter()
-                .map(|(k, v)| Ok((k.clone(), constant_input(v)?)))
+                .map(|(k, v)| Ok((k.clone(), constant_input(v, names)?)))
                 .collect::<R<_>>()?,
         )),
         A::AsOptionalTensor(_) => Err(unhandled(x)),
@@ -173,7 +192,7 @@ fn constant_input(x: &wire::Argument) -> R<Constant> {
             .iter()
             .map(|s| match s {
                 wire::SymIntArgument::AsInt(i) => Ok(int_constant(i)),
-                wire::SymIntArgument::AsName(_) => Err(in_signature(x)),
+                wire::SymIntArgument::AsName(n) => Err(node_lookup(x, n, names)),
             })
             .collect::<R<_>>()
             .map(Constant::List),
@@ -181,7 +200,7 @@ fn constant_input(x: &wire::Argument) -> R<Constant> {
             .iter()
             .map(|s| match s {
                 wire::SymFloatArgument::AsFloat(f) => Ok(Constant::Float(*f)),
-                wire::SymFloatArgument::AsName(_) => Err(in_signature(x)),
+                wire::SymFloatArgument::AsName(n) => Err(node_lookup(x, n, names)),
             })
             .collect::<R<_>>()
             .map(Constant::List),
@@ -189,14 +208,30 @@ fn constant_input(x: &wire::Argument) -> R<Constant> {
             .iter()
             .map(|s| match s {
                 wire::SymBoolArgument::AsBool(b) => Ok(Constant::Bool(*b)),
-                wire::SymBoolArgument::AsName(_) => Err(in_signature(x)),
+                wire::SymBoolArgument::AsName(n) => Err(node_lookup(x, n, names)),
             })
             .collect::<R<_>>()
             .map(Constant::List),
-        // `if len(value) == 0: return []` comes before the list forms.
-        A::AsTensors(v) if v.is_empty() => list(Vec::new()),
-        A::AsOptionalTensors(v) if v.is_empty() => list(Vec::new()),
-        A::AsNestedTensors(v) if v.is_empty() => list(Vec::new()),
+        A::AsTensor(t) => Err(node_lookup(x, &t.name, names)),
+        A::AsSymBool(wire::SymBoolArgument::AsBool(b)) => Ok(Constant::Bool(*b)),
+        A::AsSymBool(wire::SymBoolArgument::AsName(n)) => Err(node_lookup(x, n, names)),
+        A::AsTensors(v) => match v.first() {
+            // `if len(value) == 0: return []` comes before the list forms.
+            None => list(Vec::new()),
+            Some(t) => Err(node_lookup(x, &t.name, names)),
+        },
+        A::AsOptionalTensors(v) => v
+            .iter()
+            .map(|o| match o {
+                wire::OptionalTensorArgument::AsNone(_) => Ok(Constant::None),
+                wire::OptionalTensorArgument::AsTensor(t) => Err(node_lookup(x, &t.name, names)),
+            })
+            .collect::<R<_>>()
+            .map(Constant::List),
+        A::AsNestedTensors(v) => match v.iter().flatten().next() {
+            None => list(v.iter().map(|_| Constant::List(Vec::new())).collect()),
+            Some(t) => Err(node_lookup(x, &t.name, names)),
+        },
         A::AsIntLists(v) => list(
             v.iter()
                 .map(|dims| Constant::Tuple(dims.iter().map(int_constant).collect()))
@@ -246,7 +281,7 @@ fn deserialize_input_spec(i: &wire::InputSpec, at: &str) -> R<InputSpec> {
     Ok(match i {
         I::UserInput(u) => InputSpec {
             kind: InputKind::UserInput,
-            arg: deserialize_argument_spec(&u.arg)?,
+            arg: deserialize_argument_spec(&u.arg, Names::None)?,
             target: None,
             persistent: None,
         },
@@ -337,7 +372,7 @@ fn deserialize_output_spec(o: &wire::OutputSpec) -> R<OutputSpec> {
     Ok(match o {
         O::UserOutput(u) => OutputSpec {
             kind: OutputKind::UserOutput,
-            arg: deserialize_argument_spec(&u.arg)?,
+            arg: deserialize_argument_spec(&u.arg, Names::None)?,
             target: None,
         },
         O::LossOutput(l) => OutputSpec {
