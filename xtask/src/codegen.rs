@@ -59,6 +59,16 @@ const LOOSE: &[(&str, &str)] = &[
     // `treespec_loads(in_spec)`: `json.loads` of the value as it came.
     ("ModuleCallSignature", "in_spec"),
     ("ModuleCallSignature", "out_spec"),
+    // `TokenArgument(name=i.token.arg.name)`: the signature keeps it as it
+    // came; `str(sig)` prints it and `input_tokens` lists it.
+    ("TokenArgument", "name"),
+    // `InputSpec(persistent=i.buffer.persistent)`: only None is refused
+    // there; `str(sig)` prints the value, the verifier asks `is True` /
+    // `is False`.
+    ("InputToBufferSpec", "persistent"),
+    // `deserialize_inputs`: `{input.name: ...}`, a dict key the schema's
+    // argument names are looked up in.
+    ("NamedArgument", "name"),
     // Truth values.
     ("Node", "is_hop_single_tensor_return"),
     ("Graph", "is_single_tensor_return"),
@@ -122,6 +132,7 @@ const RAW_PAYLOAD: &[(&str, &str)] = &[
     ("Argument", "as_int"),
     ("Argument", "as_ints"),
     ("Argument", "as_bool"),
+    ("Argument", "as_string"),
     ("Argument", "as_scalar_type"),
     ("Argument", "as_memory_format"),
     ("Argument", "as_layout"),
@@ -131,6 +142,11 @@ const RAW_PAYLOAD: &[(&str, &str)] = &[
     // `deserialize_sym_int`: `if type(val) is not int: raise AssertionError`
     // (and a storage offset's is never read).
     ("SymInt", "as_int"),
+    // `deserialize_constant_input`: `int(inp.as_int)`, `str(inp.as_string)`,
+    // `bool(inp.as_bool)` of the value as it came.
+    ("ConstantValue", "as_int"),
+    ("ConstantValue", "as_string"),
+    ("ConstantValue", "as_bool"),
     // `create_symintnode(sym, hint=hint)`: the hint's type is checked there.
     ("SymExprHint", "as_int"),
     ("SymExprHint", "as_float"),

@@ -350,9 +350,20 @@ impl ExportedProgram {
         for spec in &gm.signature.input_specs {
             let (arg, target, parameter) = match spec {
                 schema::InputSpec::Parameter(p) => (&p.arg.name, &p.parameter_name, true),
-                schema::InputSpec::Buffer(b) if b.persistent => {
-                    (&b.arg.name, &b.buffer_name, false)
-                }
+                schema::InputSpec::Buffer(b) => match &b.persistent {
+                    schema::Loose::Typed(true) => (&b.arg.name, &b.buffer_name, false),
+                    schema::Loose::Typed(false) => continue,
+                    schema::Loose::Raw(v) => {
+                        return Err(Error::new(format!(
+                        "unsupported by the reference loader: the state dict of a pre-2.8 archive \
+                             whose buffer `{}` has `persistent` {} (a JSON {}): it is pickled",
+                        b.buffer_name,
+                        torchspec_pyval::pyjson::dump::dumps(v).unwrap_or_default(),
+                        v.type_name()
+                    ))
+                        .of_kind(ErrorKind::Unsupported))
+                    }
+                },
                 _ => continue,
             };
             let info = match meta(arg) {

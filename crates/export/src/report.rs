@@ -43,6 +43,15 @@ fn constant_json(c: &Constant) -> Json {
         Constant::Float(f) if f.is_finite() => Json::Float(*f),
         Constant::Float(_) => unsupported_json("a non-finite float in JSON"),
         Constant::Str(s) => Json::Str(s.clone()),
+        // `json.dumps` writes a tuple as a list.
+        Constant::List(items) | Constant::Tuple(items) => {
+            Json::List(items.iter().map(constant_json).collect())
+        }
+        Constant::Dict(items) => {
+            Json::object(items.iter().map(|(k, v)| (k.clone(), constant_json(v))))
+        }
+        Constant::Torch(_) => unsupported_json("a torch object in JSON"),
+        Constant::Complex(..) => unsupported_json("a complex in JSON"),
     }
 }
 
@@ -52,6 +61,19 @@ fn user_values(v: &[UserValue]) -> Json {
             .map(|u| match u {
                 UserValue::Name(n) => Json::Str(n.clone()),
                 UserValue::Constant(c) => constant_json(c),
+            })
+            .collect(),
+    )
+}
+
+/// `input_tokens` / `output_tokens`: a name kept as it came is its JSON
+/// value (a non-finite float is not written as JSON).
+fn token_names(v: Vec<Json>) -> Json {
+    Json::List(
+        v.into_iter()
+            .map(|name| match name {
+                Json::Float(f) if !f.is_finite() => unsupported_json("a non-finite float in JSON"),
+                other => other,
             })
             .collect(),
     )
@@ -122,11 +144,13 @@ fn signature_keys(sig: &ExportGraphSignature, r: &mut Members) {
     );
     r.insert(
         "input_tokens".into(),
-        sig.input_tokens().map_or_else(|e| exc_json(&e), strings),
+        sig.input_tokens()
+            .map_or_else(|e| exc_json(&e), token_names),
     );
     r.insert(
         "output_tokens".into(),
-        sig.output_tokens().map_or_else(|e| exc_json(&e), strings),
+        sig.output_tokens()
+            .map_or_else(|e| exc_json(&e), token_names),
     );
     r.insert("user_inputs".into(), user_values(&sig.user_inputs()));
     r.insert(

@@ -4,6 +4,7 @@
 
 use std::fmt::{self, Write};
 
+use torchspec_pyval::pyjson::PyJson;
 use torchspec_pyval::repr::float_repr;
 use torchspec_pyval::PyException;
 
@@ -22,6 +23,27 @@ pub enum Constant {
     Float(f64),
     /// A `str`.
     Str(String),
+    /// A `list` (`deserialize_input` of `as_floats`, `as_sym_bools`, ...
+    /// in a signature: `list(value)`).
+    List(Vec<Constant>),
+    /// A `tuple` (the items of `as_int_lists`: `tuple(dims)`).
+    Tuple(Vec<Constant>),
+    /// A `dict` with str keys (`as_string_to_argument`).
+    Dict(Vec<(String, Constant)>),
+    /// A torch object by its repr (`torch.float32`, `torch.strided`).
+    Torch(String),
+    /// A `complex` (`as_complex`): real and imaginary parts.
+    Complex(f64, f64),
+}
+
+impl Constant {
+    /// `repr(value)`.
+    pub fn repr(&self) -> String {
+        match self {
+            Constant::Str(s) => torchspec_pyval::repr::str_repr(s),
+            other => other.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Constant {
@@ -34,6 +56,26 @@ impl fmt::Display for Constant {
             Constant::BigInt(i) => f.write_str(i),
             Constant::Float(x) => f.write_str(&float_repr(*x)),
             Constant::Str(s) => f.write_str(s),
+            Constant::List(items) => {
+                let items: Vec<String> = items.iter().map(Constant::repr).collect();
+                write!(f, "[{}]", items.join(", "))
+            }
+            Constant::Tuple(items) => {
+                let items: Vec<String> = items.iter().map(Constant::repr).collect();
+                match items.len() {
+                    1 => write!(f, "({},)", items[0]),
+                    _ => write!(f, "({})", items.join(", ")),
+                }
+            }
+            Constant::Dict(items) => {
+                let items: Vec<String> = items
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", torchspec_pyval::repr::str_repr(k), v.repr()))
+                    .collect();
+                write!(f, "{{{}}}", items.join(", "))
+            }
+            Constant::Torch(repr) => f.write_str(repr),
+            Constant::Complex(re, im) => f.write_str(&crate::fx::print::complex_repr(*re, *im)),
         }
     }
 }
@@ -77,9 +119,25 @@ pub enum ArgumentSpec {
     },
     /// `TokenArgument`: an effect token.
     Token {
-        /// The node's name.
+        /// The node's name: `str(name)` when `_dict_to_dataclass` passed a
+        /// value of another JSON type through (`kept`).
         name: String,
+        /// The name's JSON value when it was not a str
+        /// (`TokenArgument(name=None)`), as the signature holds it.
+        kept: Option<PyJson>,
     },
+}
+
+/// Python's `str()` of a value `json.loads` made.
+pub(crate) fn py_str(v: &PyJson) -> String {
+    match v {
+        PyJson::Str(s) => s.clone(),
+        other => {
+            let mut out = String::new();
+            crate::schema::load::repr_raw(other, &mut out);
+            out
+        }
+    }
 }
 
 impl ArgumentSpec {
@@ -92,7 +150,7 @@ impl ArgumentSpec {
             | ArgumentSpec::SymBool { name }
             | ArgumentSpec::Constant { name, .. }
             | ArgumentSpec::CustomObj { name, .. }
-            | ArgumentSpec::Token { name } => name,
+            | ArgumentSpec::Token { name, .. } => name,
         }
     }
 
@@ -106,8 +164,22 @@ impl ArgumentSpec {
             | ArgumentSpec::SymBool { name }
             | ArgumentSpec::Constant { name, .. }
             | ArgumentSpec::CustomObj { name, .. }
-            | ArgumentSpec::Token { name } => name,
+            | ArgumentSpec::Token { name, .. } => name,
         }
+    }
+
+    /// The `name` field as the signature holds it: a str, or the JSON value
+    /// a token's name was kept as.
+    pub fn name_value(&self) -> PyJson {
+        match self {
+            ArgumentSpec::Token { kept: Some(v), .. } => v.clone(),
+            other => PyJson::Str(other.name().to_string()),
+        }
+    }
+
+    /// Whether the name is a str (Python's `==` with a str is then false).
+    fn name_is_str(&self) -> bool {
+        !matches!(self, ArgumentSpec::Token { kept: Some(_), .. })
     }
 
     /// The Python class name, as `type(arg)` shows in messages.
@@ -201,8 +273,10 @@ pub struct InputSpec {
     pub arg: ArgumentSpec,
     /// `InputSpec.target`: the FQN of the lifted parameter, buffer, constant or object, if any.
     pub target: Option<String>,
-    /// `InputSpec.persistent`: for a buffer, whether it is in the state dict.
-    pub persistent: Option<bool>,
+    /// `InputSpec.persistent`: for a buffer, whether it is in the state
+    /// dict: `True` / `False`, or the JSON value `_dict_to_dataclass`
+    /// passed through in their place (never `None` for a buffer).
+    pub persistent: Option<PyJson>,
 }
 
 impl fmt::Display for InputSpec {
@@ -211,8 +285,8 @@ impl fmt::Display for InputSpec {
         if let Some(t) = &self.target {
             write!(f, " target='{t}'")?;
         }
-        if let Some(p) = self.persistent {
-            write!(f, " persistent={}", if p { "True" } else { "False" })?;
+        if let Some(p) = &self.persistent {
+            write!(f, " persistent={}", py_str(p))?;
         }
         Ok(())
     }
@@ -299,7 +373,7 @@ impl ExportGraphSignature {
     pub fn non_persistent_buffers(&self) -> Vec<String> {
         self.input_specs
             .iter()
-            .filter(|s| s.kind == InputKind::Buffer && s.persistent == Some(false))
+            .filter(|s| s.kind == InputKind::Buffer && s.persistent == Some(PyJson::Bool(false)))
             .filter_map(|s| s.target.clone())
             .collect()
     }
@@ -336,11 +410,13 @@ impl ExportGraphSignature {
             }
             out.push(match &s.arg {
                 ArgumentSpec::Constant { value, .. } => UserValue::Constant(value.clone()),
-                ArgumentSpec::Token { name } => {
+                ArgumentSpec::Token { .. } => {
+                    let mut name = String::new();
+                    crate::schema::load::repr_raw(&s.arg.name_value(), &mut name);
                     return Err(PyException {
                         type_name: "RuntimeError".into(),
-                        message: format!("TokenArgument(name='{name}') is not a valid user output"),
-                    })
+                        message: format!("TokenArgument(name={name}) is not a valid user output"),
+                    });
                 }
                 other => UserValue::Name(other.name().to_string()),
             });
@@ -459,8 +535,9 @@ impl ExportGraphSignature {
         }))
     }
 
-    /// `ExportGraphSignature.input_tokens`: the names of the `TOKEN` inputs.
-    pub fn input_tokens(&self) -> Result<Vec<String>, PyException> {
+    /// `ExportGraphSignature.input_tokens`: the names of the `TOKEN` inputs
+    /// (a str, or the value a name was kept as).
+    pub fn input_tokens(&self) -> Result<Vec<PyJson>, PyException> {
         token_names(
             self.input_specs
                 .iter()
@@ -469,8 +546,9 @@ impl ExportGraphSignature {
         )
     }
 
-    /// `ExportGraphSignature.output_tokens`: the names of the `TOKEN` outputs.
-    pub fn output_tokens(&self) -> Result<Vec<String>, PyException> {
+    /// `ExportGraphSignature.output_tokens`: the names of the `TOKEN` outputs
+    /// (a str, or the value a name was kept as).
+    pub fn output_tokens(&self) -> Result<Vec<PyJson>, PyException> {
         token_names(
             self.output_specs
                 .iter()
@@ -485,7 +563,10 @@ impl ExportGraphSignature {
         let outputs = self.output_specs.iter_mut().map(|o| &mut o.arg);
         let inputs = self.input_specs.iter_mut().map(|i| &mut i.arg);
         for arg in outputs.chain(inputs) {
-            if !matches!(arg, ArgumentSpec::Constant { .. }) && arg.name_mut() == old {
+            if !matches!(arg, ArgumentSpec::Constant { .. })
+                && arg.name_is_str()
+                && arg.name_mut() == old
+            {
                 *arg.name_mut() = new.to_string();
             }
         }
@@ -500,9 +581,9 @@ fn dict_collect(mut map: Vec<(String, String)>, entry: (String, String)) -> Vec<
 /// `input_tokens` / `output_tokens`: every TOKEN spec must carry a `TokenArgument`.
 fn token_names<'a>(
     args: impl Iterator<Item = &'a ArgumentSpec>,
-) -> Result<Vec<String>, PyException> {
+) -> Result<Vec<PyJson>, PyException> {
     args.map(|arg| match arg {
-        ArgumentSpec::Token { name } => Ok(name.clone()),
+        ArgumentSpec::Token { .. } => Ok(arg.name_value()),
         other => Err(assertion(format!(
             "expected TokenArgument for TOKEN kind, got <class 'torch.export.graph_signature.{}'>",
             other.class_name()

@@ -297,6 +297,9 @@ enum PyVal {
     Float(f64),
     Bool(bool),
     None,
+    /// A list, dict or torch object by its repr: never equal to an
+    /// output node's name or constant.
+    Repr(String),
 }
 
 impl PyVal {
@@ -308,6 +311,7 @@ impl PyVal {
             Constant::BigInt(s) => PyVal::BigInt(s.clone()),
             Constant::Float(f) => PyVal::Float(*f),
             Constant::Str(s) => PyVal::Str(s.clone()),
+            other => PyVal::Repr(other.repr()),
         }
     }
 
@@ -351,6 +355,7 @@ impl PyVal {
             PyVal::Float(f) => torchspec_pyval::repr::float_repr(*f),
             PyVal::Bool(b) => if *b { "True" } else { "False" }.into(),
             PyVal::None => "None".into(),
+            PyVal::Repr(r) => r.clone(),
         }
     }
 
@@ -458,7 +463,7 @@ fn check_input_specs(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
         let Some(target) = spec.target.as_deref() else {
             continue;
         };
-        check_input_target(spec.kind, spec.persistent, target, cx)?;
+        check_input_target(spec.kind, spec.persistent.as_ref(), target, cx)?;
     }
     Ok(())
 }
@@ -467,7 +472,7 @@ fn check_input_specs(gm: &LoadedGraphModule, cx: &Context<'_>) -> R<()> {
 /// wants (skipped where the program came without them).
 fn check_input_target(
     kind: InputKind,
-    persistent: Option<bool>,
+    persistent: Option<&PyJson>,
     target: &str,
     cx: &Context<'_>,
 ) -> R<()> {
@@ -496,16 +501,18 @@ fn check_input_target(
             None => {}
         },
         InputKind::Buffer => {
-            let persistent = persistent.unwrap_or(true);
+            // `persistent is True` / `persistent is False`: a value kept
+            // as it came is neither.
+            let is = |b: bool| persistent.is_none_or(|p| *p == PyJson::Bool(b));
             let held = in_state_dict(target).map(|e| e.is_some());
-            if persistent && held == Some(false) && in_constants(target) == Some(false) {
+            if is(true) && held == Some(false) && in_constants(target) == Some(false) {
                 // (`graph_module.state_dict()` holds no buffer of a
                 // loaded program: the deserializer registers none.)
                 return Err(spec_violation(format!(
                     "Buffer {target} is not in the state dict."
                 )));
             }
-            if !persistent && held == Some(true) {
+            if persistent == Some(&PyJson::Bool(false)) && held == Some(true) {
                 return Err(spec_violation(format!(
                     "Non-persistent buffer {target} is in the state dict, it should not be."
                 )));

@@ -6,7 +6,7 @@
 
 mod illegal_names;
 mod namespace;
-mod print;
+pub(crate) mod print;
 
 pub use namespace::Namespace;
 

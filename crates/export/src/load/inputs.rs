@@ -34,6 +34,28 @@ pub(super) fn raw_arg(v: &PyJson) -> Arg {
     }
 }
 
+/// `argument_kinds = {input.name: input.kind for input in ...}`, the
+/// first line of `deserialize_inputs`: a name kept as a list cannot be a
+/// dict key.
+fn unhashable_name(inputs: &[wire::NamedArgument]) -> R<()> {
+    for input in inputs {
+        if let wire::Loose::Raw(v @ PyJson::List(_)) = &input.name {
+            return Err(LoadFailure::py(
+                "TypeError",
+                format!("unhashable type: '{}'", v.type_name()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `deserialize_input`'s last branch: `SerializeError(f"Unhandled argument {inp}")`.
+pub(super) fn unhandled(a: &wire::Argument) -> LoadFailure {
+    let mut repr = String::new();
+    a.py_repr(&mut repr);
+    LoadFailure::py("SerializeError", format!("Unhandled argument {repr}"))
+}
+
 /// `deserialize_input` of a payload `_dict_to_dataclass` kept raw: an enum
 /// table looked up by the raw key, `as_none` ignored, `list(value)` of a
 /// list, any other value as it came.
@@ -50,14 +72,7 @@ pub(super) fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg
                 PyJson::List(_) => Err(LoadFailure::untyped(
                     "an `as_tensors` argument whose items' fields are not of the schema's types",
                 )),
-                _ => {
-                    let mut repr = String::new();
-                    a.py_repr(&mut repr);
-                    Err(LoadFailure::py(
-                        "SerializeError",
-                        format!("Unhandled argument {repr}"),
-                    ))
-                }
+                _ => Err(unhandled(a)),
             };
         }
         _ => return Ok(raw_arg(&r.value)),
@@ -172,14 +187,19 @@ impl<'w> Deserializer<'w> {
         inputs: &'w [wire::NamedArgument],
     ) -> R<ArgsKwargs> {
         let mut actual: Vec<(&'w str, Option<wire::ArgumentKind>, Arg)> = Vec::new();
+        unhashable_name(inputs)?;
         for input in inputs {
             let value = self.deserialize_input(&input.arg)?;
-            match actual.iter_mut().find(|(k, _, _)| *k == input.name) {
+            // A name kept as it came is no schema argument's name.
+            let wire::Loose::Typed(name) = &input.name else {
+                continue;
+            };
+            match actual.iter_mut().find(|(k, _, _)| *k == name) {
                 Some(slot) => {
                     slot.1 = argument_kind(&input.kind);
                     slot.2 = value;
                 }
-                None => actual.push((&input.name, argument_kind(&input.kind), value)),
+                None => actual.push((name, argument_kind(&input.kind), value)),
             }
         }
         let mut args = Vec::new();
@@ -237,14 +257,23 @@ impl<'w> Deserializer<'w> {
         let mut kwargs: Vec<(String, Arg)> = Vec::new();
         for input in inputs {
             let value = self.deserialize_input(&input.arg)?;
-            if argument_kind(&input.kind) == Some(wire::ArgumentKind::POSITIONAL)
-                || input.name.is_empty()
-            {
+            let positional = argument_kind(&input.kind) == Some(wire::ArgumentKind::POSITIONAL);
+            let name = match &input.name {
+                wire::Loose::Typed(name) => name,
+                // `kwargs[input_.name]` with a key of another type.
+                wire::Loose::Raw(_) if !positional => {
+                    return Err(LoadFailure::untyped(
+                        "the name of a higher-order op's keyword input",
+                    ))
+                }
+                wire::Loose::Raw(_) => "",
+            };
+            if positional || name.is_empty() {
                 args.push(value);
             } else {
-                match kwargs.iter_mut().find(|(k, _)| *k == input.name) {
+                match kwargs.iter_mut().find(|(k, _)| k == name) {
                     Some(slot) => slot.1 = value,
-                    None => kwargs.push((input.name.clone(), value)),
+                    None => kwargs.push((name.to_string(), value)),
                 }
             }
         }
@@ -276,7 +305,8 @@ impl<'w> Deserializer<'w> {
                 }
                 Arg::Dict(out)
             }
-            A::AsOptionalTensor(o) => self.optional_tensor_arg(o)?,
+            // No branch reads it: the payload is neither a dict nor a list.
+            A::AsOptionalTensor(_) => return Err(unhandled(a)),
             A::AsCustomObj(c) => match self.cx.name_to_node.get(&c.name) {
                 Some(id) => Arg::Node(*id),
                 None => return Err(LoadFailure::unsupported(

@@ -2,7 +2,7 @@
 //! `deserialize_module_call_signature` (`treespec_loads` of the specs).
 
 use super::raw::{json_loads, raw_list_use, truthy, Use};
-use super::signature::deserialize_argument_spec;
+use super::signature::{deserialize_argument_spec, Names};
 use super::state::R;
 use crate::failure::LoadFailure;
 use crate::model::{ModuleCallEntry, ModuleCallSignature};
@@ -38,7 +38,9 @@ pub(super) fn deserialize_module_call_signature(
 ) -> R<ModuleCallSignature> {
     let specs = |field: &str, args: &[wire::Argument]| {
         raw_list_use(s.raw_field(field), Use::Iter("type"))?;
-        args.iter().map(deserialize_argument_spec).collect::<R<_>>()
+        args.iter()
+            .map(|x| deserialize_argument_spec(x, Names::Graph))
+            .collect::<R<_>>()
     };
     let inputs = specs("inputs", &s.inputs)?;
     let outputs = specs("outputs", &s.outputs)?;

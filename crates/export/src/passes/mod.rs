@@ -460,7 +460,7 @@ fn updated_signature(
             kind: spec.kind,
             arg: renamed(&spec.arg, &node.name),
             target: spec.target.clone(),
-            persistent: spec.persistent,
+            persistent: spec.persistent.clone(),
         });
     }
     let Some((_, last)) = graph.nodes().last() else {
@@ -544,7 +544,7 @@ fn renamed(arg: &ArgumentSpec, name: &str) -> ArgumentSpec {
         ArgumentSpec::SymInt { .. } => ArgumentSpec::SymInt { name },
         ArgumentSpec::SymFloat { .. } => ArgumentSpec::SymFloat { name },
         ArgumentSpec::SymBool { .. } => ArgumentSpec::SymBool { name },
-        ArgumentSpec::Token { .. } => ArgumentSpec::Token { name },
+        ArgumentSpec::Token { .. } => ArgumentSpec::Token { name, kept: None },
         other => other.clone(),
     }
 }

@@ -236,7 +236,10 @@ impl Argument {
             },
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
             "as_floats" => Self::AsFloats(load_list(val, path, cx, load_float)?),
-            "as_string" => Self::AsString(load_str(val, path, cx)?),
+            "as_string" => match load_loose(val, path, cx, &RawTy::Scalar, load_str)? {
+                Loose::Typed(x) => Self::AsString(x),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_string", value })),
+            },
             "as_strings" => Self::AsStrings(load_list(val, path, cx, load_str)?),
             "as_sym_int" => Self::AsSymInt(SymIntArgument::from_pyjson(val, path, cx)?),
             "as_sym_ints" => Self::AsSymInts(load_list(val, path, cx, SymIntArgument::from_pyjson)?),
@@ -762,12 +765,15 @@ pub enum ConstantValue {
     AsString(String),
     /// `ConstantValue.as_bool: bool`.
     AsBool(bool),
+    /// A payload `_dict_to_dataclass` kept as it came.
+    Raw(Box<RawPayload>),
 }
 
 impl ConstantValue {
     /// The set field's name (`ConstantValue.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
+            Self::Raw(r) => r.tag,
             Self::AsNone(_) => "as_none",
             Self::AsInt(_) => "as_int",
             Self::AsFloat(_) => "as_float",
@@ -781,10 +787,19 @@ impl ConstantValue {
         let (tag, val) = load_union(v, path)?;
         let r = match &*tag {
             "as_none" => Self::AsNone(load_bool(val, path, cx)?),
-            "as_int" => Self::AsInt(load_int(val, path, cx)?),
+            "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
+                Loose::Typed(x) => Self::AsInt(x),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_int", value })),
+            },
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
-            "as_string" => Self::AsString(load_str(val, path, cx)?),
-            "as_bool" => Self::AsBool(load_bool(val, path, cx)?),
+            "as_string" => match load_loose(val, path, cx, &RawTy::Scalar, load_str)? {
+                Loose::Typed(x) => Self::AsString(x),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_string", value })),
+            },
+            "as_bool" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
+                Loose::Typed(x) => Self::AsBool(x),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_bool", value })),
+            },
             _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
@@ -814,6 +829,7 @@ impl ConstantValue {
                 out.push_str("{\"as_bool\": ");
                 write_bool(x, out);
             }
+            Self::Raw(r) => r.write_json(out),
         }
         out.push('}');
     }
@@ -821,6 +837,7 @@ impl ConstantValue {
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
+            Self::Raw(r) => r.value.clone(),
             Self::AsNone(x) => bool_py(x),
             Self::AsInt(x) => int_py(x),
             Self::AsFloat(x) => float_py(x),
@@ -833,6 +850,7 @@ impl ConstantValue {
     /// `_Union.__repr__`: `ConstantValue(tag=value)`, the value by `str()` (a str unquoted).
     pub fn py_repr(&self, out: &mut String) {
         match self {
+            Self::Raw(r) => r.py_repr("ConstantValue", out),
             Self::AsNone(x) => {
                 out.push_str("ConstantValue(as_none=");
                 repr_bool(x, out);
@@ -1777,8 +1795,8 @@ pub struct InputToBufferSpec {
     pub arg: TensorArgument,
     /// `InputToBufferSpec.buffer_name: str`.
     pub buffer_name: String,
-    /// `InputToBufferSpec.persistent: bool`.
-    pub persistent: bool,
+    /// `InputToBufferSpec.persistent: bool` (the JSON as it came when `_dict_to_dataclass` passed another type through).
+    pub persistent: Loose<bool>,
 }
 
 impl InputToBufferSpec {
@@ -1789,7 +1807,7 @@ impl InputToBufferSpec {
         let d = load_object(v, path, cx, "InputToBufferSpec", FIELDS, REQUIRED)?;
         let f_arg = load_field(&d, "arg", path, cx, TensorArgument::from_pyjson)?;
         let f_buffer_name = load_field(&d, "buffer_name", path, cx, load_str)?;
-        let f_persistent = load_field(&d, "persistent", path, cx, load_bool)?;
+        let f_persistent = load_field(&d, "persistent", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
         let missing = [(f_arg.is_none(), "arg"), (f_buffer_name.is_none(), "buffer_name"), (f_persistent.is_none(), "persistent")];
         let (Some(f_arg), Some(f_buffer_name), Some(f_persistent)) = (f_arg, f_buffer_name, f_persistent) else {
             return Err(missing_fields("InputToBufferSpec", &missing, path));
@@ -1808,7 +1826,7 @@ impl InputToBufferSpec {
         out.push_str(", \"buffer_name\": ");
         write_str(&self.buffer_name, out);
         out.push_str(", \"persistent\": ");
-        write_bool(&self.persistent, out);
+        write_loose(&self.persistent, out, write_bool);
         out.push('}');
     }
 
@@ -1817,7 +1835,7 @@ impl InputToBufferSpec {
         PyJson::Object(vec![
             ("arg".to_owned(), self.arg.to_pyjson()),
             ("buffer_name".to_owned(), str_py(&self.buffer_name)),
-            ("persistent".to_owned(), bool_py(&self.persistent)),
+            ("persistent".to_owned(), loose_py(&self.persistent, bool_py)),
         ])
     }
 
@@ -1828,7 +1846,7 @@ impl InputToBufferSpec {
         out.push_str(", buffer_name=");
         repr_str(&self.buffer_name, out);
         out.push_str(", persistent=");
-        repr_bool(&self.persistent, out);
+        repr_loose(&self.persistent, out, repr_bool);
         out.push(')');
     }
 }
@@ -2436,8 +2454,8 @@ impl ModuleCallSignature {
 /// `@dataclass class NamedArgument`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedArgument {
-    /// `NamedArgument.name: str`.
-    pub name: String,
+    /// `NamedArgument.name: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
+    pub name: Loose<String>,
     /// `NamedArgument.arg: Argument`.
     pub arg: Argument,
     /// `NamedArgument.kind: Optional[ArgumentKind]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
@@ -2450,7 +2468,7 @@ impl NamedArgument {
         const FIELDS: &[&str] = &["name", "arg", "kind"];
         const REQUIRED: &[&str] = &["name", "arg"];
         let d = load_object(v, path, cx, "NamedArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(&d, "name", path, cx, load_str)?;
+        let f_name = load_field(&d, "name", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_arg = load_field(&d, "arg", path, cx, Argument::from_pyjson)?;
         let f_kind = load_field(&d, "kind", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, ArgumentKind::from_pyjson)))?;
         let missing = [(f_name.is_none(), "name"), (f_arg.is_none(), "arg")];
@@ -2467,7 +2485,7 @@ impl NamedArgument {
     /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
-        write_str(&self.name, out);
+        write_loose(&self.name, out, write_str);
         out.push_str(", \"arg\": ");
         self.arg.write_json(out);
         out.push_str(", \"kind\": ");
@@ -2478,7 +2496,7 @@ impl NamedArgument {
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("name".to_owned(), str_py(&self.name)),
+            ("name".to_owned(), loose_py(&self.name, str_py)),
             ("arg".to_owned(), self.arg.to_pyjson()),
             ("kind".to_owned(), loose_py(&self.kind, |x| opt_py(x, ArgumentKind::to_pyjson))),
         ])
@@ -2487,7 +2505,7 @@ impl NamedArgument {
     /// The dataclass `repr`: `NamedArgument(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("NamedArgument(name=");
-        repr_str(&self.name, out);
+        repr_loose(&self.name, out, repr_str);
         out.push_str(", arg=");
         self.arg.py_repr(out);
         out.push_str(", kind=");
@@ -4049,8 +4067,8 @@ impl TensorMeta {
 /// `@dataclass class TokenArgument`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TokenArgument {
-    /// `TokenArgument.name: str`.
-    pub name: String,
+    /// `TokenArgument.name: str` (the JSON as it came when `_dict_to_dataclass` passed another type through).
+    pub name: Loose<String>,
 }
 
 impl TokenArgument {
@@ -4059,7 +4077,7 @@ impl TokenArgument {
         const FIELDS: &[&str] = &["name"];
         const REQUIRED: &[&str] = &["name"];
         let d = load_object(v, path, cx, "TokenArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(&d, "name", path, cx, load_str)?;
+        let f_name = load_field(&d, "name", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let missing = [(f_name.is_none(), "name")];
         let Some(f_name) = f_name else {
             return Err(missing_fields("TokenArgument", &missing, path));
@@ -4072,21 +4090,21 @@ impl TokenArgument {
     /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
-        write_str(&self.name, out);
+        write_loose(&self.name, out, write_str);
         out.push('}');
     }
 
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("name".to_owned(), str_py(&self.name)),
+            ("name".to_owned(), loose_py(&self.name, str_py)),
         ])
     }
 
     /// The dataclass `repr`: `TokenArgument(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("TokenArgument(name=");
-        repr_str(&self.name, out);
+        repr_loose(&self.name, out, repr_str);
         out.push(')');
     }
 }

@@ -694,6 +694,16 @@ fn constant_argument(c: &Constant) -> Result<wire::Argument> {
         Constant::BigInt(s) => A::AsInt(big(s)?),
         Constant::Float(f) => A::AsFloat(*f),
         Constant::Str(s) => A::AsString(s.clone()),
+        Constant::List(_)
+        | Constant::Tuple(_)
+        | Constant::Dict(_)
+        | Constant::Torch(_)
+        | Constant::Complex(..) => {
+            return Err(unsupported(format!(
+                "serializing the constant `{}`",
+                c.repr()
+            )))
+        }
     })
 }
 
@@ -776,6 +786,12 @@ fn input_spec(s: &InputSpec) -> Result<wire::InputSpec> {
                         Constant::BigInt(i) => wire::ConstantValue::AsInt(big(i)?),
                         Constant::Float(f) => wire::ConstantValue::AsFloat(*f),
                         Constant::Str(x) => wire::ConstantValue::AsString(x.clone()),
+                        other => {
+                            return Err(unsupported(format!(
+                                "serializing the constant input `{}`",
+                                other.repr()
+                            )))
+                        }
                     },
                 })
             }
@@ -790,12 +806,16 @@ fn input_spec(s: &InputSpec) -> Result<wire::InputSpec> {
         InputKind::Buffer => I::Buffer(wire::InputToBufferSpec {
             buffer_name: target(&s.target, "BUFFER")?,
             arg: tensor_spec_arg(&s.arg, "BUFFER")?,
-            persistent: s.persistent.ok_or_else(|| {
-                Error::python(
-                    "AssertionError",
-                    "spec.persistent should not be None for BUFFER",
-                )
-            })?,
+            persistent: match s.persistent.clone() {
+                Some(torchspec_pyval::pyjson::PyJson::Bool(b)) => wire::Loose::Typed(b),
+                Some(v) => wire::Loose::Raw(v),
+                None => {
+                    return Err(Error::python(
+                        "AssertionError",
+                        "spec.persistent should not be None for BUFFER",
+                    ))
+                }
+            },
         }),
         InputKind::ConstantTensor => I::TensorConstant(wire::InputToTensorConstantSpec {
             tensor_constant_name: target(&s.target, "CONSTANT_TENSOR")?,
@@ -819,11 +839,19 @@ fn input_spec(s: &InputSpec) -> Result<wire::InputSpec> {
             }
         },
         InputKind::Token => I::Token(wire::InputTokenSpec {
-            arg: wire::TokenArgument {
-                name: s.arg.name().to_string(),
-            },
+            arg: token_argument(&s.arg),
         }),
     })
+}
+
+/// `TokenArgument(name=spec.arg.name)`: the name as the signature holds it.
+fn token_argument(arg: &ArgumentSpec) -> wire::TokenArgument {
+    wire::TokenArgument {
+        name: match arg {
+            ArgumentSpec::Token { kept: Some(v), .. } => wire::Loose::Raw(v.clone()),
+            other => wire::Loose::Typed(other.name().to_string()),
+        },
+    }
 }
 
 /// `serialize_output_spec`.
@@ -857,9 +885,7 @@ fn output_spec(s: &OutputSpec) -> Result<wire::OutputSpec> {
             arg: tensor_spec_arg(&s.arg, "USER_INPUT_MUTATION")?,
         }),
         OutputKind::Token => O::Token(wire::OutputTokenSpec {
-            arg: wire::TokenArgument {
-                name: s.arg.name().to_string(),
-            },
+            arg: token_argument(&s.arg),
         }),
     })
 }
