@@ -91,18 +91,20 @@ fn a_program_pytorch_refuses_is_refused_with_its_exception() {
 
 #[test]
 fn what_the_reference_does_not_model_is_unsupported() {
-    // A device index past `DeviceIndex`'s range wraps in PyTorch.
+    // A device index past `DeviceIndex`'s range wraps in PyTorch; a CUDA
+    // device at a negative wrapped index is not modelled (a CPU one is).
     let json = program_json("linear.json").replacen(
         r#""device": {"type": "cpu", "index": null}"#,
-        r#""device": {"type": "cpu", "index": 200}"#,
+        r#""device": {"type": "cuda", "index": 200}"#,
         1,
     );
     let path = scratch("device-index.json", json.as_bytes());
     let e = ExportedProgram::load_path(&path).expect_err("refused");
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
     assert!(
-        e.to_string()
-            .ends_with("unsupported by the reference loader: a device index of 200"),
+        e.to_string().ends_with(
+            "unsupported by the reference loader: a cuda device index of 200 (`DeviceIndex` -56)"
+        ),
         "{e}"
     );
 }
