@@ -394,70 +394,28 @@ fn ext_f64(x: &Ext) -> f64 {
 }
 
 /// `_rewrite_for_value_range_analysis` (torch/utils/_sympy/value_ranges.py):
-/// bottom-up, each sum gets `_rewrite_mod_subtractions_in_add`.
+/// bottom-up, `expr.func(*args)` when an argument changed, then each sum
+/// gets `_rewrite_mod_subtractions_in_add`.
 fn rewrite_for_vra(e: &Ex) -> torchspec_pyval::PyResult<Ex> {
-    use super::expr;
-    let rebuilt = match &**e {
-        Node::Add(a) => {
-            let args = a
-                .iter()
-                .map(rewrite_for_vra)
-                .collect::<Result<Vec<_>, _>>()?;
-            let x = if args == *a {
-                e.clone()
-            } else {
-                expr::add(&args)?
-            };
-            return match &*x {
-                Node::Add(_) => rewrite_mod_subtractions_in_add(&x),
-                _ => Ok(x),
-            };
-        }
-        Node::Mul(a) => {
-            let args = a
-                .iter()
-                .map(rewrite_for_vra)
-                .collect::<Result<Vec<_>, _>>()?;
-            if args == *a {
-                e.clone()
-            } else {
-                expr::mul(&args)?
-            }
-        }
-        Node::Fn(f, a) => {
-            let args = a
-                .iter()
-                .map(rewrite_for_vra)
-                .collect::<Result<Vec<_>, _>>()?;
-            if args == *a {
-                e.clone()
-            } else {
-                match f {
-                    Func::FloorDiv => expr::floordiv(&args[0], &args[1])?,
-                    Func::Mod => expr::modulo(false, &args[0], &args[1])?,
-                    Func::PythonMod => expr::modulo(true, &args[0], &args[1])?,
-                    Func::ToFloat => expr::to_float(&args[0])?,
-                    Func::FloatTrueDiv => expr::float_truediv(&args[0], &args[1])?,
-                    Func::IntTrueDiv => expr::int_truediv(&args[0], &args[1])?,
-                    _ => {
-                        return Err(torchspec_pyval::Raise::unsupported(
-                            "bound_sympy's rewrite inside this function",
-                        ))
-                    }
-                }
-            }
-        }
-        Node::Pow(b, x) => {
-            let nb = rewrite_for_vra(b)?;
-            if nb == *b {
-                e.clone()
-            } else {
-                expr::pow_int(&nb, x.as_int().expect("integer power"))?
-            }
-        }
-        _ => e.clone(),
+    let old: Vec<&Ex> = match &**e {
+        Node::Add(a) | Node::Mul(a) | Node::Fn(_, a) => a.iter().collect(),
+        Node::Pow(b, x) => vec![b, x],
+        _ => return Ok(e.clone()),
     };
-    Ok(rebuilt)
+    let args = old
+        .iter()
+        .map(|a| rewrite_for_vra(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let unchanged = args.iter().zip(&old).all(|(n, o)| n == *o);
+    let x = if unchanged {
+        e.clone()
+    } else {
+        super::subst::rebuild(e, &args)?
+    };
+    match &*x {
+        Node::Add(_) => rewrite_mod_subtractions_in_add(&x),
+        _ => Ok(x),
+    }
 }
 
 /// `_definitely_ge(expr, lower)`: a sympy sign fact, a symbol's range, or

@@ -58,8 +58,9 @@ fn walk(e: &Ex, f: &dyn Fn(&Symbol) -> Option<Ex>) -> PyResult<Option<Ex>> {
     rebuild(e, &new).map(Some)
 }
 
-/// `type(e)(*args)`.
-fn rebuild(e: &Ex, args: &[Ex]) -> PyResult<Ex> {
+/// `type(e)(*args)`: `e`'s class over new arguments (`xreplace`, and
+/// `ranges`' rewrite before value-range analysis).
+pub(crate) fn rebuild(e: &Ex, args: &[Ex]) -> PyResult<Ex> {
     Ok(match &**e {
         Node::Add(_) => expr::add(args)?,
         Node::Mul(_) => expr::mul(args)?,
