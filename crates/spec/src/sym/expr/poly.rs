@@ -213,7 +213,7 @@ pub(super) fn monomial_gcd_quotients(p: &Ex, q: &Ex) -> PyResult<Option<(Ex, Ex)
     };
     // The content and the least power of each generator over all terms.
     let monomial = |a: &Poly| -> (BigInt, Vec<(Ex, u32)>) {
-        let content = a.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c));
+        let content = content(a);
         let mut gens: Vec<(Ex, u32)> = a[0].1.clone();
         for (_, m) in a {
             gens = gens
@@ -312,6 +312,11 @@ pub(super) fn linear_gcd_quotients(p: &Ex, q: &Ex) -> PyResult<Option<(Ex, Ex)>>
     Ok(None)
 }
 
+/// The gcd of a polynomial's integer coefficients (`Poly.content`).
+fn content(a: &Poly) -> BigInt {
+    a.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c))
+}
+
 /// Whether `sympy.gcd(p, q)` is provably 1 (the integer content is already
 /// coprime here): no generator in common; or one side of degree 1 in a
 /// generator `x` with a unit coefficient (`x = v` then solves it, and it is
@@ -327,7 +332,6 @@ pub(super) fn poly_coprime(p: &Ex, q: &Ex) -> bool {
     };
     // sympy.gcd takes the integer contents' gcd too: `(2*a + 12)**3` and
     // `8*a + 16` share 8.
-    let content = |a: &Poly| a.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c));
     if !content(&pp).gcd(&content(&qq)).is_one() {
         return false;
     }
@@ -417,7 +421,6 @@ pub(super) fn certified_coprime(p: &Ex, q: &Ex) -> bool {
     let (Some(pp), Some(qq)) = (as_poly(p), as_poly(q)) else {
         return false;
     };
-    let content = |a: &Poly| a.iter().fold(BigInt::zero(), |g, (c, _)| g.gcd(c));
     if !content(&pp).gcd(&content(&qq)).is_one() {
         return false;
     }
