@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.export import Dim
 
-from zoo import Export, T
+from zoo_models import Export, T
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64,
           "bool": torch.bool}

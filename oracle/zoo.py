@@ -34,33 +34,13 @@ import torch.nn.functional as F
 import torch.utils._pytree as pytree
 from torch.export import Dim
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from zoo_types import Pair, Point  # noqa: E402  (registers them for serialization)
+import plans
+import zoo_nn
+from zoo_models import Entry, Export, T
+from zoo_types import Pair, Point  # noqa: F401  (registers them for serialization)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_DIR = os.path.join(ROOT, "corpus", "programs")
-
-
-@dataclasses.dataclass
-class Entry:
-    name: str
-    make: Callable[[], "Export"]
-
-
-@dataclasses.dataclass
-class Export:
-    """What to export, and how."""
-    module: nn.Module
-    args: tuple
-    kwargs: dict = dataclasses.field(default_factory=dict)
-    dynamic_shapes: Any = None
-    strict: bool = False
-    decompose: bool = False          # ep.run_decompositions() after export
-    preserve: tuple = ()             # preserve_module_call_signature
-    probes: list = dataclasses.field(default_factory=list)  # extra (kind, args, kwargs)
-    keep_debug_meta: bool = True        # stack_trace, from_node, torch_fn
-    edit: Callable[[Any], None] | None = None   # graph surgery on the final program
-    save: Callable[[Any, str], None] | None = None  # another writer than torch.export.save
 
 
 ZOO: list[Entry] = []
@@ -73,19 +53,39 @@ def program(name: str) -> Callable:
     return register
 
 
-def T(*shape: int, dtype: torch.dtype = torch.float32, fill: str = "arange") -> torch.Tensor:
-    """A deterministic example tensor: arange/4 (exact in every float dtype), or zeros."""
-    n = 1
-    for d in shape:
-        n *= d
-    if fill == "zeros":
-        return torch.zeros(shape, dtype=dtype)
-    base = torch.arange(n, dtype=torch.float32).reshape(shape)
-    if dtype.is_floating_point or dtype.is_complex:
-        return (base / 4).to(dtype)
-    if dtype == torch.bool:
-        return (base.to(torch.int64) % 2 == 1)
-    return base.to(dtype)
+# The export of one entry and the probe file's writer (the sections below use them).
+def export_entry(entry: Entry) -> tuple[Export, torch.export.ExportedProgram]:
+    torch.manual_seed(0)
+    spec = entry.make()
+    # Export mutates inputs only symbolically, but input-mutation models
+    # would mutate the example tensors if run; keep our own copies pristine.
+    args, kwargs = pytree.tree_map(_clone, (spec.args, spec.kwargs))
+    ep = torch.export.export(spec.module, args, kwargs, dynamic_shapes=spec.dynamic_shapes,
+                             strict=spec.strict,
+                             preserve_module_call_signature=spec.preserve)
+    if spec.decompose:
+        ep = ep.run_decompositions()
+    if spec.edit is not None:
+        spec.edit(ep)
+    normalize_metadata(ep, spec.keep_debug_meta)
+    return spec, ep
+
+
+def _clone(x: Any) -> Any:
+    return x.clone() if isinstance(x, torch.Tensor) else x
+
+
+def write_probes(name: str, probes: list[tuple[str, Any, Any]], path: str) -> None:
+    counts: dict[str, int] = {}
+    lines = []
+    for kind, args, kwargs in probes:
+        counts[kind] = counts.get(kind, 0) + 1
+        pid = f"{name}/{kind}" + (f"-{counts[kind]}" if counts[kind] > 1 else "")
+        lines.append(json.dumps({"id": pid, "kind": kind, "args": encode_value(tuple(args)),
+                                 "kwargs": encode_value(dict(kwargs))},
+                                ensure_ascii=False, separators=(",", ":")))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 # ---------------------------------------------------------------------------
@@ -1460,23 +1460,6 @@ def _() -> Export:
 # Export and save.
 # ---------------------------------------------------------------------------
 
-def export_entry(entry: Entry) -> tuple[Export, torch.export.ExportedProgram]:
-    torch.manual_seed(0)
-    spec = entry.make()
-    # Export mutates inputs only symbolically, but input-mutation models
-    # would mutate the example tensors if run; keep our own copies pristine.
-    args, kwargs = pytree.tree_map(_clone, (spec.args, spec.kwargs))
-    ep = torch.export.export(spec.module, args, kwargs, dynamic_shapes=spec.dynamic_shapes,
-                             strict=spec.strict,
-                             preserve_module_call_signature=spec.preserve)
-    if spec.decompose:
-        ep = ep.run_decompositions()
-    if spec.edit is not None:
-        spec.edit(ep)
-    normalize_metadata(ep, spec.keep_debug_meta)
-    return spec, ep
-
-
 def normalize_metadata(ep: torch.export.ExportedProgram, keep_debug_meta: bool) -> None:
     """Make the saved bytes independent of the process and the checkout.
 
@@ -1527,10 +1510,6 @@ def normalize_metadata(ep: torch.export.ExportedProgram, keep_debug_meta: bool) 
                 node.meta["nn_module_stack"] = {
                     (str(module_ids.setdefault(k, len(module_ids))) if k.isdigit() else k): v
                     for k, v in stack.items()}
-
-
-def _clone(x: Any) -> Any:
-    return x.clone() if isinstance(x, torch.Tensor) else x
 
 
 # ---------------------------------------------------------------------------
@@ -1700,26 +1679,11 @@ def probes_for(spec: Export, ep: torch.export.ExportedProgram) -> list[tuple[str
     return probes
 
 
-def write_probes(name: str, probes: list[tuple[str, Any, Any]], path: str) -> None:
-    counts: dict[str, int] = {}
-    lines = []
-    for kind, args, kwargs in probes:
-        counts[kind] = counts.get(kind, 0) + 1
-        pid = f"{name}/{kind}" + (f"-{counts[kind]}" if counts[kind] > 1 else "")
-        lines.append(json.dumps({"id": pid, "kind": kind, "args": encode_value(tuple(args)),
-                                 "kwargs": encode_value(dict(kwargs))},
-                                ensure_ascii=False, separators=(",", ":")))
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
-
-
 def plan_entries() -> list[Entry]:
     """The generated programs kept by `torchspec fuzz --live --programs`:
     corpus/programs/NAME.plan.json, built by oracle/plans.py."""
     import glob
-    import json
 
-    import plans
     out = []
     for path in sorted(glob.glob(os.path.join(OUT_DIR, "*.plan.json"))):
         with open(path, encoding="utf-8") as f:
@@ -1730,7 +1694,7 @@ def plan_entries() -> list[Entry]:
 
 
 def main(argv: list[str]) -> int:
-    ZOO.extend(__import__("zoo_nn").entries() + plan_entries())  # oracle/zoo_nn.py: no line here moves
+    ZOO.extend(zoo_nn.entries() + plan_entries())  # oracle/zoo_nn.py: no line here moves
     wanted = set(argv)
     unknown = wanted - {e.name for e in ZOO}
     if unknown:

@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 from torch.export import Dim
 
-from zoo import Entry, Export, T
+from zoo_models import Entry, Export, T
 
 A = Dim.AUTO
 
