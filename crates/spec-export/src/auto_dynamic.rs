@@ -11,8 +11,8 @@
 
 use torchspec_pyval::{PyResult, Raise, Value};
 
-use crate::compile::body_leaves;
 use crate::keys;
+use crate::leaves::body_leaves;
 use crate::{Call, LaterOutcome};
 
 /// One input leaf as the guards see it.

@@ -34,6 +34,7 @@ mod binding;
 mod compile;
 mod graph;
 mod keys;
+mod leaves;
 mod shape_env;
 mod wiring;
 
