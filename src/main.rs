@@ -477,7 +477,7 @@ fn transform(
     registrations: Option<&Path>,
     out: &mut impl Write,
 ) -> torchspec::Result<ExitCode> {
-    use torchspec::export::passes::PassError;
+    use torchspec_pyval::Raise;
     let (ep, _) = load_program(
         path,
         torchspec::export::schema::Mode::Default,
@@ -489,11 +489,11 @@ fn transform(
         .transpose()?;
     let (report, result) = match torchspec::export::passes::transform(&ep, passes) {
         Ok(t) => (torchspec::json::report(&t), Some(t)),
-        Err(PassError::Python(e)) => (
+        Err(Raise::Exception(e)) => (
             serde_json::json!({"error": {"type": e.type_name, "message": e.message}}),
             None,
         ),
-        Err(PassError::Unsupported(why)) => {
+        Err(Raise::Unsupported(why)) => {
             return Err(torchspec::Error::new(format!(
                 "unsupported by the reference: {why}"
             )))

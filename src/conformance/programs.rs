@@ -387,7 +387,8 @@ pub fn serialized_after(
     program: &ExportedProgram,
     passes: &[String],
 ) -> std::result::Result<std::result::Result<String, (String, String)>, String> {
-    use crate::export::passes::{transform, PassError};
+    use crate::export::passes::transform;
+    use torchspec_pyval::Raise;
     let transformed;
     let ep = if passes.is_empty() {
         program
@@ -397,8 +398,8 @@ pub fn serialized_after(
                 transformed = t;
                 &transformed
             }
-            Err(PassError::Python(e)) => return Ok(Err((e.type_name, e.message))),
-            Err(PassError::Unsupported(w)) => return Err(w),
+            Err(Raise::Exception(e)) => return Ok(Err((e.type_name, e.message))),
+            Err(Raise::Unsupported(w)) => return Err(w),
         }
     };
     match ep.to_json() {
@@ -591,6 +592,7 @@ fn probe_rows(
     } = *entry;
     use crate::export::inputs::probe::{all_readable, read_probes_in};
     use crate::export::inputs::{InputChecker, Outcome};
+    use torchspec_pyval::Raise;
     let probes_path = root.join(PROGRAMS).join(format!("{name}.{kind}.jsonl"));
     if kind != "probes" && !probes_path.exists() {
         return Ok(());
@@ -629,14 +631,14 @@ fn probe_rows(
             .ok_or_else(|| err(&format!("no probe `{id}` in the probe file")))?;
         let ours = match &checker {
             Ok(c) => c.check(probe),
-            Err(w) => Outcome::Unsupported(w.clone()),
+            Err(w) => Outcome::Stopped(Raise::Unsupported(w.clone())),
         };
         let kernel_error = g.get("pre_kernel") == Some(&Json::Bool(false));
         let verdict = match (&ours, g.get("ok"), g.get("error")) {
-            (Outcome::Unsupported(w), _, _) => Verdict::Unsupported(w.clone()),
+            (Outcome::Stopped(Raise::Unsupported(w)), _, _) => Verdict::Unsupported(w.clone()),
             (Outcome::Runs, Some(_), _) => Verdict::Agree,
             (Outcome::Runs, None, Some(_)) if kernel_error => Verdict::Runs,
-            (Outcome::Error(e), None, Some(ge))
+            (Outcome::Stopped(Raise::Exception(e)), None, Some(ge))
                 if !kernel_error
                     && ge.get("type").and_then(Json::as_str) == Some(e.type_name.as_str())
                     && ge.get("message").and_then(Json::as_str) == Some(e.message.as_str()) =>

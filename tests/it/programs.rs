@@ -235,7 +235,7 @@ fn graph_text_before_and_after_passes() {
                         t.graph_module.graph.to_python_string(),
                         t.graph_module.signature
                     ),
-                    Err(e) => format!("error: {e:?}"),
+                    Err(e) => format!("error: {e}"),
                 };
                 let name = if pipeline.is_empty() {
                     p.to_string()

@@ -147,7 +147,7 @@ fn stages(path: &std::ffi::OsStr) -> Result<(), torchspec_export::Error> {
         &loaded.program,
         torchspec_export::registrations::Registrations::plain(),
     )
-    .map_err(torchspec_export::failure::LoadFailure::into_error)?;
+    .map_err(torchspec_export::failure::into_error)?;
     println!(
         "  graph module: live {:.1} MB, peak {:.1} MB above the wire program",
         mb(LIVE.load(Relaxed) - mid),

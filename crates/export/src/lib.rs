@@ -60,7 +60,6 @@ pub mod weights;
 
 use std::path::Path;
 
-use failure::LoadFailure;
 use model::LoadedGraphModule;
 pub use model::{ExportedProgram, StateDictEntry, TensorInfo};
 
@@ -408,7 +407,7 @@ impl ExportedProgram {
         registrations: &Arc<Registrations>,
     ) -> Result<ExportedProgram> {
         if let Some(failure) = load::lost_attribute(&graph_module) {
-            return Err(failure.into_error());
+            return Err(crate::failure::into_error(failure));
         }
         passes::common_getitem_elimination(&mut graph_module);
         let ep = ExportedProgram {
@@ -430,13 +429,13 @@ impl ExportedProgram {
             &self.serialized.verifiers,
             self.serialized.raw_field("verifiers"),
         )
-        .map_err(LoadFailure::into_error)?;
+        .map_err(crate::failure::into_error)?;
         let cx = verify::Context {
             registrations: &self.registrations,
             state_dict: self.state_dict.as_deref(),
             constants,
         };
-        verify::check(&self.graph_module, &dialects, &cx).map_err(LoadFailure::into_error)
+        verify::check(&self.graph_module, &dialects, &cx).map_err(crate::failure::into_error)
     }
 
     /// The program JSON `torch.export.save` writes for this program as it
@@ -500,8 +499,9 @@ fn deserialize(
     registrations: &Registrations,
 ) -> Result<(schema::Loaded, LoadedGraphModule)> {
     let loaded = schema::load_program(bytes, mode)?;
-    let graph_module = load::load_graph_module(&loaded.program, registrations)
-        .map_err(|f| f.naming_untyped(&loaded.loose).into_error())?;
+    let graph_module = load::load_graph_module(&loaded.program, registrations).map_err(|f| {
+        crate::failure::into_error(crate::failure::naming_untyped(f, &loaded.loose))
+    })?;
     Ok((loaded, graph_module))
 }
 
@@ -549,8 +549,10 @@ fn tensor_info_of(
             _ => return Err("a symbolic or huge weight size".into()),
         }
     }
-    let key =
-        load::enum_key(&t.dtype, |d| d.value()).map_err(|_| "an unknown dtype".to_string())?;
+    let key = t
+        .dtype
+        .enum_key(|d| d.value())
+        .map_err(|_| "an unknown dtype".to_string())?;
     let dtype =
         weights::Dtype::from_scalar_type(key).ok_or_else(|| format!("unknown dtype {key}"))?;
     Ok(TensorInfo {

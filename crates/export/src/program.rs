@@ -717,7 +717,9 @@ impl Program {
     }
 
     fn tensor_type(&self, t: &wire::TensorMeta) -> ValueType {
-        let dtype = crate::load::enum_key(&t.dtype, |d| d.value())
+        let dtype = t
+            .dtype
+            .enum_key(|d| d.value())
             .ok()
             .and_then(Dtype::from_scalar_type);
         match (dtype, t.sizes.typed()) {

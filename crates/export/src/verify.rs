@@ -10,6 +10,7 @@
 //! and those checks are skipped.
 
 use std::collections::HashSet;
+use torchspec_pyval::Raise;
 
 use crate::failure::LoadFailure;
 use crate::fx::{Arg, Graph, Node, Op};
@@ -23,10 +24,7 @@ use torchspec_pyval::repr::str_repr;
 type R<T> = Result<T, LoadFailure>;
 
 fn py(exception: &str, message: impl Into<String>) -> LoadFailure {
-    LoadFailure::Python {
-        exception: exception.into(),
-        message: message.into(),
-    }
+    Raise::new(exception, message)
 }
 
 fn spec_violation(message: impl Into<String>) -> LoadFailure {
@@ -224,7 +222,7 @@ fn check_valid_op(target: &str, dialect: Dialect, cx: &Context<'_>) -> R<()> {
         return Ok(());
     };
     let schema = ops::schema::parse(text)
-        .ok_or_else(|| LoadFailure::Unsupported(format!("the schema text `{text}`")))?;
+        .ok_or_else(|| Raise::Unsupported(format!("the schema text `{text}`")))?;
     if schema.is_mutable() {
         return Err(spec_violation(format!(
             "operator '{qualified}' is not functional"
@@ -493,7 +491,7 @@ fn check_input_target(
                 }
                 Ok(_) => {}
                 Err(why) => {
-                    return Err(LoadFailure::Unsupported(format!(
+                    return Err(Raise::Unsupported(format!(
                         "whether the state dict entry `{target}` is a Parameter ({why})"
                     )))
                 }
@@ -548,7 +546,7 @@ fn check_output_specs(gm: &LoadedGraphModule) -> R<()> {
             })
             .collect();
         let Some(names) = names else {
-            return Err(LoadFailure::Unsupported(
+            return Err(Raise::Unsupported(
                 "the repr of a set of output names and constants".into(),
             ));
         };
@@ -606,7 +604,7 @@ fn output_values(gm: &LoadedGraphModule) -> R<Vec<PyVal>> {
             return Err(py("TypeError", "'Node' object is not iterable"));
         }
         _ => {
-            return Err(LoadFailure::Unsupported(
+            return Err(Raise::Unsupported(
                 "an output node whose argument is not a tuple".into(),
             ))
         }
@@ -622,7 +620,7 @@ fn output_values(gm: &LoadedGraphModule) -> R<Vec<PyVal>> {
             Arg::Float(f) => PyVal::Float(*f),
             Arg::Str(s) => PyVal::Str(s.clone()),
             _ => {
-                return Err(LoadFailure::Unsupported(
+                return Err(Raise::Unsupported(
                     "a graph output that is neither a node nor a constant".into(),
                 ))
             }
@@ -674,7 +672,7 @@ fn check_mutations(gs: &ExportGraphSignature, mutate_nodes: &[PyVal]) -> R<()> {
                 .iter()
                 .any(|u| matches!(u, UserValue::Name(n) if *n == input))
             {
-                return Err(LoadFailure::Unsupported(
+                return Err(Raise::Unsupported(
                     "the repr of `gs.user_inputs` in a user input mutation error".into(),
                 ));
             }

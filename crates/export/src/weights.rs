@@ -775,7 +775,9 @@ fn build_file_map<'a>(
 
 fn dtype_of(tm: &schema::TensorMeta) -> Result<Dtype> {
     // A raw dtype is the value `_SERIALIZE_TO_TORCH_DTYPE` looks up.
-    let v = crate::load::enum_key(&tm.dtype, |d| d.value())
+    let v = tm
+        .dtype
+        .enum_key(|d| d.value())
         .map_err(|_| Error::new("an unknown dtype (a raw value torch cannot look up)"))?;
     Dtype::from_scalar_type(v).ok_or_else(|| {
         Error::new(format!(

@@ -43,6 +43,54 @@ pub fn is_identifier(s: &str) -> bool {
         && chars.all(|c| in_ranges(&identifier_table::CONTINUE, c))
 }
 
+/// `keyword.iskeyword(s)`: CPython 3.11's hard keywords (`keyword.kwlist`).
+///
+/// ```
+/// use torchspec_pyval::is_keyword;
+/// assert!(is_keyword("lambda") && is_keyword("None"));
+/// assert!(!is_keyword("match") && !is_keyword("print") && !is_keyword("none"));
+/// ```
+pub fn is_keyword(s: &str) -> bool {
+    matches!(
+        s,
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
+    )
+}
+
 /// A Python value. Containers are reference-counted so that copying a value
 /// is cheap; objects compare by identity like Python objects do.
 ///
@@ -177,6 +225,26 @@ pub enum Raise {
 
 /// The outcome of running Python code: a value, or the `Raise` that stopped it.
 pub type PyResult<T> = Result<T, Raise>;
+
+/// `TYPE: message` for an exception, `unsupported by the reference: WHAT`
+/// for what is not modelled.
+///
+/// ```
+/// use torchspec_pyval::Raise;
+/// assert_eq!(Raise::new("KeyError", "'x'").to_string(), "KeyError: 'x'");
+/// assert_eq!(Raise::unsupported("a symbolic exponent").to_string(),
+///            "unsupported by the reference: a symbolic exponent");
+/// ```
+impl fmt::Display for Raise {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Raise::Exception(e) => write!(f, "{}: {}", e.type_name, e.message),
+            Raise::Unsupported(why) => write!(f, "unsupported by the reference: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Raise {}
 
 impl Raise {
     /// The Python exception `type_name(message)`.

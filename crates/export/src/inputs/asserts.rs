@@ -21,6 +21,7 @@ use num_traits::{Signed, ToPrimitive, Zero};
 
 use super::pyexpr::{EvalStop, GVal};
 use crate::schema::{Argument, Graph, SymBoolArgument, SymIntArgument};
+use torchspec_pyval::Raise;
 
 const ASSERT: &str = "torch.ops.aten._assert_scalar.default";
 const SYM_SIZE: &str = "torch.ops.aten.sym_size.int";
@@ -173,7 +174,7 @@ impl InputAsserts {
     /// order): `RuntimeError` with the first failing assert's message.
     pub fn check(&self, args: &[GVal]) -> Result<(), EvalStop> {
         let mut env: HashMap<&str, Val> = HashMap::new();
-        let unsupported = |w: String| EvalStop::Unsupported(format!("runtime assertions: {w}"));
+        let unsupported = |w: String| Raise::Unsupported(format!("runtime assertions: {w}"));
         for step in &self.steps {
             match step {
                 Step::Unsupported(w) => return Err(unsupported(w.clone())),
@@ -203,7 +204,7 @@ impl InputAsserts {
                         Val::Int(i) => !i.is_zero(),
                     };
                     if !ok {
-                        return Err(EvalStop::Raise("RuntimeError", message.clone()));
+                        return Err(Raise::new("RuntimeError", message.clone()));
                     }
                 }
             }

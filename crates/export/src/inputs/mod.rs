@@ -24,18 +24,19 @@ use crate::srepr::{linear_form, subexpression_strs};
 use probe::{Probe, ProbeLine, Tensor};
 use pyexpr::{EvalStop, Expr, GVal};
 use torchspec_pyval::pyjson::PyJson;
-use torchspec_pyval::{PyException, Raise, Value};
+use torchspec_pyval::{Raise, Value};
 
-/// What the reference says about one probe.
+/// What the reference says about one probe: the checks pass, or the
+/// [`Raise`] that stops the call (what PyTorch raises before any kernel, or
+/// what the reference does not model; never a guess).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     /// The input checks pass: the graph body runs (what its kernels do is
     /// out of scope).
     Runs,
-    /// PyTorch raises before any kernel.
-    Error(PyException),
-    /// Not modelled (never a guess).
-    Unsupported(String),
+    /// PyTorch raises before any kernel ([`Raise::Exception`]), or the
+    /// reference does not model the call ([`Raise::Unsupported`]).
+    Stopped(Raise),
 }
 
 impl Outcome {
@@ -46,7 +47,7 @@ impl Outcome {
         let id = ("id", PyJson::from(id));
         match self {
             Outcome::Runs => PyJson::object([id, ("ok", true.into()), ("note", "runs".into())]),
-            Outcome::Error(e) => PyJson::object([
+            Outcome::Stopped(Raise::Exception(e)) => PyJson::object([
                 id,
                 (
                     "error",
@@ -56,7 +57,7 @@ impl Outcome {
                     ]),
                 ),
             ]),
-            Outcome::Unsupported(w) => PyJson::object([
+            Outcome::Stopped(Raise::Unsupported(w)) => PyJson::object([
                 id,
                 (
                     "unsupported",
@@ -196,34 +197,29 @@ impl InputChecker {
 
     /// `ep.module()(*args, **kwargs)` up to the first kernel.
     pub fn check(&self, probe: &Probe) -> Outcome {
-        if let (Some(w), Ok(_) | Err(EvalStop::Unsupported(_))) = (&probe.unsupported, &self.guards)
-        {
-            return Outcome::Unsupported(w.clone());
+        if let (Some(w), Ok(_) | Err(Raise::Unsupported(_))) = (&probe.unsupported, &self.guards) {
+            return Outcome::Stopped(Raise::Unsupported(w.clone()));
         }
         match self.check_inner(probe) {
             Ok(()) => Outcome::Runs,
-            Err(EvalStop::Raise(ty, message)) => Outcome::Error(PyException {
-                type_name: ty.to_string(),
-                message,
-            }),
-            Err(EvalStop::Unsupported(w)) => Outcome::Unsupported(w),
+            Err(stop) => Outcome::Stopped(stop),
         }
     }
 
     fn check_inner(&self, probe: &Probe) -> Result<(), EvalStop> {
         // `ep.module()` itself: generated guard code that does not compile.
-        if let Err(e @ EvalStop::Raise(..)) = &self.guards {
+        if let Err(e @ Raise::Exception(_)) = &self.guards {
             return Err(e.clone());
         }
-        let unsupported = |r: Raise| EvalStop::Unsupported(raise_str(r));
+        let unsupported = |r: Raise| Raise::Unsupported(raise_str(r));
         // reorder_kwargs
         let kw_spec = self
             .in_spec
             .child(1)
             .filter(|_| self.in_spec.num_children() == 2)
-            .ok_or_else(|| EvalStop::Unsupported("an in_spec not shaped (args, kwargs)".into()))?;
+            .ok_or_else(|| Raise::Unsupported("an in_spec not shaped (args, kwargs)".into()))?;
         let Value::List(expected) = kw_spec.context() else {
-            return Err(EvalStop::Unsupported(
+            return Err(Raise::Unsupported(
                 "a kwargs spec that is not a dict".into(),
             ));
         };
@@ -241,7 +237,7 @@ impl InputChecker {
                 .context()
                 .write_repr(&mut message)
                 .map_err(unsupported)?;
-            return Err(EvalStop::Raise("ValueError", message));
+            return Err(Raise::new("ValueError", message));
         }
         let mut reordered = torchspec_pyval::Dict::new();
         for k in expected.iter() {
@@ -263,7 +259,7 @@ impl InputChecker {
                 self.in_spec.to_str().map_err(unsupported)?,
                 received.to_str().map_err(unsupported)?
             );
-            return Err(EvalStop::Raise("ValueError", message));
+            return Err(Raise::new("ValueError", message));
         }
         // _guards_fn
         let guards = self.guards.as_ref().map_err(Clone::clone)?;
@@ -276,7 +272,7 @@ impl InputChecker {
         for g in guards {
             let v = pyexpr::eval(&g.actual, &args)?;
             if !pyexpr::truth(&v)? {
-                return Err(EvalStop::Raise("AssertionError", g.message.clone()));
+                return Err(Raise::new("AssertionError", g.message.clone()));
             }
         }
         // The graph body: its leading `_assert_scalar` nodes.
@@ -392,25 +388,27 @@ fn build_guards(
     // The placeholders' paths: `signature.bind(*example_args, **kwargs)`
     // names each positional argument by the forward's parameter names.
     let (Some(args_spec), Some(kw_spec)) = (in_spec.child(0), in_spec.child(1)) else {
-        return Err("an in_spec not shaped (args, kwargs)".into());
+        return Err(Raise::unsupported("an in_spec not shaped (args, kwargs)"));
     };
     let names = &codegen_names(forward_arg_names, args_spec, kw_spec)?;
     let mut paths: Vec<(String, String)> = Vec::new(); // (first key, rest)
     if names.len() < args_spec.num_children() {
-        return Err("fewer forward_arg_names than positional inputs (varargs)".into());
+        return Err(Raise::unsupported(
+            "fewer forward_arg_names than positional inputs (varargs)",
+        ));
     }
     for (name, c) in names.iter().zip(args_spec.children()) {
         let mut rest = Vec::new();
-        leaf_paths(c, String::new(), &mut rest)?;
+        leaf_paths(c, String::new(), &mut rest).map_err(Raise::Unsupported)?;
         paths.extend(rest.into_iter().map(|r| (name.clone(), r)));
     }
     if let Value::List(keys) = kw_spec.context() {
         for (k, c) in keys.iter().zip(kw_spec.children()) {
             let Value::Str(k) = k else {
-                return Err("a non-string kwarg name".into());
+                return Err(Raise::unsupported("a non-string kwarg name"));
             };
             let mut rest = Vec::new();
-            leaf_paths(c, String::new(), &mut rest)?;
+            leaf_paths(c, String::new(), &mut rest).map_err(Raise::Unsupported)?;
             paths.extend(rest.into_iter().map(|r| (k.to_string(), r)));
         }
     }
@@ -430,7 +428,9 @@ fn build_guards(
         match spec {
             InputSpec::UserInput(_) | InputSpec::ConstantInput(_) => metas.push(arg),
             InputSpec::Token(_) if training => {
-                return Err("an effect token input of a TRAINING-dialect program".into())
+                return Err(Raise::unsupported(
+                    "an effect token input of a TRAINING-dialect program",
+                ))
             }
             _ => {}
         }
@@ -443,7 +443,10 @@ fn build_guards(
     }
     if metas.len() != paths.len() {
         let counts = (metas.len(), paths.len());
-        return Err(format!("{} placeholders but {} input paths", counts.0, counts.1).into());
+        return Err(Raise::unsupported(format!(
+            "{} placeholders but {} input paths",
+            counts.0, counts.1
+        )));
     }
     let ranges = &ep.graph_module.range_constraints;
     let mut code: Vec<String> = Vec::new();
@@ -515,37 +518,50 @@ fn build_guards(
             }
             Argument::AsSymInt(SymIntArgument::AsName(n)) => {
                 match graph.sym_int_values.iter().find(|(k, _)| k == n) {
-                    Some((_, SymInt::AsExpr(e))) => handle_symint(&e.expr_text(), src, &mut code)?,
+                    Some((_, SymInt::AsExpr(e))) => {
+                        handle_symint(&e.expr_text(), src, &mut code).map_err(Raise::Unsupported)?
+                    }
                     Some((_, SymInt::AsInt(i))) => code.push(format!("{src} == {}", i.to_bigint())),
                     // The loader refuses a raw int (`expected int, got ...`).
                     Some((_, SymInt::Raw(_))) => {
-                        return Err("a sym_int_values entry that is no int".into())
+                        return Err(Raise::unsupported("a sym_int_values entry that is no int"))
                     }
-                    None => return Err(format!("no sym_int_values entry `{n}`").into()),
+                    None => {
+                        return Err(Raise::unsupported(format!("no sym_int_values entry `{n}`")))
+                    }
                 }
             }
             Argument::AsTensor(t) => {
                 let Some((_, meta)) = graph.tensor_values.iter().find(|(k, _)| *k == t.name) else {
-                    return Err(format!("no tensor_values entry `{}`", t.name).into());
+                    return Err(Raise::unsupported(format!(
+                        "no tensor_values entry `{}`",
+                        t.name
+                    )));
                 };
                 for (i, dim) in meta.sizes.items().iter().enumerate() {
                     let src = format!("{src}.size()[{i}]");
                     match dim {
                         SymInt::AsInt(n) => code.push(format!("{src} == {}", n.to_bigint())),
-                        SymInt::AsExpr(e) => handle_symint(&e.expr_text(), src, &mut code)?,
-                        SymInt::Raw(_) => return Err("a size that is no int".into()),
+                        SymInt::AsExpr(e) => handle_symint(&e.expr_text(), src, &mut code)
+                            .map_err(Raise::Unsupported)?,
+                        SymInt::Raw(_) => return Err(Raise::unsupported("a size that is no int")),
                     }
                 }
             }
-            other => return Err(format!("a placeholder of kind `{}`", other.tag()).into()),
+            other => {
+                return Err(Raise::unsupported(format!(
+                    "a placeholder of kind `{}`",
+                    other.tag()
+                )))
+            }
         }
     }
     code.extend(hidden_root_equations(&deferred, &sources)?);
     // _force_ep_signature_match, then _force_gm_signature_match.
     let Some(guards_code) = ep.guards_code.typed() else {
-        return Err("a `guards_code` that is not a list of strings"
-            .to_string()
-            .into());
+        return Err(Raise::unsupported(
+            "a `guards_code` that is not a list of strings",
+        ));
     };
     for g in guards_code {
         let mut g = g.clone();
@@ -595,9 +611,9 @@ fn hidden_root_equations(
             continue;
         }
         let Some((a, symbol, b)) = linear_form(srepr).filter(|l| l.1 == *symbol) else {
-            return Err(
-                format!("a derived dim `{expr}` not of the form a*s + b (`try_solve`)").into(),
-            );
+            return Err(Raise::unsupported(format!(
+                "a derived dim `{expr}` not of the form a*s + b (`try_solve`)"
+            )));
         };
         let dim = derived::Linear { a, symbol, b };
         match unification.iter().find(|(s, _)| *s == dim.symbol) {
@@ -625,7 +641,7 @@ fn codegen_names(
     if let Value::List(keys) = kw_spec.context() {
         for k in keys.iter() {
             let Value::Str(k) = k else {
-                return Err("a non-string kwarg name".into());
+                return Err(Raise::unsupported("a non-string kwarg name"));
             };
             names.push(k.to_string());
         }
@@ -687,7 +703,7 @@ pub fn check_probe_lines(ep: &ExportedProgram, lines: &[ProbeLine]) -> Vec<PyJso
         .iter()
         .map(|line| match (line, &checker) {
             (Ok(p), Ok(c)) => c.check(p).to_json(&p.id),
-            (Ok(p), Err(w)) => Outcome::Unsupported(w.clone()).to_json(&p.id),
+            (Ok(p), Err(w)) => Outcome::Stopped(Raise::Unsupported(w.clone())).to_json(&p.id),
             (Err(bad), _) => bad.to_json(),
         })
         .collect()
@@ -699,7 +715,7 @@ pub fn check_probes(ep: &ExportedProgram, probes: &[Probe]) -> Vec<Outcome> {
         Ok(c) => probes.iter().map(|p| c.check(p)).collect(),
         Err(w) => probes
             .iter()
-            .map(|_| Outcome::Unsupported(w.clone()))
+            .map(|_| Outcome::Stopped(Raise::Unsupported(w.clone())))
             .collect(),
     }
 }

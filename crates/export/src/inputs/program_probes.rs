@@ -329,7 +329,9 @@ fn leaves(ep: &ExportedProgram, values: &mut BTreeMap<String, i64>) -> Option<Ve
                     .iter()
                     .map(|s| dim_of(s, values))
                     .collect();
-                let dtype = crate::load::enum_key(&meta.dtype, |d| d.value())
+                let dtype = meta
+                    .dtype
+                    .enum_key(|d| d.value())
                     .ok()
                     .and_then(crate::load::dtype_name)
                     .unwrap_or("torch.float32")

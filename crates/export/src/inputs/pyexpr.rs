@@ -6,6 +6,7 @@
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{Signed, Zero};
+pub use torchspec_pyval::Raise;
 
 /// A guard expression node (the subset of Python the tracer prints).
 #[derive(Clone, Debug, PartialEq)]
@@ -137,12 +138,12 @@ impl ParseStop {
                 } else {
                     String::new()
                 };
-                EvalStop::Raise(
+                Raise::new(
                     "SyntaxError",
                     format!("{message}{at} ({filename}, line {n})"),
                 )
             }
-            ParseStop::Unsupported(w) => EvalStop::Unsupported(w),
+            ParseStop::Unsupported(w) => Raise::Unsupported(w),
         }
     }
 }
@@ -948,26 +949,10 @@ const FUNCS: &[&str] = &[
     "torch.sym_min",
 ];
 
-/// Why evaluation stopped.
-#[derive(Clone, Debug)]
-pub enum EvalStop {
-    /// Python raises (type, message).
-    Raise(&'static str, String),
-    /// Not modelled.
-    Unsupported(String),
-}
-
-impl From<String> for EvalStop {
-    fn from(w: String) -> EvalStop {
-        EvalStop::Unsupported(w)
-    }
-}
-
-impl From<&str> for EvalStop {
-    fn from(w: &str) -> EvalStop {
-        EvalStop::Unsupported(w.to_string())
-    }
-}
+/// Why evaluation stopped: Python raises ([`Raise::Exception`]), or the
+/// reference does not model the form ([`Raise::Unsupported`]); the
+/// workspace's one such type, under the name the guard evaluator uses.
+pub type EvalStop = Raise;
 
 fn int_of(v: &GVal) -> Option<BigInt> {
     match v {
@@ -984,9 +969,7 @@ pub fn truth(v: &GVal) -> Result<bool, EvalStop> {
         GVal::Bool(b) => Ok(*b),
         GVal::Float(f) => Ok(*f != 0.0),
         GVal::Str(s) => Ok(!s.is_empty()),
-        other => Err(EvalStop::Unsupported(format!(
-            "the truth value of {other:?}"
-        ))),
+        other => Err(Raise::Unsupported(format!("the truth value of {other:?}"))),
     }
 }
 
@@ -1003,13 +986,13 @@ fn scalar_type_name(v: &GVal) -> Option<&'static str> {
 
 /// Evaluates the actual guard text, where `args[i]` is the i-th flat input.
 pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
-    let unsupported = |what: String| Err(EvalStop::Unsupported(what));
+    let unsupported = |what: String| Err(Raise::Unsupported(what));
     match e {
         Expr::Int(i) => Ok(GVal::Int(i.clone())),
         Expr::Float(f) => Ok(GVal::Float(*f)),
         Expr::Str(s) => Ok(GVal::Str(s.clone())),
         Expr::Name(n) if n == "True" || n == "False" => Ok(GVal::Bool(n == "True")),
-        Expr::Name(n) if GUARD_NAMES.binary_search(&n.as_str()).is_err() => Err(EvalStop::Raise(
+        Expr::Name(n) if GUARD_NAMES.binary_search(&n.as_str()).is_err() => Err(Raise::new(
             "NameError",
             format!("name '{n}' is not defined"),
         )),
@@ -1025,13 +1008,10 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
             };
             let idx: usize = idx
                 .try_into()
-                .map_err(|_| EvalStop::Unsupported("a negative `args` index".into()))?;
+                .map_err(|_| Raise::Unsupported("a negative `args` index".into()))?;
             match args.get(idx) {
                 Some(v) => Ok(v.clone()),
-                None => Err(EvalStop::Raise(
-                    "IndexError",
-                    "tuple index out of range".into(),
-                )),
+                None => Err(Raise::new("IndexError", "tuple index out of range")),
             }
         }
         Expr::Subscript(b, i) => {
@@ -1042,10 +1022,7 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
                     let n = BigInt::from(dims.len());
                     let k = if k.is_negative() { k + &n } else { k };
                     if k.is_negative() || k >= n {
-                        return Err(EvalStop::Raise(
-                            "IndexError",
-                            "tuple index out of range".into(),
-                        ));
+                        return Err(Raise::new("IndexError", "tuple index out of range"));
                     }
                     let k: usize = k.try_into().expect("in range");
                     Ok(GVal::Int(BigInt::from(dims[k])))
@@ -1066,7 +1043,7 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
             }
             // A scalar where the guard expects a tensor: Python's
             // `'int' object has no attribute 'size'`.
-            (b, "size") if scalar_type_name(&b).is_some() => Err(EvalStop::Raise(
+            (b, "size") if scalar_type_name(&b).is_some() => Err(Raise::new(
                 "AttributeError",
                 format!(
                     "'{}' object has no attribute 'size'",
@@ -1107,13 +1084,12 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
                 return unsupported("arithmetic on non-integers".into());
             };
             let z = || {
-                Err(EvalStop::Raise(
+                Err(Raise::new(
                     "ZeroDivisionError",
                     match op {
                         BinOp::Mod => "integer modulo by zero",
                         _ => "integer division or modulo by zero",
-                    }
-                    .into(),
+                    },
                 ))
             };
             Ok(GVal::Int(match op {
@@ -1172,13 +1148,13 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
 /// a negative one a float (not modelled), as does a result past 4096 bits.
 fn int_pow(l: &GVal, r: &GVal) -> Result<GVal, EvalStop> {
     let (Some(a), Some(b)) = (int_of(l), int_of(r)) else {
-        return Err(EvalStop::Unsupported("`**` on non-integers".into()));
+        return Err(Raise::Unsupported("`**` on non-integers".into()));
     };
     let Ok(e) = u32::try_from(&b) else {
-        return Err(EvalStop::Unsupported(format!("`{a} ** {b}`")));
+        return Err(Raise::Unsupported(format!("`{a} ** {b}`")));
     };
     if a.bits().saturating_mul(u64::from(e)) > 4096 {
-        return Err(EvalStop::Unsupported(format!("`{a} ** {b}`")));
+        return Err(Raise::Unsupported(format!("`{a} ** {b}`")));
     }
     Ok(GVal::Int(num_traits::Pow::pow(a, e)))
 }
@@ -1213,15 +1189,15 @@ fn call(name: &str, a: &[GVal]) -> Result<GVal, EvalStop> {
         }
         ("math.floor" | "math.ceil" | "math.trunc", [GVal::Float(f)]) => {
             if f.is_nan() {
-                return Err(EvalStop::Raise(
+                return Err(Raise::new(
                     "ValueError",
-                    "cannot convert float NaN to integer".into(),
+                    "cannot convert float NaN to integer",
                 ));
             }
             if f.is_infinite() {
-                return Err(EvalStop::Raise(
+                return Err(Raise::new(
                     "OverflowError",
-                    "cannot convert float infinity to integer".into(),
+                    "cannot convert float infinity to integer",
                 ));
             }
             let r = match name {
@@ -1230,10 +1206,10 @@ fn call(name: &str, a: &[GVal]) -> Result<GVal, EvalStop> {
                 _ => f.trunc(),
             };
             let i = num_traits::FromPrimitive::from_f64(r)
-                .ok_or_else(|| EvalStop::Unsupported(format!("`{name}({f})`")))?;
+                .ok_or_else(|| Raise::Unsupported(format!("`{name}({f})`")))?;
             Ok(GVal::Int(i))
         }
-        _ => Err(EvalStop::Unsupported(format!(
+        _ => Err(Raise::Unsupported(format!(
             "`{name}` on {} argument(s) {a:?}",
             a.len()
         ))),
@@ -1260,7 +1236,7 @@ fn as_float(v: &GVal) -> Result<f64, EvalStop> {
     let small: Option<i64> = int_of(v).and_then(|i| (&i).try_into().ok());
     match small.filter(|s| s.unsigned_abs() < (1u64 << 53)) {
         Some(s) => Ok(s as f64),
-        None => Err(EvalStop::Unsupported(format!("float arithmetic on {v:?}"))),
+        None => Err(Raise::Unsupported(format!("float arithmetic on {v:?}"))),
     }
 }
 
@@ -1279,11 +1255,11 @@ fn float_bin(l: &GVal, op: BinOp, r: &GVal) -> Result<GVal, EvalStop> {
             } else {
                 "float division by zero"
             };
-            return Err(EvalStop::Raise("ZeroDivisionError", message.into()));
+            return Err(Raise::new("ZeroDivisionError", message));
         }
         BinOp::TrueDiv => a / b,
         BinOp::FloorDiv | BinOp::Mod | BinOp::Pow => {
-            return Err(EvalStop::Unsupported("`//`, `%` or `**` on a float".into()))
+            return Err(Raise::Unsupported("`//`, `%` or `**` on a float".into()))
         }
     }))
 }
@@ -1314,16 +1290,14 @@ fn compare(a: &GVal, op: CmpOp, b: &GVal) -> Result<GVal, EvalStop> {
                 };
                 match (f(x), f(y)) {
                     (Some(x), Some(y)) => x.partial_cmp(&y),
-                    _ => return Err(EvalStop::Unsupported("a huge int against a float".into())),
+                    _ => return Err(Raise::Unsupported("a huge int against a float".into())),
                 }
             }
             _ => {
                 return match op {
                     CmpOp::Eq => Ok(GVal::Bool(false)),
                     CmpOp::Ne => Ok(GVal::Bool(true)),
-                    _ => Err(EvalStop::Unsupported(format!(
-                        "ordering {a:?} against {b:?}"
-                    ))),
+                    _ => Err(Raise::Unsupported(format!("ordering {a:?} against {b:?}"))),
                 }
             }
         },
@@ -1392,8 +1366,8 @@ mod tests {
     fn syntax_errors_read_as_cpython_prints_them() {
         let raised = |s: &str, file: &str, line: usize| match parse(s) {
             Err(stop) => match stop.into_stop(file, line) {
-                EvalStop::Raise(ty, m) => format!("{ty}: {m}"),
-                EvalStop::Unsupported(w) => format!("unsupported: {w}"),
+                Raise::Exception(e) => format!("{}: {}", e.type_name, e.message),
+                Raise::Unsupported(w) => format!("unsupported: {w}"),
             },
             Ok(e) => format!("parsed {e:?}"),
         };
@@ -1435,15 +1409,18 @@ mod tests {
     fn unknown_names_raise_name_error() {
         let e = parse("L['y'].size()[0] == 2").unwrap();
         match eval(&e, &[]) {
-            Err(EvalStop::Raise(ty, m)) => {
-                assert_eq!((ty, m.as_str()), ("NameError", "name 'L' is not defined"))
+            Err(Raise::Exception(e)) => {
+                assert_eq!(
+                    (e.type_name.as_str(), e.message.as_str()),
+                    ("NameError", "name 'L' is not defined")
+                )
             }
             other => panic!("{other:?}"),
         }
         let e = parse("math.cos(args[0])").unwrap();
         assert!(matches!(
             eval(&e, &[GVal::Float(1.0)]),
-            Err(EvalStop::Unsupported(_))
+            Err(Raise::Unsupported(_))
         ));
     }
 
@@ -1457,8 +1434,8 @@ mod tests {
             let args = [GVal::Tensor(vec![n]), GVal::Tensor(vec![m])];
             match eval(&e, &args) {
                 Ok(v) => format!("{v:?}"),
-                Err(EvalStop::Raise(ty, msg)) => format!("{ty}: {msg}"),
-                Err(EvalStop::Unsupported(w)) => format!("unsupported: {w}"),
+                Err(Raise::Exception(e)) => format!("{}: {}", e.type_name, e.message),
+                Err(Raise::Unsupported(w)) => format!("unsupported: {w}"),
             }
         };
         let (x, y) = ("args[0].size()[0]", "args[1].size()[0]");

@@ -6,6 +6,7 @@
 use crate::failure::LoadFailure;
 use crate::fx::{Graph, Op};
 use crate::model::{LoadedGraphModule, SubGraph};
+use torchspec_pyval::Raise;
 
 /// `magic_methods` of torch/fx/graph.py: the `_operator` functions
 /// `CodeGen` prints as Python operators, with one `{}` per operand.
@@ -53,7 +54,7 @@ pub fn check_codegen(g: &Graph) -> Result<(), LoadFailure> {
         let operands = MAGIC_METHODS.iter().find(|(m, _)| *m == name);
         if let Some(&(_, operands)) = operands {
             if n.args.len() < operands {
-                return Err(LoadFailure::py(
+                return Err(Raise::new(
                     "IndexError",
                     format!(
                         "Replacement index {} out of range for positional args tuple",
@@ -108,7 +109,7 @@ pub fn lost_attribute(gm: &LoadedGraphModule) -> Option<LoadFailure> {
     if !fails {
         let deeper = |s: &SubGraph| s.submodules.iter().any(subtree_fails);
         return gm.submodules.iter().any(deeper).then(|| {
-            LoadFailure::unsupported(
+            Raise::unsupported(
                 "a subgraph of a subgraph whose code does not compile (a placeholder that is \
                  no Python identifier): its parent loses its attributes",
             )
@@ -116,7 +117,7 @@ pub fn lost_attribute(gm: &LoadedGraphModule) -> Option<LoadFailure> {
     }
     let (_, first) = gm.graph.nodes().find(|(_, n)| n.op == Op::GetAttr)?;
     let attr = first.target.split('.').next().unwrap_or_default();
-    Some(LoadFailure::py(
+    Some(Raise::new(
         "AttributeError",
         format!("'GraphModule' object has no attribute '{attr}'"),
     ))
@@ -143,7 +144,7 @@ mod tests {
     #[test]
     fn codegen_needs_an_operand_per_placeholder() {
         let err = |g: &Graph| match check_codegen(g) {
-            Err(LoadFailure::Python { exception, message }) => Some((exception, message)),
+            Err(Raise::Exception(e)) => Some((e.type_name, e.message)),
             _ => None,
         };
         assert_eq!(

@@ -5,15 +5,15 @@
 use super::inputs::{int_arg, raw_arg};
 use super::raw::{key_error, raw_dict_use, raw_list_use, Use};
 use super::state::{Deserializer, R};
-use crate::failure::LoadFailure;
 use crate::fx::{Arg, NodeId, Op};
 use crate::schema as wire;
+use torchspec_pyval::Raise;
 
 impl<'w> Deserializer<'w> {
     /// `sync_fx_node`.
     pub(super) fn sync(&mut self, name: &str, id: NodeId) -> R<()> {
         if self.cx.name_to_node.contains_key(name) {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "SerializeError",
                 format!("Node {name} has already been deserialized before."),
             ));
@@ -69,7 +69,7 @@ impl<'w> Deserializer<'w> {
                 wire::Argument::AsSymInt(s) => match s {
                     wire::SymIntArgument::AsName(name) => self.placeholder(name)?,
                     wire::SymIntArgument::AsInt(i) => {
-                        return Err(LoadFailure::py(
+                        return Err(Raise::new(
                             "SerializeError",
                             format!("Deserializing a constant symint SymIntArgument(as_int={i}) as an input"),
                         ))
@@ -86,7 +86,7 @@ impl<'w> Deserializer<'w> {
                         .input_specs
                         .get(i)
                         .map(|s| s.arg.name().to_string())
-                        .ok_or_else(|| LoadFailure::py("IndexError", "list index out of range"))?;
+                        .ok_or_else(|| Raise::new("IndexError", "list index out of range"))?;
                     let name = if spec_name.is_empty() {
                         format!("arg{i}")
                     } else {
@@ -100,7 +100,7 @@ impl<'w> Deserializer<'w> {
                 other => {
                     let mut repr = String::new();
                     other.py_repr(&mut repr);
-                    return Err(LoadFailure::py(
+                    return Err(Raise::new(
                         "SerializeError",
                         format!("Invalid input type {repr}"),
                     ));
@@ -135,7 +135,7 @@ impl<'w> Deserializer<'w> {
                 other => {
                     let mut repr = String::new();
                     other.py_repr(&mut repr);
-                    return Err(LoadFailure::py(
+                    return Err(Raise::new(
                         "SerializeError",
                         format!("Unable to deserialize output node {repr}"),
                     ));
@@ -145,7 +145,7 @@ impl<'w> Deserializer<'w> {
         Ok(
             if wire::load::loose_truth(&g.is_single_tensor_return, |b| *b) {
                 if outputs.len() != 1 {
-                    return Err(LoadFailure::py(
+                    return Err(Raise::new(
                         "AssertionError",
                         format!(
                             "expected single output for single_tensor_return, got {}",

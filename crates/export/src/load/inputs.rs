@@ -5,13 +5,15 @@
 use super::codegen::check_codegen;
 use super::raw::key_error;
 use super::state::{Deserializer, GraphCx, R};
-use super::values::{device_text, dtype_name, layout_name, memory_format_name, raw_enum_key};
+use super::values::{device_text, dtype_name, layout_name, memory_format_name};
 use crate::failure::LoadFailure;
 use crate::fx::{Arg, Op};
 use crate::model::SubGraph;
 use crate::ops::{self, Resolved};
 use crate::schema as wire;
+use crate::schema::load::raw_enum_key;
 use torchspec_pyval::pyjson::{PyInt, PyJson};
+use torchspec_pyval::Raise;
 
 /// A call's `(args, kwargs)`.
 pub(super) type ArgsKwargs = (Vec<Arg>, Vec<(String, Arg)>);
@@ -40,7 +42,7 @@ pub(super) fn raw_arg(v: &PyJson) -> Arg {
 fn unhashable_name(inputs: &[wire::NamedArgument]) -> R<()> {
     for input in inputs {
         if let wire::Loose::Raw(v @ PyJson::List(_)) = &input.name {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "TypeError",
                 format!("unhashable type: '{}'", v.type_name()),
             ));
@@ -53,7 +55,7 @@ fn unhashable_name(inputs: &[wire::NamedArgument]) -> R<()> {
 pub(super) fn unhandled(a: &wire::Argument) -> LoadFailure {
     let mut repr = String::new();
     a.py_repr(&mut repr);
-    LoadFailure::py("SerializeError", format!("Unhandled argument {repr}"))
+    Raise::new("SerializeError", format!("Unhandled argument {repr}"))
 }
 
 /// `deserialize_input` of a payload `_dict_to_dataclass` kept raw: an enum
@@ -69,7 +71,7 @@ pub(super) fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg
             return match &r.value {
                 PyJson::List(_) if r.tag == "as_ints" => Ok(raw_arg(&r.value)),
                 // TensorArguments with a field of another type.
-                PyJson::List(_) => Err(LoadFailure::untyped(
+                PyJson::List(_) => Err(crate::failure::untyped(
                     "an `as_tensors` argument whose items' fields are not of the schema's types",
                 )),
                 _ => Err(unhandled(a)),
@@ -83,7 +85,7 @@ pub(super) fn raw_input(a: &wire::Argument, r: &wire::load::RawPayload) -> R<Arg
         None => {
             let mut repr = String::new();
             wire::load::repr_raw(&r.value, &mut repr);
-            Err(LoadFailure::py("KeyError", repr))
+            Err(Raise::new("KeyError", repr))
         }
     }
 }
@@ -104,14 +106,9 @@ pub(super) fn enum_input(a: &wire::Argument) -> R<Arg> {
         wire::Argument::AsScalarType(s) => (s.value(), dtype_name(s.value())),
         wire::Argument::AsMemoryFormat(m) => (m.value(), memory_format_name(m.value())),
         wire::Argument::AsLayout(l) => (l.value(), layout_name(l.value())),
-        other => {
-            return Err(LoadFailure::unsupported(format!(
-                "argument `{}`",
-                other.tag()
-            )))
-        }
+        other => return Err(Raise::unsupported(format!("argument `{}`", other.tag()))),
     };
-    let name = name.ok_or_else(|| LoadFailure::py("KeyError", value.to_string()))?;
+    let name = name.ok_or_else(|| Raise::new("KeyError", value.to_string()))?;
     Ok(Arg::Torch(name.into()))
 }
 
@@ -129,48 +126,6 @@ pub(super) fn argument_kind(
         }
         wire::Loose::Raw(_) => None,
     }
-}
-
-/// `keyword.iskeyword`.
-pub(super) fn is_python_keyword(s: &str) -> bool {
-    matches!(
-        s,
-        "False"
-            | "None"
-            | "True"
-            | "and"
-            | "as"
-            | "assert"
-            | "async"
-            | "await"
-            | "break"
-            | "class"
-            | "continue"
-            | "def"
-            | "del"
-            | "elif"
-            | "else"
-            | "except"
-            | "finally"
-            | "for"
-            | "from"
-            | "global"
-            | "if"
-            | "import"
-            | "in"
-            | "is"
-            | "lambda"
-            | "nonlocal"
-            | "not"
-            | "or"
-            | "pass"
-            | "raise"
-            | "return"
-            | "try"
-            | "while"
-            | "with"
-            | "yield"
-    )
 }
 
 impl<'w> Deserializer<'w> {
@@ -220,7 +175,7 @@ impl<'w> Deserializer<'w> {
                         args.push(value.clone());
                         continue;
                     }
-                    Some(wire::ArgumentKind::KEYWORD) if !is_python_keyword(name) => {
+                    Some(wire::ArgumentKind::KEYWORD) if !torchspec_pyval::is_keyword(name) => {
                         put(&mut kwargs, name, value.clone());
                         continue;
                     }
@@ -232,9 +187,9 @@ impl<'w> Deserializer<'w> {
             if is_positional {
                 let (_, _, value) = found.ok_or_else(|| key_error(name))?;
                 args.push(value.clone());
-            } else if is_python_keyword(name) {
+            } else if torchspec_pyval::is_keyword(name) {
                 if schema_arg.kwarg_only {
-                    return Err(LoadFailure::py(
+                    return Err(Raise::new(
                         "AssertionError",
                         format!("schema_arg {name} should not be kwarg_only"),
                     ));
@@ -262,7 +217,7 @@ impl<'w> Deserializer<'w> {
                 wire::Loose::Typed(name) => name,
                 // `kwargs[input_.name]` with a key of another type.
                 wire::Loose::Raw(_) if !positional => {
-                    return Err(LoadFailure::untyped(
+                    return Err(crate::failure::untyped(
                         "the name of a higher-order op's keyword input",
                     ))
                 }
@@ -309,7 +264,7 @@ impl<'w> Deserializer<'w> {
             A::AsOptionalTensor(_) => return Err(unhandled(a)),
             A::AsCustomObj(c) => match self.cx.name_to_node.get(&c.name) {
                 Some(id) => Arg::Node(*id),
-                None => return Err(LoadFailure::unsupported(
+                None => return Err(Raise::unsupported(
                     "a custom object argument that is not a graph input (a ScriptObject constant)",
                 )),
             },
@@ -366,12 +321,7 @@ impl<'w> Deserializer<'w> {
                     .collect::<R<_>>()?,
             ),
             // deserialize_input reads every other form itself.
-            other => {
-                return Err(LoadFailure::unsupported(format!(
-                    "argument `{}`",
-                    other.tag()
-                )))
-            }
+            other => return Err(Raise::unsupported(format!("argument `{}`", other.tag()))),
         })
     }
 
@@ -426,7 +376,7 @@ impl<'w> Deserializer<'w> {
         } else {
             return Ok(());
         };
-        Err(LoadFailure::py(
+        Err(Raise::new(
             "KeyError",
             torchspec_pyval::repr::str_repr(&message),
         ))
@@ -438,7 +388,7 @@ impl<'w> Deserializer<'w> {
     /// string, which `_format_arg` prints as is
     /// (`torch.ops.testlib.foo.default`).
     pub(super) fn operator_input(&self, op: &str) -> R<Arg> {
-        let unsupported = || LoadFailure::unsupported(format!("operator argument `{op}`"));
+        let unsupported = || Raise::unsupported(format!("operator argument `{op}`"));
         match ops::resolve(op, self.registrations) {
             Resolved::OpOverload(t) => match t.strip_prefix("torch.ops.") {
                 Some(rest) => Ok(Arg::Torch(rest.to_string())),

@@ -4,11 +4,11 @@
 
 use super::raw::{json_loads, no_attribute, truthy};
 use super::state::R;
-use crate::failure::LoadFailure;
 use crate::ops::{self, Resolved};
 use crate::registrations::Registrations;
 use crate::schema as wire;
 use torchspec_pyval::pyjson::PyJson;
+use torchspec_pyval::Raise;
 
 /// The end of `deserialize_graph_module`: `metadata.get("custom")` and
 /// `json.loads` of it when truthy, then `treespec_namedtuple_fields.items()`
@@ -38,7 +38,7 @@ pub(super) fn graph_module_meta(gm: &wire::GraphModule) -> R<()> {
                 let fits =
                     matches!(v, PyJson::Object(f) if f.iter().any(|(n, _)| n == "field_names"));
                 if !fits {
-                    return Err(LoadFailure::unsupported(format!(
+                    return Err(Raise::unsupported(format!(
                         "$.graph_module.treespec_namedtuple_fields[{}]: a {} where the schema has a NamedTupleDef",
                         torchspec_pyval::repr::str_repr(k),
                         v.type_name()
@@ -95,7 +95,7 @@ pub(super) fn check_metadata(
     // `metadata.get(key)` on what `_dict_to_dataclass` kept: a dict of raw
     // values, or something with no `.get`.
     let PyJson::Object(entries) = raw else {
-        return Err(LoadFailure::py(
+        return Err(Raise::new(
             "AttributeError",
             format!("'{}' object has no attribute 'get'", raw.type_name()),
         ));
@@ -118,7 +118,7 @@ pub(super) fn check_metadata(
             v if key == "custom" || key == "from_node" => {
                 // The checks before this key run first.
                 check_str_metadata(&strs, registrations)?;
-                return Err(LoadFailure::py(
+                return Err(Raise::new(
                     "TypeError",
                     format!(
                         "the JSON object must be str, bytes or bytearray, not {}",
@@ -128,7 +128,7 @@ pub(super) fn check_metadata(
             }
             v => {
                 check_str_metadata(&strs, registrations)?;
-                return Err(LoadFailure::py(
+                return Err(Raise::new(
                     "AttributeError",
                     format!("'{}' object has no attribute 'split'", v.type_name()),
                 ));
@@ -147,7 +147,7 @@ pub(super) fn check_str_metadata<V: AsRef<str>>(
         for item in stack.split(';') {
             let n = metadata_split_len(item);
             if n != 3 {
-                return Err(LoadFailure::py(
+                return Err(Raise::new(
                     "AssertionError",
                     format!("expected metadata_split to return 3 parts, got {n}"),
                 ));
@@ -160,14 +160,14 @@ pub(super) fn check_str_metadata<V: AsRef<str>>(
             let parts: Vec<&str> = item.split(',').collect();
             match parts.len() {
                 1 => {
-                    return Err(LoadFailure::py(
+                    return Err(Raise::new(
                         "ValueError",
                         "not enough values to unpack (expected 2, got 1)",
                     ))
                 }
                 2 => {}
                 _ => {
-                    return Err(LoadFailure::py(
+                    return Err(Raise::new(
                         "ValueError",
                         "too many values to unpack (expected 2)",
                     ))
@@ -178,7 +178,7 @@ pub(super) fn check_str_metadata<V: AsRef<str>>(
             let target = parts[1];
             if !target.starts_with("torch") {
                 if let Resolved::Raises(exception, message) = ops::resolve(target, registrations) {
-                    return Err(LoadFailure::py(exception, message));
+                    return Err(Raise::new(exception, message));
                 }
             }
         }
@@ -195,7 +195,7 @@ pub(super) fn check_str_metadata<V: AsRef<str>>(
                         }
                     }
                     other => {
-                        return Err(LoadFailure::py(
+                        return Err(Raise::new(
                             "AssertionError",
                             format!("expected list, got {}", other.type_name()),
                         ))
@@ -219,14 +219,14 @@ fn node_source_from_dict(d: &PyJson, depth: usize) -> R<()> {
         PyJson::Null => return Ok(()),
         PyJson::Object(entries) => entries,
         other => {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "AssertionError",
                 format!("Expected a dict, got <class '{}'>", other.type_name()),
             ))
         }
     };
     if depth >= MAX_FROM_NODE_DEPTH {
-        return Err(LoadFailure::unsupported(format!(
+        return Err(Raise::unsupported(format!(
             "a `from_node` chain nested more than {MAX_FROM_NODE_DEPTH} levels"
         )));
     }
@@ -248,11 +248,11 @@ fn node_source_from_dict(d: &PyJson, depth: usize) -> R<()> {
         // Iterating a str or dict gives strs.
         Some(PyJson::Str(s)) if s.is_empty() => Ok(()),
         Some(PyJson::Object(o)) if o.is_empty() => Ok(()),
-        Some(PyJson::Str(_) | PyJson::Object(_)) => Err(LoadFailure::py(
+        Some(PyJson::Str(_) | PyJson::Object(_)) => Err(Raise::new(
             "AssertionError",
             "Expected a dict, got <class 'str'>",
         )),
-        Some(other) => Err(LoadFailure::py(
+        Some(other) => Err(Raise::new(
             "TypeError",
             format!("'{}' object is not iterable", other.type_name()),
         )),

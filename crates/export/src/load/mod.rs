@@ -47,7 +47,7 @@ use crate::schema as wire;
 
 pub use codegen::{check_codegen, lost_attribute};
 pub use nodes::printed_target;
-pub use values::{dtype_name, enum_key, raw_enum_key};
+pub use values::dtype_name;
 
 use state::{Deserializer, GraphCx, R};
 

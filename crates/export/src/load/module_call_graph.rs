@@ -4,9 +4,9 @@
 use super::raw::{json_loads, raw_list_use, truthy, Use};
 use super::signature::{deserialize_argument_spec, Names};
 use super::state::R;
-use crate::failure::LoadFailure;
 use crate::model::{ModuleCallEntry, ModuleCallSignature};
 use crate::schema as wire;
+use torchspec_pyval::Raise;
 
 /// `deserialize_module_call_graph`: `for entry in module_call_graph`, each
 /// entry's `fqn`, then its signature's inputs and outputs.
@@ -48,8 +48,8 @@ pub(super) fn deserialize_module_call_signature(
     let out_spec = treespec_text(&s.out_spec)?;
     for spec in [in_spec, out_spec] {
         crate::pytree::treespec_loads_cause(spec, registry).map_err(|e| match e {
-            torchspec_pyval::Raise::Exception(e) => LoadFailure::py(&e.type_name, e.message),
-            torchspec_pyval::Raise::Unsupported(w) => LoadFailure::unsupported(w),
+            torchspec_pyval::Raise::Exception(e) => Raise::new(&e.type_name, e.message),
+            torchspec_pyval::Raise::Unsupported(w) => Raise::unsupported(w),
         })?;
     }
     Ok(ModuleCallSignature {
@@ -74,6 +74,6 @@ pub(super) fn treespec_text(spec: &wire::Loose<String>) -> R<&str> {
         wire::Loose::Typed(text) => Ok(text),
         wire::Loose::Raw(v) => Err(json_loads(v)
             .err()
-            .unwrap_or_else(|| LoadFailure::unsupported("a treespec kept as it came"))),
+            .unwrap_or_else(|| Raise::unsupported("a treespec kept as it came"))),
     }
 }

@@ -8,12 +8,12 @@ use super::outputs::sym_output_name;
 use super::raw::{key_error, raw_list_use, Use};
 use super::state::{Deserializer, R};
 use super::symbols::{lambda_key_error, unbacked_int};
-use crate::failure::LoadFailure;
 use crate::fx::{Arg, NodeId, Op};
 use crate::ops::{self, Resolved};
 use crate::ranges::Bound;
 use crate::schema as wire;
 use num_bigint::BigInt;
+use torchspec_pyval::Raise;
 
 /// `torch.ops.aten._assert_scalar.default` and friends are recognised by
 /// their serialized target string.
@@ -90,14 +90,14 @@ impl<'w> Deserializer<'w> {
         let unsupported_type = |prefix: String, ty: &str| {
             let mut node = String::new();
             n.py_repr(&mut node);
-            LoadFailure::py(
+            Raise::new(
                 "SerializeError",
                 format!("{prefix} Unsupported target type for node {node}: {ty}."),
             )
         };
         match ops::resolve(&n.target, self.registrations) {
             Resolved::OpOverload(t) => Ok((t, TargetKind::OpOverload)),
-            Resolved::HigherOrder(t) if t == TRITON_FUNCTIONAL => Err(LoadFailure::py(
+            Resolved::HigherOrder(t) if t == TRITON_FUNCTIONAL => Err(Raise::new(
                 "SerializeError",
                 "deserialize nyi for torch._higher_order_ops.triton_kernel_wrap.triton_kernel_wrapper_functional",
             )),
@@ -109,7 +109,7 @@ impl<'w> Deserializer<'w> {
                 Ok((t, TargetKind::OpOverload))
             }
             Resolved::Function(t) => Ok((t, TargetKind::Callable)),
-            Resolved::Callable(t) | Resolved::TorchAttr(t) => Err(LoadFailure::unsupported(
+            Resolved::Callable(t) | Resolved::TorchAttr(t) => Err(Raise::unsupported(
                 format!("call target `{t}` (a Python callable, not an operator)"),
             )),
             Resolved::Str(s) => Err(unsupported_type(
@@ -117,8 +117,8 @@ impl<'w> Deserializer<'w> {
                 "<class 'str'>",
             )),
             Resolved::NotCallable(ty) => Err(unsupported_type(String::new(), ty)),
-            Resolved::Raises(exception, message) => Err(LoadFailure::py(exception, message)),
-            Resolved::Unmodeled(what) => Err(LoadFailure::unsupported(format!(
+            Resolved::Raises(exception, message) => Err(Raise::new(exception, message)),
+            Resolved::Unmodeled(what) => Err(Raise::unsupported(format!(
                 "call target `{}` ({what})",
                 n.target
             ))),
@@ -179,12 +179,12 @@ impl<'w> Deserializer<'w> {
                     Some(wire::Argument::AsTensor(t)) => Some(t.name.clone()),
                     Some(_) => {
                         // `_Union.__getattr__`: `f"Field {name} is not set."`.
-                        return Err(LoadFailure::py(
+                        return Err(Raise::new(
                             "AttributeError",
                             format!("Field {} is not set.", "as_tensor"),
                         ));
                     }
-                    None => return Err(LoadFailure::py("IndexError", "list index out of range")),
+                    None => return Err(Raise::new("IndexError", "list index out of range")),
                 },
                 None => None,
             };
@@ -215,13 +215,13 @@ impl<'w> Deserializer<'w> {
         };
         let node = self.cx.graph.node(id);
         let no_meta = |ty: &str| {
-            LoadFailure::py(
+            Raise::new(
                 "AttributeError",
                 format!("'{ty}' object has no attribute 'meta'"),
             )
         };
         match node.args.first() {
-            None => Err(LoadFailure::py("IndexError", "tuple index out of range")),
+            None => Err(Raise::new("IndexError", "tuple index out of range")),
             Some(Arg::Bool(_)) if bool_skips => Ok(()),
             Some(Arg::Node(arg)) if bool_skips && !self.cx.valueless.contains(arg) => {
                 self.runtime_assert(*arg)
@@ -244,7 +244,7 @@ impl<'w> Deserializer<'w> {
             Some(Arg::List(_)) => Err(no_meta("immutable_list")),
             Some(Arg::Tuple(_)) => Err(no_meta("tuple")),
             Some(Arg::Dict(_)) => Err(no_meta("immutable_dict")),
-            Some(Arg::Torch(_) | Arg::Device(_)) => Err(LoadFailure::unsupported(
+            Some(Arg::Torch(_) | Arg::Device(_)) => Err(Raise::unsupported(
                 "`.meta` of a torch object as a ShapeEnv assert's argument",
             )),
         }
@@ -286,7 +286,7 @@ impl<'w> Deserializer<'w> {
                 // With a range (unbounded or not), what `_maybe_evaluate_static`
                 // then decides is not modelled.
                 return match self.ranges.contains_key(s.as_str()) {
-                    false => Err(LoadFailure::py("KeyError", s.clone())),
+                    false => Err(Raise::new("KeyError", s.clone())),
                     true => Ok(()),
                 };
             }
@@ -305,7 +305,7 @@ impl<'w> Deserializer<'w> {
         let mut free = parsed.free_symbols.unwrap_or_default();
         free.sort();
         match free.iter().find(|n| !self.ranges.contains_key(n.as_str())) {
-            Some(k) => Err(LoadFailure::py(
+            Some(k) => Err(Raise::new(
                 "AssertionError",
                 format!("vr must not be None for symbol {k}"),
             )),
@@ -318,8 +318,8 @@ impl<'w> Deserializer<'w> {
     pub(super) fn schema_of(&self, target: &str) -> R<ops::schema::Schema> {
         let text = ops::op_schema(target)
             .or_else(|| self.registrations.op(target).map(|op| op.schema.as_str()))
-            .ok_or_else(|| LoadFailure::unsupported(format!("the schema of `{target}`")))?;
+            .ok_or_else(|| Raise::unsupported(format!("the schema of `{target}`")))?;
         ops::schema::parse(text)
-            .ok_or_else(|| LoadFailure::unsupported(format!("the schema text `{text}`")))
+            .ok_or_else(|| Raise::unsupported(format!("the schema text `{text}`")))
     }
 }

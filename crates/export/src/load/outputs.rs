@@ -9,6 +9,7 @@ use crate::failure::LoadFailure;
 use crate::fx::{self, Arg, NodeId, Op};
 use crate::schema as wire;
 use torchspec_pyval::pyjson::PyJson;
+use torchspec_pyval::Raise;
 
 /// `arg.type == "as_none"`: the union's tag, whatever its payload
 /// (`_dict_to_dataclass` keeps `{"as_none": 1}` as it came).
@@ -27,13 +28,13 @@ pub(super) fn is_as_none(a: &wire::Argument) -> bool {
 /// int is an `int`).
 pub(super) fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
     use wire::Argument as A;
-    let not_list = |ty: &str| LoadFailure::py("AssertionError", format!("expected list, got {ty}"));
+    let not_list = |ty: &str| Raise::new("AssertionError", format!("expected list, got {ty}"));
     let first = |ty: Option<&str>| match ty {
-        Some(ty) => LoadFailure::py(
+        Some(ty) => Raise::new(
             "AssertionError",
             format!("expected TensorArgument, got {ty}"),
         ),
-        None => LoadFailure::py("IndexError", "list index out of range"),
+        None => Raise::new("IndexError", "list index out of range"),
     };
     let some_if = |empty: bool, ty: &'static str| (!empty).then_some(ty);
     match a {
@@ -61,13 +62,13 @@ pub(super) fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
         A::AsIntLists(v) => first(some_if(v.is_empty(), "list")),
         A::AsFloatLists(v) => first(some_if(v.is_empty(), "list")),
         A::Raw(r) => match &r.value {
-            PyJson::List(_) if r.tag == "as_tensors" => LoadFailure::untyped(
+            PyJson::List(_) if r.tag == "as_tensors" => crate::failure::untyped(
                 "an `as_tensors` output whose items' fields are not of the schema's types",
             ),
             PyJson::List(items) => first(items.first().map(PyJson::type_name)),
             v => not_list(v.type_name()),
         },
-        other => LoadFailure::unsupported(format!(
+        other => Raise::unsupported(format!(
             "a single `{}` node output (a node's `outputs[0]`)",
             other.tag()
         )),
@@ -127,15 +128,13 @@ pub(super) fn sym_output_name(n: &wire::Node) -> R<String> {
         Some(A::AsSymBool(_) | A::AsSymFloat(_)) => Err(field_not_set("as_name")),
         // `.as_name` of a payload that is not a symbolic union.
         Some(other) => Err(match payload_type_name(other) {
-            Some(ty) => LoadFailure::py(
+            Some(ty) => Raise::new(
                 "AttributeError",
                 format!("'{ty}' object has no attribute 'as_name'"),
             ),
-            None => {
-                LoadFailure::unsupported(format!("symbolic op output of type `{}`", other.tag()))
-            }
+            None => Raise::unsupported(format!("symbolic op output of type `{}`", other.tag())),
         }),
-        None => Err(LoadFailure::py("IndexError", "list index out of range")),
+        None => Err(Raise::new("IndexError", "list index out of range")),
     }
 }
 
@@ -167,7 +166,7 @@ impl<'w> Deserializer<'w> {
                 | A::AsSymBool(wire::SymBoolArgument::AsName(s))
                 | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => s.clone(),
                 _ => {
-                    return Err(LoadFailure::py("AssertionError", "arg should not be None"));
+                    return Err(Raise::new("AssertionError", "arg should not be None"));
                 }
             };
             self.getitem(id, 0, &name)?;
@@ -182,7 +181,7 @@ impl<'w> Deserializer<'w> {
                 A::AsSymBool(wire::SymBoolArgument::AsName(s))
                 | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => return self.sync(s, id),
                 A::AsSymBool(_) | A::AsSymFloat(_) => {
-                    return Err(LoadFailure::unsupported("a constant symbolic output"))
+                    return Err(Raise::unsupported("a constant symbolic output"))
                 }
                 a if is_as_none(a) => {
                     let candidate =
@@ -202,9 +201,7 @@ impl<'w> Deserializer<'w> {
                         self.getitem(id, idx, &t.name)?;
                     }
                 }
-                A::AsTensors(_) => {
-                    return Err(LoadFailure::py("IndexError", "list index out of range"))
-                }
+                A::AsTensors(_) => return Err(Raise::new("IndexError", "list index out of range")),
                 other => return Err(single_output_refusal(other)),
             }
         } else {
@@ -256,7 +253,7 @@ impl<'w> Deserializer<'w> {
                     self.bare_getitem(id, idx, None);
                 }
                 other if other.tag() == "as_sym_floats" => {
-                    return Err(LoadFailure::unsupported(format!(
+                    return Err(Raise::unsupported(format!(
                         "a non-empty `as_sym_floats` among several node outputs \
                          ($.graph_module.graph.nodes[].outputs[{idx}])"
                     )))
@@ -264,7 +261,7 @@ impl<'w> Deserializer<'w> {
                 other => {
                     let mut arg = String::new();
                     other.py_repr(&mut arg);
-                    return Err(LoadFailure::py(
+                    return Err(Raise::new(
                         "NotImplementedError",
                         format!("Unimplemented node output type: {arg}"),
                     ));
@@ -296,7 +293,7 @@ impl<'w> Deserializer<'w> {
 
 /// `generate_getitems` on an item that is not an `Argument`.
 fn not_an_argument(ty: &str) -> LoadFailure {
-    LoadFailure::py("AssertionError", format!("expected Argument, got {ty}"))
+    Raise::new("AssertionError", format!("expected Argument, got {ty}"))
 }
 
 /// `getattr(serialized_node, "is_hop_single_tensor_return", True)` as a

@@ -4,10 +4,10 @@
 //! and the constraints that survive loading.
 
 use std::collections::{HashMap, HashSet};
+use torchspec_pyval::Raise;
 
 use super::raw::raw_dict_use;
 use super::state::R;
-use crate::failure::LoadFailure;
 use crate::ranges::{Bound, RangeConstraints, ValueRanges};
 use crate::schema as wire;
 use num_bigint::BigInt;
@@ -34,7 +34,7 @@ pub(super) fn symbol_name_to_range(
             (lo, hi) => rank(lo) > rank(hi),
         };
         if invalid {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "ValueRangeError",
                 format!("Invalid ranges [{lower}:{upper}]"),
             ));
@@ -56,7 +56,7 @@ pub(super) fn unbacked_counters(program: &wire::ExportedProgram) -> R<()> {
                 .chars()
                 .take(200)
                 .collect();
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "ValueError",
                 format!("invalid literal for int() with base 10: {shown}"),
             ));
@@ -91,7 +91,7 @@ pub(super) fn int_to_sympy_int(v: &wire::Loose<Option<PyInt>>, default: Bound) -
         PyJson::Float(f) if *f == f64::INFINITY => Bound::IntOo,
         PyJson::Float(f) if *f == f64::NEG_INFINITY => Bound::NegIntOo,
         PyJson::Float(f) if f.is_nan() => {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "ValueError",
                 "cannot convert float NaN to integer",
             ))
@@ -104,7 +104,7 @@ pub(super) fn int_to_sympy_int(v: &wire::Loose<Option<PyInt>>, default: Bound) -
         PyJson::Str(s) => {
             let s = s.replace(' ', "");
             Bound::Int(py_int_str(&s).ok_or_else(|| {
-                LoadFailure::py(
+                Raise::new(
                     "ValueError",
                     format!(
                         "invalid literal for int() with base 10: {}",
@@ -116,7 +116,7 @@ pub(super) fn int_to_sympy_int(v: &wire::Loose<Option<PyInt>>, default: Bound) -
         other => {
             let mut text = String::new();
             wire::load::repr_raw(other, &mut text);
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "TypeError",
                 format!("Argument of Integer should be of numeric type, got {text}."),
             ));

@@ -7,9 +7,10 @@ use super::state::R;
 use crate::failure::LoadFailure;
 use crate::schema as wire;
 use torchspec_pyval::pyjson::PyJson;
+use torchspec_pyval::Raise;
 
 pub(super) fn key_error(name: &str) -> LoadFailure {
-    LoadFailure::py("KeyError", torchspec_pyval::repr::str_repr(name))
+    Raise::new("KeyError", torchspec_pyval::repr::str_repr(name))
 }
 
 /// `for val in v` over a list field `_dict_to_dataclass` passed through:
@@ -44,29 +45,29 @@ pub(super) fn raw_list_use(raw: Option<&torchspec_pyval::pyjson::PyJson>, how: U
     };
     match (v, how) {
         (PyJson::Str(s), Use::Index(_)) if s.is_empty() => {
-            Err(LoadFailure::py("IndexError", "string index out of range"))
+            Err(Raise::new("IndexError", "string index out of range"))
         }
-        (PyJson::Str(_), Use::Index(attr)) => Err(LoadFailure::py(
+        (PyJson::Str(_), Use::Index(attr)) => Err(Raise::new(
             "AttributeError",
             format!("'str' object has no attribute '{attr}'"),
         )),
         (PyJson::Str(s), _) if s.is_empty() => Ok(()),
-        (PyJson::Str(_), Use::Iter(attr)) => Err(LoadFailure::py(
+        (PyJson::Str(_), Use::Iter(attr)) => Err(Raise::new(
             "AttributeError",
             format!("'str' object has no attribute '{attr}'"),
         )),
-        (PyJson::Str(_) | PyJson::List(_) | PyJson::Object(_), _) => Err(LoadFailure::untyped(
+        (PyJson::Str(_) | PyJson::List(_) | PyJson::Object(_), _) => Err(crate::failure::untyped(
             format_args!("a {} where the schema has a list", v.type_name()),
         )),
-        (_, Use::Iter(_)) => Err(LoadFailure::py(
+        (_, Use::Iter(_)) => Err(Raise::new(
             "TypeError",
             format!("'{}' object is not iterable", v.type_name()),
         )),
-        (_, Use::Len) => Err(LoadFailure::py(
+        (_, Use::Len) => Err(Raise::new(
             "TypeError",
             format!("object of type '{}' has no len()", v.type_name()),
         )),
-        (_, Use::Index(_)) => Err(LoadFailure::py(
+        (_, Use::Index(_)) => Err(Raise::new(
             "TypeError",
             format!("'{}' object is not subscriptable", v.type_name()),
         )),
@@ -80,16 +81,16 @@ pub(super) fn raw_list_use(raw: Option<&torchspec_pyval::pyjson::PyJson>, how: U
 pub(super) fn raw_dict_use(raw: Option<&torchspec_pyval::pyjson::PyJson>) -> R<()> {
     match raw {
         None => Ok(()),
-        Some(torchspec_pyval::pyjson::PyJson::Object(_)) => {
-            Err(LoadFailure::untyped("a dict where the schema has a dict"))
-        }
+        Some(torchspec_pyval::pyjson::PyJson::Object(_)) => Err(crate::failure::untyped(
+            "a dict where the schema has a dict",
+        )),
         Some(v) => Err(no_attribute(v, "items")),
     }
 }
 
 /// `v.ATTR` of a value that has no such attribute.
 pub(super) fn no_attribute(v: &torchspec_pyval::pyjson::PyJson, attr: &str) -> LoadFailure {
-    LoadFailure::py(
+    Raise::new(
         "AttributeError",
         format!("'{}' object has no attribute '{attr}'", v.type_name()),
     )
@@ -102,7 +103,7 @@ pub(super) fn json_loads(
 ) -> R<torchspec_pyval::pyjson::PyJson> {
     use torchspec_pyval::pyjson::PyJson;
     let PyJson::Str(text) = v else {
-        return Err(LoadFailure::py(
+        return Err(Raise::new(
             "TypeError",
             format!(
                 "the JSON object must be str, bytes or bytearray, not {}",
@@ -110,18 +111,17 @@ pub(super) fn json_loads(
             ),
         ));
     };
-    torchspec_pyval::pyjson::loads(text).map_err(|e| LoadFailure::Python {
-        exception: e
-            .exception
-            .clone()
-            .unwrap_or_else(|| "JSONDecodeError".into()),
-        message: e.message.clone(),
+    torchspec_pyval::pyjson::loads(text).map_err(|e| {
+        Raise::new(
+            e.exception.as_deref().unwrap_or("JSONDecodeError"),
+            e.message.clone(),
+        )
     })
 }
 
 /// `_Union.__getattribute__` of a field other than the one set.
 pub(super) fn field_not_set(field: &str) -> LoadFailure {
-    LoadFailure::py("AttributeError", format!("Field {field} is not set."))
+    Raise::new("AttributeError", format!("Field {field} is not set."))
 }
 
 /// Python's truth value of a value `json.loads` made.

@@ -11,6 +11,7 @@ use crate::signature::{
     ArgumentSpec, Constant, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
 };
 use torchspec_pyval::pyjson::{PyInt, PyJson};
+use torchspec_pyval::Raise;
 
 /// `deserialize_constant_input`: the constant of a constant input spec
 /// (`at`: its JSON path, for a value the reference cannot convert).
@@ -39,16 +40,15 @@ fn int_constant(i: &PyInt) -> Constant {
 
 /// `int(v)` of a value `json.loads` made, with CPython's errors.
 fn py_int(v: &PyJson, at: &str) -> R<Constant> {
-    let unsupported =
-        || LoadFailure::unsupported(format!("`int()` of the {} at {at}", v.type_name()));
+    let unsupported = || Raise::unsupported(format!("`int()` of the {} at {at}", v.type_name()));
     match v {
         PyJson::Int(i) => Ok(int_constant(i)),
         PyJson::Bool(b) => Ok(Constant::Int(i64::from(*b))),
-        PyJson::Float(f) if f.is_nan() => Err(LoadFailure::py(
+        PyJson::Float(f) if f.is_nan() => Err(Raise::new(
             "ValueError",
             "cannot convert float NaN to integer",
         )),
-        PyJson::Float(f) if f.is_infinite() => Err(LoadFailure::py(
+        PyJson::Float(f) if f.is_infinite() => Err(Raise::new(
             "OverflowError",
             "cannot convert float infinity to integer",
         )),
@@ -56,7 +56,7 @@ fn py_int(v: &PyJson, at: &str) -> R<Constant> {
         PyJson::Float(f) if f.abs() < 9.2e18 => Ok(Constant::Int(f.trunc() as i64)),
         PyJson::Float(_) => Err(unsupported()),
         PyJson::Str(s) => int_of_str(s).ok_or_else(unsupported)?,
-        other => Err(LoadFailure::py(
+        other => Err(Raise::new(
             "TypeError",
             format!(
                 "int() argument must be a string, a bytes-like object or a real number, not '{}'",
@@ -85,7 +85,7 @@ fn int_of_str(s: &str) -> Option<R<Constant>> {
             .split('_')
             .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
     if !well_formed {
-        return Some(Err(LoadFailure::py(
+        return Some(Err(Raise::new(
             "ValueError",
             format!(
                 "invalid literal for int() with base 10: {}",
@@ -129,7 +129,7 @@ pub(super) fn deserialize_argument_spec(x: &wire::Argument, names: Names) -> R<A
             wire::SymFloatArgument::AsFloat(_) => return Err(field_not_set("as_name")),
         },
         A::AsCustomObj(c) => {
-            return Err(LoadFailure::unsupported(format!(
+            return Err(Raise::unsupported(format!(
                 "custom object `{}` in a signature",
                 c.name
             )))
@@ -242,7 +242,7 @@ fn constant_input(x: &wire::Argument, names: Names) -> R<Constant> {
 }
 
 fn in_signature(x: &wire::Argument) -> LoadFailure {
-    LoadFailure::unsupported(format!("a `{}` argument in a signature", x.tag()))
+    Raise::unsupported(format!("a `{}` argument in a signature", x.tag()))
 }
 
 pub(super) fn const_spec(value: Constant) -> ArgumentSpec {
@@ -341,7 +341,7 @@ fn deserialize_input_spec(i: &wire::InputSpec, at: &str) -> R<InputSpec> {
 fn persistent(p: &wire::Loose<bool>) -> R<PyJson> {
     match p {
         wire::Loose::Typed(b) => Ok(PyJson::Bool(*b)),
-        wire::Loose::Raw(PyJson::Null) => Err(LoadFailure::py(
+        wire::Loose::Raw(PyJson::Null) => Err(Raise::new(
             "AssertionError",
             "Failed to specify persistent flag on BUFFER.",
         )),

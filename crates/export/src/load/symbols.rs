@@ -4,8 +4,8 @@
 //! "recompute unbacked bindings" at the end of `deserialize_graph`.
 
 use std::collections::HashSet;
+use torchspec_pyval::Raise;
 
-use super::inputs::is_python_keyword;
 use super::state::{Deserializer, R};
 use crate::failure::LoadFailure;
 use crate::ranges::Bound;
@@ -49,14 +49,14 @@ fn sym_int_hint(e: &wire::SymExpr) -> R<(Option<BigInt>, Option<OddHint>)> {
                 None
             }
             other => {
-                return Err(LoadFailure::unsupported(format!(
+                return Err(Raise::unsupported(format!(
                     "a `SymExpr.hint.as_int` that is a JSON {}",
                     other.type_name()
                 )))
             }
         },
         Some(other) => {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "AssertionError",
                 format!("expected hint type 'as_int', got '{}'", other.tag()),
             ));
@@ -88,7 +88,7 @@ fn check_integer_hint(
         (Some((_, text, _)), _) => text.clone(),
         (None, h) => h.map(BigInt::to_string).unwrap_or_default(),
     };
-    Err(LoadFailure::py(
+    Err(Raise::new(
         "AssertionError",
         format!("int(sym)={n} != hint={shown}"),
     ))
@@ -120,7 +120,7 @@ pub(super) fn unbacked_int(name: &str) -> bool {
 
 /// The ShapeEnv's evaluation of a `Lambda` (`sympify("lambda: 1")`).
 pub(super) fn lambda_key_error() -> LoadFailure {
-    LoadFailure::py("KeyError", crate::sympify::LAMBDA_KEY_ERROR)
+    Raise::new("KeyError", crate::sympify::LAMBDA_KEY_ERROR)
 }
 
 impl<'w> Deserializer<'w> {
@@ -129,7 +129,7 @@ impl<'w> Deserializer<'w> {
     /// `true`) or a list, which are not modelled.
     pub(super) fn parse_sym_expr_of(&mut self, e: &wire::SymExpr) -> R<crate::sympify::Sympified> {
         if let wire::Loose::Raw(v @ (PyJson::Bool(_) | PyJson::List(_))) = &e.expr_str {
-            return Err(LoadFailure::unsupported(format!(
+            return Err(Raise::unsupported(format!(
                 "a `SymExpr.expr_str` that is a JSON {}",
                 v.type_name()
             )));
@@ -144,9 +144,9 @@ impl<'w> Deserializer<'w> {
         use crate::sympify::Parsed;
         let symbols = &self.symbols;
         let parsed = crate::sympify::sympify_in(expr, &|n| symbols.contains(n))
-            .map_err(|(e, m)| LoadFailure::py(e, m))?;
+            .map_err(|(e, m)| Raise::new(e, m))?;
         if let Parsed::PyConst(ty) = parsed.value {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "AttributeError",
                 format!("'{ty}' object has no attribute 'is_Integer'"),
             ));
@@ -183,7 +183,7 @@ impl<'w> Deserializer<'w> {
             wire::SymInt::AsInt(_) => return Ok((None, Vec::new())),
             // `if type(val) is not int: raise AssertionError(...)`.
             wire::SymInt::Raw(r) => {
-                return Err(LoadFailure::py(
+                return Err(Raise::new(
                     "AssertionError",
                     format!("expected int, got {}", r.value.type_name()),
                 ))
@@ -200,7 +200,7 @@ impl<'w> Deserializer<'w> {
             self.compute_hint(&parsed, true)?;
         }
         let pending = match parsed.value {
-            Parsed::NotInt(name) => Some(LoadFailure::py(
+            Parsed::NotInt(name) => Some(Raise::new(
                 "TypeError",
                 format!("Cannot convert {name} to int"),
             )),
@@ -216,7 +216,7 @@ impl<'w> Deserializer<'w> {
         // `SymNode(...)`: `type(hint) is pytype`.
         if let Some((ty, _, _)) = odd_hint {
             if !matches!(parsed.value, Parsed::Int(_)) {
-                return Err(LoadFailure::py(
+                return Err(Raise::new(
                     "AssertionError",
                     format!(
                         "Cannot create SymNode of type <class 'int'> with incompatible hint of \
@@ -286,7 +286,7 @@ impl<'w> Deserializer<'w> {
         let below = matches!(&vr.lower, Bound::Int(lo) if v < *lo);
         let above = matches!(&vr.upper, Bound::Int(hi) if v > *hi);
         if below || above {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "AssertionError",
                 // `AssertionError(f"{v} not in {r}")` (symbolic_shapes.py),
                 // `r` a ValueRanges: `VR[lower, upper]`.
@@ -310,7 +310,7 @@ impl<'w> Deserializer<'w> {
         use crate::sympify::Parsed;
         match parsed.value {
             Parsed::NotInt(name) if int => {
-                return Err(LoadFailure::py(
+                return Err(Raise::new(
                     "TypeError",
                     format!("Cannot convert {name} to int"),
                 ))
@@ -328,14 +328,17 @@ impl<'w> Deserializer<'w> {
             lower.starts_with('u') || lower.starts_with("zuf")
         };
         // (A keyword among the names: not an expression this reads.)
-        if free.iter().any(|n| unbacked(n) || is_python_keyword(n)) {
+        if free
+            .iter()
+            .any(|n| unbacked(n) || torchspec_pyval::is_keyword(n))
+        {
             return Ok(());
         }
         let unranged = free
             .iter()
             .find(|n| !self.hinted.contains(*n) && !self.ranges.contains_key(n.as_str()));
         match unranged {
-            Some(k) => Err(LoadFailure::py(
+            Some(k) => Err(Raise::new(
                 "AssertionError",
                 format!("vr must not be None for symbol {k}"),
             )),
@@ -381,11 +384,11 @@ impl<'w> Deserializer<'w> {
             .collect();
         match left.as_slice() {
             [] => Ok(()),
-            [u] => Err(LoadFailure::py(
+            [u] => Err(Raise::new(
                 "AssertionError",
                 format!("expected no unbacked symbols, got 1: {{{u}}}"),
             )),
-            _ => Err(LoadFailure::unsupported(
+            _ => Err(Raise::unsupported(
                 "several unbacked symbols no node binds (a set printed in hash order)",
             )),
         }

@@ -7,6 +7,7 @@ use super::state::{Deserializer, R};
 use crate::failure::LoadFailure;
 use crate::schema as wire;
 use torchspec_pyval::pyjson::PyJson;
+use torchspec_pyval::Raise;
 
 /// `_SERIALIZE_TO_TORCH_DTYPE`.
 pub fn dtype_name(v: i64) -> Option<&'static str> {
@@ -53,35 +54,6 @@ pub(super) fn is_floating_or_complex(dtype: &str) -> bool {
             | "torch.float8_e5m2fnuz"
             | "torch.float8_e8m0fnu"
     )
-}
-
-/// `TABLE[value]` for one of serialize.py's tables keyed by an `IntEnum`
-/// (`_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`): the int a raw value
-/// hashes and compares equal to (`6.0` and `True` find their int), else
-/// the `KeyError` of the raw key or the `TypeError` of an unhashable one.
-pub fn enum_key<T>(v: &wire::Loose<T>, value: impl Fn(&T) -> i64) -> R<i64> {
-    match v {
-        wire::Loose::Typed(t) => Ok(value(t)),
-        wire::Loose::Raw(raw) => raw_enum_key(raw),
-    }
-}
-
-/// [`enum_key`] of a raw value.
-pub fn raw_enum_key(raw: &PyJson) -> R<i64> {
-    match raw {
-        PyJson::Bool(b) => return Ok(i64::from(*b)),
-        PyJson::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => return Ok(*f as i64),
-        PyJson::List(_) => {
-            return Err(LoadFailure::py("TypeError", "unhashable type: 'list'"));
-        }
-        PyJson::Object(_) => {
-            return Err(LoadFailure::py("TypeError", "unhashable type: 'dict'"));
-        }
-        _ => {}
-    }
-    let mut key = String::new();
-    wire::load::repr_raw(raw, &mut key);
-    Err(LoadFailure::py("KeyError", key))
 }
 
 /// `_SERIALIZE_TO_TORCH_LAYOUT`.
@@ -148,7 +120,7 @@ pub(super) fn device_text(d: &wire::Device) -> R<String> {
         (wire::Loose::Typed(t), _) => t.as_str(),
         (wire::Loose::Raw(PyJson::Str(t)), _) => t.as_str(),
         (wire::Loose::Raw(v), None) => {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "TypeError",
                 format!(
                     "device() received an invalid combination of arguments - got (type={}, ), \
@@ -159,7 +131,7 @@ pub(super) fn device_text(d: &wire::Device) -> R<String> {
             ))
         }
         (wire::Loose::Raw(v), Some(_)) => {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "TypeError",
                 format!(
                     "device(): argument 'type' must be str, not {}",
@@ -172,7 +144,7 @@ pub(super) fn device_text(d: &wire::Device) -> R<String> {
         None => None,
         Some(PyJson::Int(i)) => Some(i),
         Some(v) => {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "TypeError",
                 format!(
                     "device(): argument 'index' must be int, not {}",
@@ -181,7 +153,7 @@ pub(super) fn device_text(d: &wire::Device) -> R<String> {
             ))
         }
     };
-    let runtime = |m: String| LoadFailure::py("RuntimeError", m);
+    let runtime = |m: String| Raise::new("RuntimeError", m);
     if ty.is_empty() {
         return Err(runtime("Device string must not be empty".into()));
     }
@@ -214,7 +186,7 @@ pub(super) fn device_text(d: &wire::Device) -> R<String> {
         return Ok(ty.to_string());
     };
     match index.to_i64() {
-        None => Err(LoadFailure::py(
+        None => Err(Raise::new(
             "ValueError",
             "Overflow when unpacking long long",
         )),
@@ -225,7 +197,7 @@ pub(super) fn device_text(d: &wire::Device) -> R<String> {
         Some(i) => match i as i8 {
             -1 => Ok(ty.to_string()),
             w if w >= 0 || name == "cpu" => Ok(format!("{ty}:{w}")),
-            w => Err(LoadFailure::unsupported(format!(
+            w => Err(Raise::unsupported(format!(
                 "a {name} device index of {i} (`DeviceIndex` {w})"
             ))),
         },
@@ -257,7 +229,7 @@ fn unpack_overflow(sizes: &[wire::SymInt], strides: &[wire::SymInt]) -> Option<L
         let Some(at) = list.iter().position(overflows) else {
             continue;
         };
-        return Some(LoadFailure::py(
+        return Some(Raise::new(
             "TypeError",
             format!(
                 "empty_strided(): argument '{arg}' failed to unpack the object at pos {} \
@@ -294,7 +266,7 @@ pub(super) fn requires_grad(v: &wire::load::Loose<bool>) -> R<bool> {
     match v {
         wire::load::Loose::Typed(b) => Ok(*b),
         wire::load::Loose::Raw(PyJson::Null) => Ok(false),
-        wire::load::Loose::Raw(other) => Err(LoadFailure::py(
+        wire::load::Loose::Raw(other) => Err(Raise::new(
             "TypeError",
             format!(
                 "empty_strided(): argument 'requires_grad' must be bool, not {}",
@@ -398,16 +370,17 @@ impl<'w> Deserializer<'w> {
         free.sort();
         if pending.is_none() {
             pending = free.first().map(|(k, key_error)| match key_error {
-                true => LoadFailure::py("KeyError", k.clone()),
-                false => LoadFailure::py(
+                true => Raise::new("KeyError", k.clone()),
+                false => Raise::new(
                     "AssertionError",
                     format!("vr must not be None for symbol {k}"),
                 ),
             });
         }
-        let dtype = enum_key(&t.dtype, |d| d.value()).and_then(|k| {
-            dtype_name(k).ok_or_else(|| LoadFailure::py("KeyError", k.to_string()))
-        })?;
+        let dtype = t
+            .dtype
+            .enum_key(|d| d.value())
+            .and_then(|k| dtype_name(k).ok_or_else(|| Raise::new("KeyError", k.to_string())))?;
         if let Some(failure) = unpack_overflow(sizes, strides) {
             return Err(failure);
         }
@@ -417,7 +390,7 @@ impl<'w> Deserializer<'w> {
             return Err(failure);
         }
         if sizes.len() != strides.len() {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "RuntimeError",
                 format!(
                     "dimensionality of sizes ({}) must match dimensionality of strides ({})",
@@ -427,13 +400,13 @@ impl<'w> Deserializer<'w> {
             ));
         }
         if numel_overflows(sizes) {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "RuntimeError",
                 "numel: integer multiplication overflow",
             ));
         }
         if requires_grad(&t.requires_grad)? && !is_floating_or_complex(dtype) {
-            return Err(LoadFailure::py(
+            return Err(Raise::new(
                 "RuntimeError",
                 "Only Tensors of floating point and complex dtype can require gradients",
             ));
@@ -503,7 +476,7 @@ impl<'w> Deserializer<'w> {
                         _ => match crate::srepr::subexpression_strs(&text).pop() {
                             Some(s) => s,
                             None => {
-                                return Err(LoadFailure::unsupported(format!(
+                                return Err(Raise::unsupported(format!(
                                     "the size `{text}` printed in a negative-dimension error"
                                 )))
                             }
@@ -515,7 +488,7 @@ impl<'w> Deserializer<'w> {
         }
         Ok(Some((
             at,
-            LoadFailure::py(
+            Raise::new(
                 "RuntimeError",
                 format!(
                     "Trying to create tensor with negative dimension {}: [{}]",
@@ -558,7 +531,7 @@ impl<'w> Deserializer<'w> {
                 match &r.value {
                     PyJson::Null => self.compute_hint(&parsed, false)?,
                     v => {
-                        return Err(LoadFailure::py(
+                        return Err(Raise::new(
                             "AssertionError",
                             format!(
                                 "Cannot create SymNode of type <class 'float'> with \

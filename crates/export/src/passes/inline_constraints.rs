@@ -12,6 +12,7 @@ use crate::model::LoadedGraphModule;
 use crate::ranges::Bound;
 use crate::schema as wire;
 use num_bigint::BigInt;
+use torchspec_pyval::Raise;
 
 /// A bound as `_convert_to_int` makes it: an int or ±inf.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,10 +188,7 @@ fn assert_graph(
                 continue;
             }
             let Some(range) = cx.ranges.get(&sym) else {
-                return Err(PassError::Python(torchspec_pyval::PyException {
-                    type_name: "KeyError".into(),
-                    message: sym,
-                }));
+                return Err(Raise::new("KeyError", sym));
             };
             let (lower, upper) = (end(&range.lower), end(&range.upper));
             generated.insert(sym);

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::registrations::Registrations;
 use crate::signature::{InputSpec, OutputSpec};
 use torchspec_pyval::pyjson::PyJson;
-use torchspec_pyval::PyException;
+use torchspec_pyval::Raise;
 
 use crate::fx::{Arg, Graph, NodeId, Op};
 use crate::model::{ExportedProgram, LoadedGraphModule, ModuleCallEntry, SubGraph};
@@ -88,32 +88,14 @@ fn rename_spec(a: &mut ArgumentSpec, old: &str, new: &str) {
     }
 }
 
-/// Why a pass pipeline stopped: PyTorch raises, or the reference does not
-/// model the pass on this program.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PassError {
-    /// What PyTorch raises on this program (type and message).
-    Python(PyException),
-    /// The reference does not model it (why).
-    Unsupported(String),
-}
-
-impl std::fmt::Display for PassError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PassError::Python(e) => write!(f, "{}: {}", e.type_name, e.message),
-            PassError::Unsupported(why) => write!(f, "unsupported by the reference: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for PassError {}
+/// Why a pass pipeline stopped: PyTorch raises ([`Raise::Exception`]), or
+/// the reference does not model the pass on this program
+/// ([`Raise::Unsupported`]). The one "Python raised this / not modelled"
+/// type of the workspace, under the name the pass API has always used.
+pub type PassError = Raise;
 
 fn py(type_name: &str, message: impl Into<String>) -> PassError {
-    PassError::Python(PyException {
-        type_name: type_name.into(),
-        message: message.into(),
-    })
+    Raise::new(type_name, message)
 }
 
 /// The passes `torchspec transform --pass NAME` knows (`shared/passes.md`),
@@ -250,7 +232,7 @@ pub fn eliminate_dead_code(
                 changed = true;
             }
             None => {
-                return Err(PassError::Unsupported(format!(
+                return Err(Raise::Unsupported(format!(
                     "Node.is_impure of `{}`: a custom operator of the saving process, whose \
                      schema the program does not carry (give it in a registrations file, \
                      `--registrations`; oracle/registrations.py writes one)",
@@ -357,7 +339,7 @@ pub fn run_pass(
     registrations: &Registrations,
 ) -> Result<bool, PassError> {
     let Some(pass) = Pass::from_name(name) else {
-        return Err(PassError::Unsupported(format!(
+        return Err(Raise::Unsupported(format!(
             "unknown pass `{name}` (one of {})",
             Pass::names()
         )));
@@ -426,12 +408,7 @@ fn verify(gm: &LoadedGraphModule, registrations: &Registrations) -> Result<(), P
     }
     for g in graphs {
         for (_, n) in g.nodes() {
-            crate::verify::check_val(n, registrations).map_err(|e| match e {
-                crate::failure::LoadFailure::Python { exception, message } => {
-                    py(&exception, message)
-                }
-                crate::failure::LoadFailure::Unsupported(what) => PassError::Unsupported(what),
-            })?;
+            crate::verify::check_val(n, registrations)?;
         }
     }
     Ok(())
@@ -480,11 +457,7 @@ fn updated_signature(
         Some(Arg::Node(_)) => {
             return Err(py("TypeError", "'Node' object is not iterable"));
         }
-        _ => {
-            return Err(PassError::Unsupported(
-                "an output that is not a tuple".into(),
-            ))
-        }
+        _ => return Err(Raise::Unsupported("an output that is not a tuple".into())),
     };
     let mut output_specs = Vec::new();
     for (i, out) in outputs.iter().enumerate() {
@@ -554,10 +527,10 @@ fn renamed(arg: &ArgumentSpec, name: &str) -> ArgumentSpec {
 pub fn transform_report(program: &ExportedProgram, passes: &[String]) -> Result<PyJson, String> {
     match transform(program, passes) {
         Ok(ep) => Ok(ep.report()),
-        Err(PassError::Python(e)) => Ok(PyJson::object([(
+        Err(Raise::Exception(e)) => Ok(PyJson::object([(
             "error",
             PyJson::object([("type", e.type_name.into()), ("message", e.message.into())]),
         )])),
-        Err(PassError::Unsupported(why)) => Err(why),
+        Err(Raise::Unsupported(why)) => Err(why),
     }
 }

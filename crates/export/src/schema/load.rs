@@ -11,8 +11,8 @@ use std::sync::Arc;
 use torchspec_pyval::pyjson::dump::{write_int as json_int, write_str as json_str};
 use torchspec_pyval::pyjson::text::{Entries, Val};
 use torchspec_pyval::pyjson::{PyInt, PyJson};
-use torchspec_pyval::Error;
 use torchspec_pyval::{float_repr, str_repr};
+use torchspec_pyval::{Error, Raise};
 
 /// How much of the document's problems to report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -256,6 +256,18 @@ pub enum Loose<T> {
 }
 
 impl<T> Loose<T> {
+    /// `TABLE[value]` for one of serialize.py's tables keyed by an
+    /// `IntEnum` (`_SERIALIZE_TO_TORCH_DTYPE[tensor_meta.dtype]`): the int a
+    /// raw value hashes and compares equal to (`6.0` and `True` find their
+    /// int), else the `KeyError` of the raw key or the `TypeError` of an
+    /// unhashable one.
+    pub fn enum_key(&self, value: impl Fn(&T) -> i64) -> Result<i64, Raise> {
+        match self {
+            Loose::Typed(t) => Ok(value(t)),
+            Loose::Raw(raw) => raw_enum_key(raw),
+        }
+    }
+
     /// The typed value, if the JSON had the schema's type.
     pub fn typed(&self) -> Option<&T> {
         match self {
@@ -963,6 +975,24 @@ pub fn repr_dict<T>(x: &[(String, T)], out: &mut String, f: impl Fn(&T, &mut Str
         f(item, out);
     }
     out.push('}');
+}
+
+/// [`Loose::enum_key`] of a raw value.
+pub fn raw_enum_key(raw: &PyJson) -> Result<i64, Raise> {
+    match raw {
+        PyJson::Bool(b) => return Ok(i64::from(*b)),
+        PyJson::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => return Ok(*f as i64),
+        PyJson::List(_) => {
+            return Err(Raise::new("TypeError", "unhashable type: 'list'"));
+        }
+        PyJson::Object(_) => {
+            return Err(Raise::new("TypeError", "unhashable type: 'dict'"));
+        }
+        _ => {}
+    }
+    let mut key = String::new();
+    repr_raw(raw, &mut key);
+    Err(Raise::new("KeyError", key))
 }
 
 #[cfg(test)]
