@@ -1,9 +1,13 @@
-//! The repository's code generators, run as `cargo xtask` (rust-analyzer's
-//! convention): they read upstream's files and write Rust sources of the
-//! crates, and depend on none of those crates, so a generated file that no
-//! longer compiles can always be generated again.
+//! The repository's code generators and design figures, run as `cargo
+//! xtask` (rust-analyzer's convention): `codegen` reads upstream's files and
+//! writes Rust sources of the crates, and depends on none of those crates,
+//! so a generated file that no longer compiles can always be generated
+//! again; `metrics` reads a checkout's text and prints the figures of the
+//! design issue (cycles, long files and functions, where names are
+//! written, doc examples).
 
 pub mod codegen;
+pub mod metrics;
 
 /// A generator's failure: what went wrong, for a person to read.
 #[derive(Debug, Clone, PartialEq, Eq)]

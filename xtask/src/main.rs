@@ -2,6 +2,9 @@
 //! `crates/export/src/schema/generated.rs` from `schema.yaml` (default: the
 //! committed copy of upstream's); `--check` writes nothing and fails when
 //! the committed file is stale.
+//!
+//! `cargo xtask design-metrics [--verbose] [DIR]`: prints the design figures of the
+//! checkout at DIR (default: this one), see `xtask::metrics`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,7 +27,22 @@ fn run(args: Vec<String>) -> Result<ExitCode, String> {
     let mut args = args.into_iter();
     match args.next().as_deref() {
         Some("codegen") => {}
-        _ => return Err("usage: cargo xtask codegen [--check] [--schema FILE]".into()),
+        Some("design-metrics") => {
+            let rest: Vec<String> = args.collect();
+            let verbose = rest.iter().any(|a| a == "--verbose");
+            let root = match rest.iter().find(|a| *a != "--verbose") {
+                Some(dir) => PathBuf::from(dir),
+                None => Path::new(env!("CARGO_MANIFEST_DIR")).join(".."),
+            };
+            print!("{}", xtask::metrics::report(&root, verbose));
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ => {
+            return Err(
+                "usage: cargo xtask codegen [--check] [--schema FILE] | cargo xtask design-metrics [--verbose] [DIR]"
+                    .into(),
+            )
+        }
     }
     let (mut check, mut schema) = (false, None::<PathBuf>);
     while let Some(a) = args.next() {
