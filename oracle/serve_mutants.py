@@ -62,6 +62,7 @@ import os
 import re
 import sys
 import warnings
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -249,7 +250,7 @@ def _generated(directory: str, program: str) -> "mutate.Zoo":
     return _GENERATED[key]
 
 
-def serve(req: dict) -> dict:
+def serve(req: dict, oracle: Any = None) -> dict:  # ORACLE (capture.py) unused here
     z = zoo()
     report = bool(req.get("report"))
     directory = req.get("programs_dir")

@@ -31,7 +31,9 @@ the requests behind `torchspec fuzz --live --programs`.
 
 Every golden is written by the same functions that write the zoo's, so a
 generated program is checked exactly as `torchspec check` checks the zoo, and a
-kept one moves into the corpus as it is.
+kept one moves into the corpus as it is. Those are capture.py's, which hands
+itself to `serve` as ``oracle`` (as it hands itself to export_spec.py), so this
+module does not import capture.py, which imports it.
 """
 
 from __future__ import annotations
@@ -39,13 +41,13 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 
-import capture  # noqa: E402
 from mutant_outcomes import cache_schema_type_hints  # noqa: E402
 import plans  # noqa: E402
 import weights  # noqa: E402
@@ -74,7 +76,7 @@ def export_plan(plan: dict) -> tuple[zoo.Export, torch.export.ExportedProgram]:
     return zoo.export_entry(zoo.Entry("plan", lambda: plans.build(plan)))
 
 
-def serve_plan(req: dict) -> dict:
+def serve_plan(req: dict, oracle: Any) -> dict:
     stem, goldens, name = _paths(req)
     plan = req["plan"]
     try:
@@ -99,7 +101,7 @@ def serve_plan(req: dict) -> dict:
         return _failed("load", e)
     if req.get("goldens", True):
         zoo.write_probes(name, zoo.probes_for(spec, loaded), stem + ".probes.jsonl")
-        write_goldens(pt2, goldens)
+        write_goldens(pt2, goldens, oracle)
     return {"exported": True}
 
 
@@ -110,12 +112,12 @@ def _program_json(pt2: str) -> bytes:
         return z.read(mutate.model_entry(z))
 
 
-def serve_goldens(req: dict) -> dict:
+def serve_goldens(req: dict, oracle: Any) -> dict:
     stem, _goldens, _name = _paths(req)
     pt2 = stem + ".pt2"
     before = _program_json(pt2)
     os.replace(pt2, stem + ".before.pt2")
-    reply = serve_plan({**req, "goldens": True})
+    reply = serve_plan({**req, "goldens": True}, oracle)
     if reply.get("exported") is not True:
         return {"invalid": f"the plan no longer exports: {reply}"}
     if _program_json(pt2) != before:
@@ -124,32 +126,33 @@ def serve_goldens(req: dict) -> dict:
     return reply
 
 
-def write_goldens(pt2: str, goldens: str) -> None:
+def write_goldens(pt2: str, goldens: str, oracle: Any) -> None:
     """The program, serialized, probe and weights goldens of PT2, as
-    `oracle/regen-goldens.sh` writes the zoo's."""
+    `oracle/regen-goldens.sh` writes the zoo's (ORACLE: capture.py)."""
     name = os.path.basename(pt2)[:-len(".pt2")]
     out = os.path.join(goldens, "programs", name)
-    for suffix, lines in ((".jsonl", capture.program_golden_lines(pt2)),
-                          (".serialized.jsonl", capture.serialized_golden_lines(pt2))):
+    for suffix, lines in ((".jsonl", oracle.program_golden_lines(pt2)),
+                          (".serialized.jsonl", oracle.serialized_golden_lines(pt2))):
         with open(out + suffix, "wb") as f:
             for line in lines:
-                capture._write_line(f, line)
-    capture.write_probe_goldens(pt2, pt2[:-len(".pt2")] + ".probes.jsonl", out + ".probes.jsonl")
+                oracle._write_line(f, line)
+    oracle.write_probe_goldens(pt2, pt2[:-len(".pt2")] + ".probes.jsonl", out + ".probes.jsonl")
     with open(os.path.join(goldens, "weights", name + ".jsonl"), "w", encoding="utf-8") as f:
         for line in weights.program_lines(pt2):
             f.write(weights.dumps(line) + "\n")
 
 
-def serve_probes(req: dict) -> dict:
+def serve_probes(req: dict, oracle: Any) -> dict:
     stem, goldens, name = _paths(req)
-    capture.write_probe_goldens(stem + ".pt2", stem + ".derived-probes.jsonl",
+    oracle.write_probe_goldens(stem + ".pt2", stem + ".derived-probes.jsonl",
                                 os.path.join(goldens, "programs", name + ".derived-probes.jsonl"))
     return {"written": True}
 
 
-def serve(req: dict) -> dict:
+def serve(req: dict, oracle: Any) -> dict:
+    """The reply to REQ; ORACLE is capture.py, whose golden writers are used."""
     if req.get("request") == "plan_probes":
-        return serve_probes(req)
+        return serve_probes(req, oracle)
     if req.get("request") == "plan_goldens":
-        return serve_goldens(req)
-    return serve_plan(req)
+        return serve_goldens(req, oracle)
+    return serve_plan(req, oracle)
