@@ -385,12 +385,177 @@ fn build_guards(
     in_spec: &TreeSpec,
     forward_arg_names: Option<&[String]>,
 ) -> Result<Vec<Guard>, EvalStop> {
-    // The placeholders' paths: `signature.bind(*example_args, **kwargs)`
-    // names each positional argument by the forward's parameter names.
+    let (names, paths) = input_paths(in_spec, forward_arg_names)?;
+    let graph = &ep.serialized.graph_module.graph;
+    let metas = user_placeholders(&ep.serialized)?;
+    // `_unlift_exported_program_lifted_states`: no placeholder, no
+    // `_guards_fn` (the pre-hook's `_check_input_constraints_for_graph`
+    // then has nothing to check).
+    if metas.is_empty() {
+        return Ok(Vec::new());
+    }
+    if metas.len() != paths.len() {
+        let counts = (metas.len(), paths.len());
+        return Err(Raise::unsupported(format!(
+            "{} placeholders but {} input paths",
+            counts.0, counts.1
+        )));
+    }
+    let mut g = SizeGuards {
+        ranges: &ep.graph_module.range_constraints,
+        code: Vec::new(),
+        sources: Vec::new(),
+        deferred: Vec::new(),
+    };
+    for (arg, path) in metas.iter().zip(&paths) {
+        let src = format!("L{}", keystr(path));
+        match arg {
+            Argument::AsInt(i) => g.code.push(format!("{src} == {}", i.to_bigint())),
+            Argument::AsBool(b) => g
+                .code
+                .push(format!("{src} == {}", if *b { "True" } else { "False" })),
+            Argument::AsNone(_) => {}
+            // `f"{src} == {meta}"`: str() of a float is its repr.
+            Argument::AsFloat(f) if f.is_nan() => g.code.push(format!("math.isnan({src})")),
+            Argument::AsFloat(f) if f.is_infinite() => g.code.push(format!(
+                "{src} == {}math.inf",
+                if *f < 0.0 { "-" } else { "" }
+            )),
+            Argument::AsFloat(f) => g.code.push(format!(
+                "{src} == {}",
+                torchspec_pyval::repr::float_repr(*f)
+            )),
+            // `f"{src} == '{meta}'"`, with no escaping.
+            Argument::AsString(s) => g.code.push(format!("{src} == '{s}'")),
+            Argument::AsSymInt(SymIntArgument::AsInt(i)) => {
+                g.code.push(format!("{src} == {}", i.to_bigint()))
+            }
+            Argument::AsSymInt(SymIntArgument::AsName(n)) => {
+                match graph.sym_int_values.iter().find(|(k, _)| k == n) {
+                    Some((_, SymInt::AsExpr(e))) => {
+                        g.symint(&e.expr_text(), src).map_err(Raise::Unsupported)?
+                    }
+                    Some((_, SymInt::AsInt(i))) => {
+                        g.code.push(format!("{src} == {}", i.to_bigint()))
+                    }
+                    // The loader refuses a raw int (`expected int, got ...`).
+                    Some((_, SymInt::Raw(_))) => {
+                        return Err(Raise::unsupported("a sym_int_values entry that is no int"))
+                    }
+                    None => {
+                        return Err(Raise::unsupported(format!("no sym_int_values entry `{n}`")))
+                    }
+                }
+            }
+            Argument::AsTensor(t) => {
+                let Some((_, meta)) = graph.tensor_values.iter().find(|(k, _)| *k == t.name) else {
+                    return Err(Raise::unsupported(format!(
+                        "no tensor_values entry `{}`",
+                        t.name
+                    )));
+                };
+                for (i, dim) in meta.sizes.items().iter().enumerate() {
+                    let src = format!("{src}.size()[{i}]");
+                    match dim {
+                        SymInt::AsInt(n) => g.code.push(format!("{src} == {}", n.to_bigint())),
+                        SymInt::AsExpr(e) => {
+                            g.symint(&e.expr_text(), src).map_err(Raise::Unsupported)?
+                        }
+                        SymInt::Raw(_) => return Err(Raise::unsupported("a size that is no int")),
+                    }
+                }
+            }
+            other => {
+                return Err(Raise::unsupported(format!(
+                    "a placeholder of kind `{}`",
+                    other.tag()
+                )))
+            }
+        }
+    }
+    let mut code = g.code;
+    code.extend(hidden_root_equations(&g.deferred, &g.sources)?);
+    code.extend(signature_matched_guards_code(ep, &paths, &names)?);
+    convert_guards_code_to_fn(code, &paths, &keystr)
+}
+
+/// The guard lines `_get_input_guards_for_graph` makes of the placeholders'
+/// sizes: each expression's range at its first source (`>= min` only when
+/// `min > 2`), `==` that source at a later one, and the one-symbol
+/// expressions kept for the hidden roots (`deferred`).
+struct SizeGuards<'a> {
+    ranges: &'a crate::ranges::RangeConstraints,
+    code: Vec<String>,
+    /// Expression text -> its first source.
+    sources: Vec<(String, String)>,
+    deferred: Vec<Deferred>,
+}
+
+impl SizeGuards<'_> {
+    /// The guards of the size `expr_srepr` (sympy `srepr`) read at `src`.
+    fn symint(&mut self, expr_srepr: &str, src: String) -> Result<(), String> {
+        let subs = subexpression_strs(expr_srepr);
+        let Some(expr) = subs.last().cloned() else {
+            return Err(format!("an unreadable size expression `{expr_srepr}`"));
+        };
+        let Some(range) = self.ranges.get(&expr) else {
+            return Ok(());
+        };
+        let free: Vec<String> = subs
+            .iter()
+            .filter(|s| {
+                s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                    && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+            .cloned()
+            .collect();
+        let mut free_set = free.clone();
+        free_set.sort();
+        free_set.dedup();
+        if free_set.len() == 1 {
+            self.deferred.push(Deferred {
+                expr: expr.clone(),
+                srepr: expr_srepr.to_string(),
+                src: src.clone(),
+                symbol: free_set[0].clone(),
+            });
+        }
+        if let Some((_, orig)) = self.sources.iter().find(|(e, _)| *e == expr) {
+            self.code.push(format!("{src} == {orig}"));
+        } else {
+            self.sources.push((expr.clone(), src.clone()));
+            let (min, max) = range_ints(&range.lower, &range.upper);
+            if let Some(min) = min.filter(|m| *m > BigInt::from(2)) {
+                self.code.push(format!("{src} >= {min}"));
+            }
+            if let Some(max) = max {
+                self.code.push(format!("{src} <= {max}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An input leaf's key path: its first key (a parameter or kwarg name) and
+/// the rest as `keystr` prints it (`[0]`, `['k']`).
+type KeyPath = (String, String);
+
+/// A placeholder's key path as `keystr` prints it: `['x'][0]`.
+fn keystr((first, rest): &(String, String)) -> String {
+    format!("[{}]{rest}", torchspec_pyval::repr::str_repr(first))
+}
+
+/// The forward's parameter names and each input leaf's key path (first
+/// key, rest): `signature.bind(*example_args, **kwargs)` names each
+/// positional argument by the forward's parameter names.
+fn input_paths(
+    in_spec: &TreeSpec,
+    forward_arg_names: Option<&[String]>,
+) -> Result<(Vec<String>, Vec<KeyPath>), Raise> {
     let (Some(args_spec), Some(kw_spec)) = (in_spec.child(0), in_spec.child(1)) else {
         return Err(Raise::unsupported("an in_spec not shaped (args, kwargs)"));
     };
-    let names = &codegen_names(forward_arg_names, args_spec, kw_spec)?;
+    let names = codegen_names(forward_arg_names, args_spec, kw_spec)?;
     let mut paths: Vec<(String, String)> = Vec::new(); // (first key, rest)
     if names.len() < args_spec.num_children() {
         return Err(Raise::unsupported(
@@ -412,16 +577,15 @@ fn build_guards(
             paths.extend(rest.into_iter().map(|r| (k.to_string(), r)));
         }
     }
-    let keystr = |(first, rest): &(String, String)| -> String {
-        format!("[{}]{rest}", torchspec_pyval::repr::str_repr(first))
-    };
+    Ok((names, paths))
+}
 
-    // Placeholders of the unlifted module: the inputs that stay inputs.
-    let program = &ep.serialized;
+/// The placeholders of the unlifted module: the inputs that stay inputs.
+/// `_remove_effect_tokens` (a dialect other than TRAINING) drops the token
+/// placeholders before `_unlift`.
+fn user_placeholders(program: &crate::schema::ExportedProgram) -> Result<Vec<&Argument>, Raise> {
     let graph = &program.graph_module.graph;
     let specs = &program.graph_module.signature.input_specs;
-    // `_remove_effect_tokens` (dialect other than TRAINING) drops the token
-    // placeholders before `_unlift`.
     let training = program.verifiers.first().is_some_and(|v| v == "TRAINING");
     let mut metas: Vec<&Argument> = Vec::new();
     for (arg, spec) in graph.inputs.iter().zip(specs) {
@@ -435,134 +599,23 @@ fn build_guards(
             _ => {}
         }
     }
-    // `_unlift_exported_program_lifted_states`: no placeholder, no
-    // `_guards_fn` (the pre-hook's `_check_input_constraints_for_graph`
-    // then has nothing to check).
-    if metas.is_empty() {
-        return Ok(Vec::new());
-    }
-    if metas.len() != paths.len() {
-        let counts = (metas.len(), paths.len());
-        return Err(Raise::unsupported(format!(
-            "{} placeholders but {} input paths",
-            counts.0, counts.1
-        )));
-    }
-    let ranges = &ep.graph_module.range_constraints;
-    let mut code: Vec<String> = Vec::new();
-    let mut sources: Vec<(String, String)> = Vec::new(); // expr str -> src
-    let mut deferred: Vec<Deferred> = Vec::new();
-    let mut handle_symint = |expr_srepr: &str, src: String, code: &mut Vec<String>| {
-        let subs = subexpression_strs(expr_srepr);
-        let Some(expr) = subs.last().cloned() else {
-            return Err(format!("an unreadable size expression `{expr_srepr}`"));
-        };
-        let Some(range) = ranges.get(&expr) else {
-            return Ok(());
-        };
-        let free: Vec<String> = subs
-            .iter()
-            .filter(|s| {
-                s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-                    && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            })
-            .cloned()
-            .collect();
-        let mut free_set = free.clone();
-        free_set.sort();
-        free_set.dedup();
-        if free_set.len() == 1 {
-            deferred.push(Deferred {
-                expr: expr.clone(),
-                srepr: expr_srepr.to_string(),
-                src: src.clone(),
-                symbol: free_set[0].clone(),
-            });
-        }
-        if let Some((_, orig)) = sources.iter().find(|(e, _)| *e == expr) {
-            code.push(format!("{src} == {orig}"));
-        } else {
-            sources.push((expr.clone(), src.clone()));
-            let (min, max) = range_ints(&range.lower, &range.upper);
-            if let Some(min) = min.filter(|m| *m > BigInt::from(2)) {
-                code.push(format!("{src} >= {min}"));
-            }
-            if let Some(max) = max {
-                code.push(format!("{src} <= {max}"));
-            }
-        }
-        Ok(())
-    };
-    for (arg, path) in metas.iter().zip(&paths) {
-        let src = format!("L{}", keystr(path));
-        match arg {
-            Argument::AsInt(i) => code.push(format!("{src} == {}", i.to_bigint())),
-            Argument::AsBool(b) => {
-                code.push(format!("{src} == {}", if *b { "True" } else { "False" }))
-            }
-            Argument::AsNone(_) => {}
-            // `f"{src} == {meta}"`: str() of a float is its repr.
-            Argument::AsFloat(f) if f.is_nan() => code.push(format!("math.isnan({src})")),
-            Argument::AsFloat(f) if f.is_infinite() => code.push(format!(
-                "{src} == {}math.inf",
-                if *f < 0.0 { "-" } else { "" }
-            )),
-            Argument::AsFloat(f) => code.push(format!(
-                "{src} == {}",
-                torchspec_pyval::repr::float_repr(*f)
-            )),
-            // `f"{src} == '{meta}'"`, with no escaping.
-            Argument::AsString(s) => code.push(format!("{src} == '{s}'")),
-            Argument::AsSymInt(SymIntArgument::AsInt(i)) => {
-                code.push(format!("{src} == {}", i.to_bigint()))
-            }
-            Argument::AsSymInt(SymIntArgument::AsName(n)) => {
-                match graph.sym_int_values.iter().find(|(k, _)| k == n) {
-                    Some((_, SymInt::AsExpr(e))) => {
-                        handle_symint(&e.expr_text(), src, &mut code).map_err(Raise::Unsupported)?
-                    }
-                    Some((_, SymInt::AsInt(i))) => code.push(format!("{src} == {}", i.to_bigint())),
-                    // The loader refuses a raw int (`expected int, got ...`).
-                    Some((_, SymInt::Raw(_))) => {
-                        return Err(Raise::unsupported("a sym_int_values entry that is no int"))
-                    }
-                    None => {
-                        return Err(Raise::unsupported(format!("no sym_int_values entry `{n}`")))
-                    }
-                }
-            }
-            Argument::AsTensor(t) => {
-                let Some((_, meta)) = graph.tensor_values.iter().find(|(k, _)| *k == t.name) else {
-                    return Err(Raise::unsupported(format!(
-                        "no tensor_values entry `{}`",
-                        t.name
-                    )));
-                };
-                for (i, dim) in meta.sizes.items().iter().enumerate() {
-                    let src = format!("{src}.size()[{i}]");
-                    match dim {
-                        SymInt::AsInt(n) => code.push(format!("{src} == {}", n.to_bigint())),
-                        SymInt::AsExpr(e) => handle_symint(&e.expr_text(), src, &mut code)
-                            .map_err(Raise::Unsupported)?,
-                        SymInt::Raw(_) => return Err(Raise::unsupported("a size that is no int")),
-                    }
-                }
-            }
-            other => {
-                return Err(Raise::unsupported(format!(
-                    "a placeholder of kind `{}`",
-                    other.tag()
-                )))
-            }
-        }
-    }
-    code.extend(hidden_root_equations(&deferred, &sources)?);
-    // _force_ep_signature_match, then _force_gm_signature_match.
+    Ok(metas)
+}
+
+/// The program's `guards_code`, rewritten by `_force_ep_signature_match`
+/// (`L['flat_args'][i]` to the input's path), then
+/// `_force_gm_signature_match` (`L['x'][0]` to `L['x_0']` for a forward parameter named `x_0`).
+fn signature_matched_guards_code(
+    ep: &ExportedProgram,
+    paths: &[(String, String)],
+    names: &[String],
+) -> Result<Vec<String>, Raise> {
     let Some(guards_code) = ep.guards_code.typed() else {
         return Err(Raise::unsupported(
             "a `guards_code` that is not a list of strings",
         ));
     };
+    let mut out = Vec::new();
     for g in guards_code {
         let mut g = g.clone();
         for (idx, p) in paths.iter().enumerate() {
@@ -578,9 +631,9 @@ fn build_guards(
                 }
             }
         }
-        code.push(g);
+        out.push(g);
     }
-    convert_guards_code_to_fn(code, &paths, &keystr)
+    Ok(out)
 }
 
 /// A dim expression with one free symbol (`deferred_expressions`).
