@@ -7,6 +7,8 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value as Json};
 
+mod export_spec;
+
 use super::deep::{with_stack_for, SHALLOW};
 use super::read::MAX_DEPTH;
 use super::result::{enc, Outcome, ResultLine};
@@ -42,8 +44,8 @@ use crate::spec::{
 /// ```
 pub fn eval_case(case: &Case) -> ResultLine {
     if let CaseBody::ExportSpec(es) = &case.body {
-        let (result, wiring) = super::export_spec::eval_export_spec(&case.vars, es);
-        let outcome = super::export_spec::outcome_of(result);
+        let (result, wiring) = export_spec::eval_export_spec(&case.vars, es);
+        let outcome = export_spec::outcome_of(result);
         let wiring = (!matches!(outcome, Outcome::Unsupported(_))).then_some(wiring);
         return ResultLine {
             id: case.id.clone(),
@@ -235,8 +237,8 @@ impl Env {
                 };
                 Value::object(ShapesSpec::construct(args)?)
             }
-            Expr::Tensor(t) => super::export_spec::tensor_value(t)?,
-            Expr::Pytree(p) => super::export_spec::pytree_value(self, p)?,
+            Expr::Tensor(t) => export_spec::tensor_value(t)?,
+            Expr::Pytree(p) => export_spec::pytree_value(self, p)?,
         })
     }
 

@@ -3,7 +3,6 @@
 
 mod deep;
 pub mod eval;
-pub mod export_spec;
 pub mod file;
 mod read;
 pub mod result;
@@ -12,4 +11,7 @@ pub mod wire;
 
 pub use eval::eval_case;
 pub use result::{Outcome, ResultLine};
+/// The `export_spec` kind's wire types (`wire/export_spec.rs`); its
+/// evaluation is `eval/export_spec.rs`.
+pub use wire::export_spec;
 pub use wire::{Case, CaseBody, CaseKind, Expr};

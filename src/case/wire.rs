@@ -8,6 +8,8 @@ use crate::pyval::ops::Op;
 use crate::source::SourceClass;
 use crate::spec::VarKind;
 
+pub mod export_spec;
+
 /// One case line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Case {
@@ -30,7 +32,7 @@ pub enum CaseBody {
     },
     /// What a spec does to export, make_fx and compile
     /// (`shared/export-spec-format.md`).
-    ExportSpec(Box<super::export_spec::ExportSpecCase>),
+    ExportSpec(Box<export_spec::ExportSpecCase>),
 }
 
 impl CaseBody {

@@ -8,7 +8,7 @@ use serde::de::{self, DeserializeSeed};
 use serde_json::Value as Json;
 
 use super::{Ctx, ExprForm, Path, S};
-use crate::case::export_spec::{ExportSpecCase, LaterCallExpr, ModuleDecl, SigParam, DTYPES};
+use crate::case::wire::export_spec::{ExportSpecCase, LaterCallExpr, ModuleDecl, SigParam, DTYPES};
 use crate::case::wire::{Expr, PytreeExpr, TensorExpr};
 use crate::error::{Error, Result};
 use torchspec_spec_export::{Api, Body, ParamKind};
