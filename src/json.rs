@@ -23,6 +23,18 @@ use crate::pyjson::{dumps, PyInt, PyJson};
 /// `v` as a serde_json value: keys in order, ints of any size, a float as
 /// `Number::from_f64` writes it (a non-finite one, which the reader never
 /// puts in its JSON, as `null`).
+///
+/// ```
+/// use torchspec::json::to_serde;
+/// use torchspec::pyjson::loads;
+///
+/// let v = loads(r#"{"b": 1, "a": [2.5, 123456789012345678901234567890]}"#)?;
+/// assert_eq!(
+///     to_serde(&v).to_string(),
+///     r#"{"b":1,"a":[2.5,123456789012345678901234567890]}"#
+/// );
+/// # Ok::<(), torchspec::Error>(())
+/// ```
 pub fn to_serde(v: &PyJson) -> Json {
     match v {
         PyJson::Null => Json::Null,

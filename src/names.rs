@@ -43,6 +43,16 @@ pub const BENCH_PIPELINE: &[Pass] = &[
 ];
 
 /// The text of `oracle/names.json`: one entry a line, each list on its line.
+///
+/// ```
+/// use torchspec::export::passes::Pass;
+///
+/// let text = torchspec::names::names_json();
+/// let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+/// let passes = json["passes"].as_array().unwrap();
+/// assert_eq!(passes.len(), Pass::ALL.len());
+/// assert_eq!(passes[0], Pass::ALL[0].name());
+/// ```
 pub fn names_json() -> String {
     let passes = |ps: &[Pass]| list(ps.iter().map(|p| p.name()));
     let mut out = String::from("{\n");

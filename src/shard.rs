@@ -12,6 +12,20 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Shard `k` of `n` (1 ≤ k ≤ n).
+///
+/// ```
+/// use torchspec::shard::Shard;
+///
+/// let s: Shard = "2/3".parse()?;
+/// // Generated cases: shard 2 of 3 runs indices 1, 4, 7, ...
+/// assert_eq!([s.index(0), s.index(1), s.index(2)], [1, 4, 7]);
+/// assert!(s.has_index(4) && !s.has_index(5));
+/// // Corpus cases go by their id: each id is in exactly one shard.
+/// let owners = (1..=3).filter(|&k| Shard { k, n: 3 }.has_id("build-vars-001"));
+/// assert_eq!(owners.count(), 1);
+/// assert!("0/3".parse::<Shard>().is_err());
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
     pub k: u64,

@@ -63,6 +63,18 @@ const ENC: &str = concat!(
 /// The one-line Python program that evaluates `case` with stock PyTorch
 /// and prints its golden result (without the `id`). Errs only for a case
 /// nested deeper than `MAX_NESTING`, which `python -c` could not parse.
+///
+/// ```
+/// use torchspec::case::file::parse_cases;
+/// use torchspec::repro::{python_c, python_one_liner};
+///
+/// let line = r#"{"id":"a","kind":"build","vars":[{"kind":"IntVar","name":"n"}],"value":{"var":0}}"#;
+/// let (_, case) = &parse_cases(line)?[0];
+/// let program = python_one_liner(case)?;
+/// assert!(!program.contains('\n') && program.contains("IntVar"));
+/// assert!(python_c(case)?.starts_with("python -c '"));
+/// # Ok::<(), torchspec::Error>(())
+/// ```
 pub fn python_one_liner(case: &Case) -> Result<String> {
     let mut g = Gen::default();
     let mut out = String::from(PRELUDE);
