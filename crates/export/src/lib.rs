@@ -246,20 +246,7 @@ impl ExportedProgram {
             Ok(v) => v,
             Err(e) => return fallback(e),
         };
-        let version =
-            schema::decode_utf8(&version).map_err(|e| e.of_kind(ErrorKind::NotAnArchive))?;
-        // `ARCHIVE_VERSION_VALUE`.
-        const ARCHIVE_VERSION: &str = "0";
-        if version != ARCHIVE_VERSION {
-            return Err(Error::python(
-                "ValueError",
-                format!(
-                    "Saved archive version {version} does not match our current archive \
-                     version {ARCHIVE_VERSION}."
-                ),
-            )
-            .of_kind(ErrorKind::SchemaVersion));
-        }
+        check_archive_version(&version)?;
         if let Err(e) = archive.records() {
             return fallback(e);
         }
@@ -489,6 +476,24 @@ impl ExportedProgram {
     pub fn report(&self) -> PyJson {
         report::program_report(self)
     }
+}
+
+/// `load_pt2`'s check of the `archive_version` record against
+/// `ARCHIVE_VERSION_VALUE`.
+fn check_archive_version(version: &[u8]) -> Result<()> {
+    let version = schema::decode_utf8(version).map_err(|e| e.of_kind(ErrorKind::NotAnArchive))?;
+    const ARCHIVE_VERSION: &str = "0";
+    if version != ARCHIVE_VERSION {
+        return Err(Error::python(
+            "ValueError",
+            format!(
+                "Saved archive version {version} does not match our current archive \
+                 version {ARCHIVE_VERSION}."
+            ),
+        )
+        .of_kind(ErrorKind::SchemaVersion));
+    }
+    Ok(())
 }
 
 /// `ExportedProgramDeserializer.deserialize` up to the constructor: the

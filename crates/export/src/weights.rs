@@ -823,6 +823,39 @@ fn checked_numel(sizes: &[i64]) -> Option<usize> {
     })
 }
 
+/// `computeStorageNbytes(sizes, strides, itemsize)` in unsigned 64-bit
+/// arithmetic: a negative size wraps, which is its overflow; 0 for a
+/// tensor with no elements.
+fn compute_storage_nbytes(sizes: &[i64], strides: &[i64], itemsize: u64) -> Result<u64> {
+    let overflowed = || storage_overflow(sizes, strides);
+    if sizes.contains(&0) {
+        return Ok(0);
+    }
+    let mut size: u64 = 1;
+    for (&sz, &st) in sizes.iter().zip(strides) {
+        let sz1 = u64::try_from(sz - 1).map_err(|_| overflowed())?;
+        let strided = (st as u64).checked_mul(sz1).ok_or_else(overflowed)?;
+        size = size.checked_add(strided).ok_or_else(overflowed)?;
+    }
+    let needed = size.checked_mul(itemsize).ok_or_else(overflowed)?;
+    if needed > i64::MAX as u64 {
+        return Err(overflowed());
+    }
+    Ok(needed)
+}
+
+/// The `RuntimeError` of a storage size that overflows.
+fn storage_overflow(sizes: &[i64], strides: &[i64]) -> Error {
+    Error::python(
+        "RuntimeError",
+        format!(
+            "Storage size calculation overflowed with sizes={} and strides={}",
+            int_list(sizes),
+            int_list(strides)
+        ),
+    )
+}
+
 /// `torch.as_strided(flat, sizes, strides, storage_offset)` over a storage
 /// of `storage.len()` bytes, with `setStrided`'s checks in its order
 /// (aten/src/ATen/native/TensorShape.cpp, `checkInBoundsForStorage`,
@@ -853,31 +886,8 @@ fn as_strided<'a>(
         ));
     }
     let itemsize = dtype.itemsize() as u64;
-    let overflowed = || {
-        Error::python(
-            "RuntimeError",
-            format!(
-                "Storage size calculation overflowed with sizes={} and strides={}",
-                int_list(&sizes),
-                int_list(&strides)
-            ),
-        )
-    };
-    // computeStorageNbytes(sizes, strides, itemsize) in unsigned 64-bit
-    // arithmetic: a negative size wraps, which is its overflow.
-    let mut needed: u64 = 0;
-    if !sizes.contains(&0) {
-        let mut size: u64 = 1;
-        for (&sz, &st) in sizes.iter().zip(&strides) {
-            let sz1 = u64::try_from(sz - 1).map_err(|_| overflowed())?;
-            let strided = (st as u64).checked_mul(sz1).ok_or_else(overflowed)?;
-            size = size.checked_add(strided).ok_or_else(overflowed)?;
-        }
-        needed = size.checked_mul(itemsize).ok_or_else(overflowed)?;
-        if needed > i64::MAX as u64 {
-            return Err(overflowed());
-        }
-    }
+    let overflowed = || storage_overflow(&sizes, &strides);
+    let needed = compute_storage_nbytes(&sizes, &strides, itemsize)?;
     if needed != 0 {
         // In torch the byte offset is an int64 product; past that the
         // check itself overflows (and the view would read outside the
