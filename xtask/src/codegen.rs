@@ -111,6 +111,14 @@ const SHADOWED: &[(&str, &str)] = &[
     ("ExportedProgram", "range_constraints"),
     // `[load_verifier(v) for v in exported_program.verifiers]`.
     ("ExportedProgram", "verifiers"),
+    // Strings `_dict_to_dataclass` passes through (`return data`), which
+    // the deserializer uses as dict keys and names: `deserialize_operator`'s
+    // `serialized_target.startswith(...)`, `create_node(..., name)`'s
+    // `_name_regex.match(name)`, `serialized_name_to_node[arg.name]`. The
+    // typed field is empty then and the loader mirrors each use.
+    ("Node", "target"),
+    ("Node", "name"),
+    ("TensorArgument", "name"),
 ];
 
 fn is_shadowed(class: &str, field: &str) -> bool {
@@ -758,12 +766,12 @@ fn gen_struct(
         let _ = writeln!(o, "    pub {}: {ty},", ident(&f.name));
     }
     if has_shadowed(name) {
-        o.push_str("    /// List and dict fields `_dict_to_dataclass` passed through as they came\n    /// (neither a list nor a dict): the field's name and JSON. The typed\n    /// field is empty then.\n    pub raw: Vec<(&'static str, PyJson)>,\n");
+        o.push_str("    /// Fields `_dict_to_dataclass` passed through as they came (a list or\n    /// dict field that is neither, a string field that is no string): the\n    /// field's name and JSON. The typed field is empty then.\n    pub raw: Vec<(&'static str, PyJson)>,\n");
     }
     o.push_str("}\n\n");
     let _ = writeln!(o, "impl {name} {{");
     if has_shadowed(name) {
-        o.push_str("    /// The JSON of `field` as it came, when it was neither a list nor a dict.\n    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {\n        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)\n    }\n\n");
+        o.push_str("    /// The JSON of `field` as it came, when it did not have the schema's type.\n    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {\n        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)\n    }\n\n");
     }
     // Read: `_dict_to_dataclass`, fields in dataclass order, then `cls(**fields)`.
     o.push_str(LOAD_DOC);
@@ -803,7 +811,7 @@ fn gen_struct(
         if is_shadowed(name, &f.name) {
             let _ = writeln!(
                 o,
-                "        let f_{0} = f_{0}.map(|l| match l {{ Loose::Typed(t) => t, Loose::Raw(r) => {{ raw.push((\"{0}\", r)); Vec::new() }} }});",
+                "        let f_{0} = f_{0}.map(|l| match l {{ Loose::Typed(t) => t, Loose::Raw(r) => {{ raw.push((\"{0}\", r)); Default::default() }} }});",
                 f.name
             );
         }

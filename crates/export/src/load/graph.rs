@@ -3,7 +3,9 @@
 //! `sync_fx_node`.
 
 use super::inputs::{int_arg, raw_arg};
-use super::raw::{key_error, raw_dict_use, raw_list_use, Use};
+use super::raw::{
+    key_error, raw_dict_use, raw_key_error, raw_list_use, target_not_str, tensor_name, Name, Use,
+};
 use super::state::{Deserializer, R};
 use crate::fx::{Arg, NodeId, Op};
 use crate::schema as wire;
@@ -23,6 +25,23 @@ impl<'w> Deserializer<'w> {
         self.eval_meta(name)?;
         self.cx.graph.node_mut(id).meta.val = Some(name.to_string());
         Ok(())
+    }
+
+    /// `sync_fx_node` of a name that may be no str: a value
+    /// `_dict_to_dataclass` passed through is in neither table.
+    pub(super) fn sync_name(&mut self, name: Name<'_>, id: NodeId) -> R<()> {
+        match name {
+            Ok(name) => self.sync(name, id),
+            Err(v) => Err(raw_key_error(v)),
+        }
+    }
+
+    /// `serialized_name_to_node[name]` of a name that may be no str.
+    pub(super) fn node_by(&self, name: Name<'_>) -> R<NodeId> {
+        match name {
+            Ok(name) => self.node_named(name),
+            Err(v) => Err(raw_key_error(v)),
+        }
     }
 
     pub(super) fn node_named(&self, name: &str) -> R<NodeId> {
@@ -62,8 +81,11 @@ impl<'w> Deserializer<'w> {
         raw_list_use(g.raw_field("inputs"), Use::Iter("type"))?;
         for (i, input) in g.inputs.iter().enumerate() {
             match input {
-                wire::Argument::AsTensor(wire::TensorArgument { name })
-                | wire::Argument::AsCustomObj(wire::CustomObjArgument { name, .. }) => {
+                wire::Argument::AsTensor(t) => match tensor_name(t) {
+                    Ok(name) => self.placeholder(name)?,
+                    Err(v) => return Err(target_not_str(v)),
+                },
+                wire::Argument::AsCustomObj(wire::CustomObjArgument { name, .. }) => {
                     self.placeholder(name)?;
                 }
                 wire::Argument::AsSymInt(s) => match s {
@@ -117,7 +139,7 @@ impl<'w> Deserializer<'w> {
         let mut outputs = Vec::with_capacity(g.outputs.len());
         for out in &g.outputs {
             outputs.push(match out {
-                wire::Argument::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+                wire::Argument::AsTensor(t) => Arg::Node(self.node_by(tensor_name(t))?),
                 wire::Argument::AsSymInt(wire::SymIntArgument::AsName(n))
                 | wire::Argument::AsSymBool(wire::SymBoolArgument::AsName(n))
                 | wire::Argument::AsSymFloat(wire::SymFloatArgument::AsName(n)) => {

@@ -3,7 +3,7 @@
 //! `deserialize_input`: one argument by its union tag, subgraphs included.
 
 use super::codegen::check_codegen;
-use super::raw::key_error;
+use super::raw::{key_error, tensor_name};
 use super::state::{Deserializer, GraphCx, R};
 use super::values::{device_text, dtype_name, layout_name, memory_format_name};
 use crate::failure::LoadFailure;
@@ -241,7 +241,7 @@ impl<'w> Deserializer<'w> {
         Ok(match a {
             A::Raw(r) => raw_input(a, r)?,
             A::AsNone(_) => Arg::None,
-            A::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+            A::AsTensor(t) => Arg::Node(self.node_by(tensor_name(t))?),
             A::AsScalarType(_) | A::AsMemoryFormat(_) | A::AsLayout(_) => enum_input(a)?,
             A::AsGraph(g) => self.graph_input(g)?,
             A::AsDevice(d) => Arg::Device(device_text(d)?),
@@ -281,7 +281,7 @@ impl<'w> Deserializer<'w> {
         let tensors = |this: &mut Self, ts: &[wire::TensorArgument]| -> R<Arg> {
             Ok(Arg::List(
                 ts.iter()
-                    .map(|t| this.node_named(&t.name).map(Arg::Node))
+                    .map(|t| this.node_by(tensor_name(t)).map(Arg::Node))
                     .collect::<R<_>>()?,
             ))
         };
@@ -416,7 +416,7 @@ impl<'w> Deserializer<'w> {
     pub(super) fn optional_tensor_arg(&mut self, o: &wire::OptionalTensorArgument) -> R<Arg> {
         Ok(match o {
             wire::OptionalTensorArgument::AsNone(_) => Arg::None,
-            wire::OptionalTensorArgument::AsTensor(t) => Arg::Node(self.node_named(&t.name)?),
+            wire::OptionalTensorArgument::AsTensor(t) => Arg::Node(self.node_by(tensor_name(t))?),
         })
     }
 

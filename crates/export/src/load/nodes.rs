@@ -5,7 +5,9 @@
 use super::metadata::check_metadata;
 use super::outputs::hop_single_tensor_return;
 use super::outputs::sym_output_name;
-use super::raw::{key_error, raw_list_use, Use};
+use super::raw::{
+    key_error, name_regex_error, no_attribute, raw_list_use, tensor_name, truthy, Use,
+};
 use super::state::{Deserializer, R};
 use super::symbols::{lambda_key_error, unbacked_int};
 use crate::fx::{Arg, NodeId, Op};
@@ -13,6 +15,7 @@ use crate::ops::{self, Resolved};
 use crate::ranges::Bound;
 use crate::schema as wire;
 use num_bigint::BigInt;
+use torchspec_pyval::pyjson::PyJson;
 use torchspec_pyval::Raise;
 
 /// `torch.ops.aten._assert_scalar.default` and friends are recognised by
@@ -69,6 +72,30 @@ pub fn printed_target(serialized: &str) -> String {
     }
 }
 
+/// A node name as `deserialize_node` hands it to `create_node`: a str, or
+/// a value `_dict_to_dataclass` passed through where the schema has one.
+type Candidate<'w> = Result<String, &'w PyJson>;
+
+/// `serialized_node.name` where it is truthy (`if serialized_node.name`).
+fn given_name(n: &wire::Node) -> Option<Candidate<'_>> {
+    match n.raw_field("name") {
+        Some(v) if truthy(v) => Some(Err(v)),
+        Some(_) => None,
+        None => n.name.clone().filter(|s| !s.is_empty()).map(Ok),
+    }
+}
+
+/// The name `Graph.create_node` is given: `None` (a value that came as
+/// null too) lets fx pick one; any other value that is no str fails
+/// `_Namespace.create_name`'s `_name_regex.match`.
+fn fx_name(name: Option<Candidate<'_>>) -> R<Option<String>> {
+    match name {
+        None | Some(Err(PyJson::Null)) => Ok(None),
+        Some(Ok(s)) => Ok(Some(s)),
+        Some(Err(v)) => Err(name_regex_error(v)),
+    }
+}
+
 /// What `deserialize_node` makes of a resolved target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum TargetKind {
@@ -95,6 +122,10 @@ impl<'w> Deserializer<'w> {
                 format!("{prefix} Unsupported target type for node {node}: {ty}."),
             )
         };
+        // `serialized_target.startswith("_operator")` of a target that is no str.
+        if let Some(v) = n.raw_field("target") {
+            return Err(no_attribute(v, "startswith"));
+        }
         match ops::resolve(&n.target, self.registrations) {
             Resolved::OpOverload(t) => Ok((t, TargetKind::OpOverload)),
             Resolved::HigherOrder(t) if t == TRITON_FUNCTIONAL => Err(Raise::new(
@@ -128,11 +159,11 @@ impl<'w> Deserializer<'w> {
     pub(super) fn deserialize_node(&mut self, n: &'w wire::Node, origin: u32) -> R<()> {
         let (target, kind) = self.node_target(n)?;
         let printed = printed_target(&target);
-        let given_name = n.name.as_deref().filter(|s| !s.is_empty());
+        let given_name = given_name(n);
         if SYM_OPS.contains(&target.as_str()) {
             let name = match given_name {
-                Some(s) => s.to_string(),
-                None => sym_output_name(n)?,
+                Some(s) => s,
+                None => Ok(sym_output_name(n)?),
             };
             raw_list_use(n.raw_field("inputs"), Use::Iter("arg"))?;
             let args = n
@@ -140,10 +171,14 @@ impl<'w> Deserializer<'w> {
                 .iter()
                 .map(|i| self.deserialize_input(&i.arg))
                 .collect::<R<Vec<_>>>()?;
-            let id =
-                self.cx
-                    .graph
-                    .create_node(Op::CallFunction, &printed, args, vec![], Some(&name));
+            let name = fx_name(Some(name))?;
+            let id = self.cx.graph.create_node(
+                Op::CallFunction,
+                &printed,
+                args,
+                vec![],
+                name.as_deref(),
+            );
             self.cx.graph.node_mut(id).meta.origin = Some(origin);
             raw_list_use(n.raw_field("outputs"), Use::Index("value"))?;
             let out = sym_output_name(n)?;
@@ -155,28 +190,26 @@ impl<'w> Deserializer<'w> {
             // higher-order op's, the name only when given.
             raw_list_use(n.raw_field("inputs"), Use::Iter("kind"))?;
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
-            (args, kwargs, given_name.map(str::to_string))
+            (args, kwargs, given_name)
         } else if kind == TargetKind::HigherOrder {
             raw_list_use(n.raw_field("inputs"), Use::Iter("kind"))?;
             let (args, kwargs) = self.hoo_inputs(&n.inputs)?;
             check_metadata(&n.metadata, self.registrations)?;
-            let name = given_name
-                .map(str::to_string)
-                .or_else(|| match n.outputs.as_slice() {
-                    [wire::Argument::AsTensor(t)] if hop_single_tensor_return(n) => {
-                        Some(t.name.clone())
-                    }
-                    _ => None,
-                });
+            let name = given_name.or_else(|| match n.outputs.as_slice() {
+                [wire::Argument::AsTensor(t)] if hop_single_tensor_return(n) => {
+                    Some(tensor_name(t).map(str::to_string))
+                }
+                _ => None,
+            });
             (args, kwargs, name)
         } else {
             let schema = self.schema_of(&target)?;
             let name = match given_name {
-                Some(s) => Some(s.to_string()),
+                Some(s) => Some(s),
                 // `serialized_node.outputs[0].as_tensor.name if
                 // _is_single_tensor_return(target) else None`.
                 None if schema.is_single_tensor_return() => match n.outputs.first() {
-                    Some(wire::Argument::AsTensor(t)) => Some(t.name.clone()),
+                    Some(wire::Argument::AsTensor(t)) => Some(tensor_name(t).map(str::to_string)),
                     Some(_) => {
                         // `_Union.__getattr__`: `f"Field {name} is not set."`.
                         return Err(Raise::new(
@@ -192,6 +225,7 @@ impl<'w> Deserializer<'w> {
             let (args, kwargs) = self.op_inputs(&schema, &n.inputs)?;
             (args, kwargs, name)
         };
+        let name = fx_name(name)?;
         let id =
             self.cx
                 .graph

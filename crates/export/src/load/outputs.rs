@@ -3,7 +3,7 @@
 //! outputs synced to its name, or getitem nodes for each.
 
 use super::metadata::check_metadata;
-use super::raw::{field_not_set, raw_list_use, Use};
+use super::raw::{field_not_set, name_regex_error, raw_list_use, tensor_name, Name, Use};
 use super::state::{Deserializer, R};
 use crate::failure::LoadFailure;
 use crate::fx::{self, Arg, NodeId, Op};
@@ -161,22 +161,22 @@ impl<'w> Deserializer<'w> {
             && !is_as_none(&outputs[0])
         {
             let name = match &outputs[0] {
-                A::AsTensor(t) => t.name.clone(),
+                A::AsTensor(t) => tensor_name(t),
                 A::AsSymInt(wire::SymIntArgument::AsName(s))
                 | A::AsSymBool(wire::SymBoolArgument::AsName(s))
-                | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => s.clone(),
+                | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => Ok(s.as_str()),
                 _ => {
                     return Err(Raise::new("AssertionError", "arg should not be None"));
                 }
             };
-            self.getitem(id, 0, &name)?;
+            self.getitem_by(id, 0, name)?;
             let node_name = self.cx.graph.node(id).name.clone();
             self.cx.name_to_node.insert(node_name, id);
             return Ok(());
         }
         if outputs.len() == 1 {
             match &outputs[0] {
-                A::AsTensor(t) => return self.sync(&t.name, id),
+                A::AsTensor(t) => return self.sync_name(tensor_name(t), id),
                 A::AsSymInt(s) => return self.sync(&sym_int_name(s)?, id),
                 A::AsSymBool(wire::SymBoolArgument::AsName(s))
                 | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => return self.sync(s, id),
@@ -198,7 +198,7 @@ impl<'w> Deserializer<'w> {
             match &outputs[0] {
                 A::AsTensors(ts) if !ts.is_empty() => {
                     for (idx, t) in ts.iter().enumerate() {
-                        self.getitem(id, idx, &t.name)?;
+                        self.getitem_by(id, idx, tensor_name(t))?;
                     }
                 }
                 A::AsTensors(_) => return Err(Raise::new("IndexError", "list index out of range")),
@@ -217,13 +217,13 @@ impl<'w> Deserializer<'w> {
         use wire::Argument as A;
         for (idx, out) in outputs.iter().enumerate() {
             match out {
-                A::AsTensor(t) => self.getitem(id, idx, &t.name)?,
+                A::AsTensor(t) => self.getitem_by(id, idx, tensor_name(t))?,
                 A::AsSymInt(s) => self.getitem(id, idx, &sym_int_name(s)?)?,
                 A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => self.getitem(id, idx, s)?,
                 A::AsTensors(ts) => {
                     let list = self.bare_getitem(id, idx, None);
                     for (j, t) in ts.iter().enumerate() {
-                        self.getitem(list, j, &t.name)?;
+                        self.getitem_by(list, j, tensor_name(t))?;
                     }
                 }
                 A::AsSymInts(ss) => {
@@ -282,6 +282,20 @@ impl<'w> Deserializer<'w> {
             vec![],
             name,
         )
+    }
+
+    /// `generate_getitem` of a name that may be no str: null lets fx name
+    /// the node, then `sync_fx_node(None, ...)` finds no meta; any other
+    /// value fails `create_node`'s `_name_regex.match`.
+    fn getitem_by(&mut self, of: NodeId, idx: usize, name: Name<'_>) -> R<()> {
+        match name {
+            Ok(name) => self.getitem(of, idx, name),
+            Err(v @ PyJson::Null) => {
+                self.bare_getitem(of, idx, None);
+                self.sync_name(Err(v), of)
+            }
+            Err(v) => Err(name_regex_error(v)),
+        }
     }
 
     /// `generate_getitem`.

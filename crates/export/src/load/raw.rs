@@ -13,6 +13,53 @@ pub(super) fn key_error(name: &str) -> LoadFailure {
     Raise::new("KeyError", torchspec_pyval::repr::str_repr(name))
 }
 
+/// `d[key]` of a dict keyed by str, with a key `_dict_to_dataclass`
+/// passed through as it came: `KeyError(key)`, or the `TypeError` of a
+/// list or dict, which cannot be hashed.
+pub(super) fn raw_key_error(key: &PyJson) -> LoadFailure {
+    match key {
+        PyJson::List(_) | PyJson::Object(_) => Raise::new(
+            "TypeError",
+            format!("unhashable type: '{}'", key.type_name()),
+        ),
+        _ => {
+            let mut text = String::new();
+            wire::load::repr_raw(key, &mut text);
+            Raise::new("KeyError", text)
+        }
+    }
+}
+
+/// `serialized_name_to_node[name]` or `serialized_name_to_meta[name]`
+/// of a str field `_dict_to_dataclass` passed through: the str, or the
+/// value as it came.
+pub(super) type Name<'w> = Result<&'w str, &'w PyJson>;
+
+/// `TensorArgument.name` as the deserializer reads it.
+pub(super) fn tensor_name(t: &wire::TensorArgument) -> Name<'_> {
+    t.raw_field("name").map_or(Ok(t.name.as_str()), Err)
+}
+
+/// `Graph.create_node(..., name=v)` of a name that is no str:
+/// `_Namespace.create_name`'s `_name_regex.match(v)`.
+pub(super) fn name_regex_error(v: &PyJson) -> LoadFailure {
+    Raise::new(
+        "TypeError",
+        format!(
+            "expected string or bytes-like object, got '{}'",
+            v.type_name()
+        ),
+    )
+}
+
+/// `Graph.placeholder(v)` of a name that is no str: `_target_to_str`.
+pub(super) fn target_not_str(v: &PyJson) -> LoadFailure {
+    Raise::new(
+        "AssertionError",
+        format!("Expected target to be str, got <class '{}'>", v.type_name()),
+    )
+}
+
 /// `for val in v` over a list field `_dict_to_dataclass` passed through:
 /// the items, or what Python raises iterating the raw value (`""` is empty;
 /// a longer str yields one-character strs, which have no `.value`).

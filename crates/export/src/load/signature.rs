@@ -2,7 +2,9 @@
 //! `deserialize_output_spec` and `deserialize_argument_spec`.
 
 use super::inputs::{enum_input, unhandled};
-use super::raw::{field_not_set, key_error, raw_list_use, truthy, Use};
+use super::raw::{
+    field_not_set, key_error, raw_key_error, raw_list_use, tensor_name, truthy, Name, Use,
+};
 use super::state::R;
 use crate::failure::LoadFailure;
 use crate::fx::Arg;
@@ -118,7 +120,7 @@ pub(super) fn deserialize_argument_spec(x: &wire::Argument, names: Names) -> R<A
     use wire::Argument as A;
     Ok(match x {
         A::AsTensor(t) => ArgumentSpec::Tensor {
-            name: t.name.clone(),
+            name: spec_tensor_name(t)?,
         },
         A::AsSymInt(s) => match s {
             wire::SymIntArgument::AsName(n) => ArgumentSpec::SymInt { name: n.clone() },
@@ -148,11 +150,20 @@ pub(super) enum Names {
 }
 
 /// `self.serialized_name_to_node[name]`.
-fn node_lookup(x: &wire::Argument, name: &str, names: Names) -> LoadFailure {
-    match names {
-        Names::None => key_error(name),
-        Names::Graph => in_signature(x),
+fn node_lookup(x: &wire::Argument, name: Name<'_>, names: Names) -> LoadFailure {
+    match (names, name) {
+        (Names::None, Ok(name)) => key_error(name),
+        (Names::None, Err(v)) => raw_key_error(v),
+        (Names::Graph, _) => in_signature(x),
     }
+}
+
+/// A signature's `TensorArgument.name`; what `str(sig)` and the verifier
+/// make of one that is no str is not modelled.
+fn spec_tensor_name(t: &wire::TensorArgument) -> R<String> {
+    tensor_name(t)
+        .map(str::to_string)
+        .map_err(|_| crate::failure::untyped("a `TensorArgument.name` in a graph signature"))
 }
 
 /// `deserialize_input(x)` of an argument a signature holds as a
@@ -192,7 +203,7 @@ fn constant_input(x: &wire::Argument, names: Names) -> R<Constant> {
             .iter()
             .map(|s| match s {
                 wire::SymIntArgument::AsInt(i) => Ok(int_constant(i)),
-                wire::SymIntArgument::AsName(n) => Err(node_lookup(x, n, names)),
+                wire::SymIntArgument::AsName(n) => Err(node_lookup(x, Ok(n), names)),
             })
             .collect::<R<_>>()
             .map(Constant::List),
@@ -200,7 +211,7 @@ fn constant_input(x: &wire::Argument, names: Names) -> R<Constant> {
             .iter()
             .map(|s| match s {
                 wire::SymFloatArgument::AsFloat(f) => Ok(Constant::Float(*f)),
-                wire::SymFloatArgument::AsName(n) => Err(node_lookup(x, n, names)),
+                wire::SymFloatArgument::AsName(n) => Err(node_lookup(x, Ok(n), names)),
             })
             .collect::<R<_>>()
             .map(Constant::List),
@@ -208,29 +219,31 @@ fn constant_input(x: &wire::Argument, names: Names) -> R<Constant> {
             .iter()
             .map(|s| match s {
                 wire::SymBoolArgument::AsBool(b) => Ok(Constant::Bool(*b)),
-                wire::SymBoolArgument::AsName(n) => Err(node_lookup(x, n, names)),
+                wire::SymBoolArgument::AsName(n) => Err(node_lookup(x, Ok(n), names)),
             })
             .collect::<R<_>>()
             .map(Constant::List),
-        A::AsTensor(t) => Err(node_lookup(x, &t.name, names)),
+        A::AsTensor(t) => Err(node_lookup(x, tensor_name(t), names)),
         A::AsSymBool(wire::SymBoolArgument::AsBool(b)) => Ok(Constant::Bool(*b)),
-        A::AsSymBool(wire::SymBoolArgument::AsName(n)) => Err(node_lookup(x, n, names)),
+        A::AsSymBool(wire::SymBoolArgument::AsName(n)) => Err(node_lookup(x, Ok(n), names)),
         A::AsTensors(v) => match v.first() {
             // `if len(value) == 0: return []` comes before the list forms.
             None => list(Vec::new()),
-            Some(t) => Err(node_lookup(x, &t.name, names)),
+            Some(t) => Err(node_lookup(x, tensor_name(t), names)),
         },
         A::AsOptionalTensors(v) => v
             .iter()
             .map(|o| match o {
                 wire::OptionalTensorArgument::AsNone(_) => Ok(Constant::None),
-                wire::OptionalTensorArgument::AsTensor(t) => Err(node_lookup(x, &t.name, names)),
+                wire::OptionalTensorArgument::AsTensor(t) => {
+                    Err(node_lookup(x, tensor_name(t), names))
+                }
             })
             .collect::<R<_>>()
             .map(Constant::List),
         A::AsNestedTensors(v) => match v.iter().flatten().next() {
             None => list(v.iter().map(|_| Constant::List(Vec::new())).collect()),
-            Some(t) => Err(node_lookup(x, &t.name, names)),
+            Some(t) => Err(node_lookup(x, tensor_name(t), names)),
         },
         A::AsIntLists(v) => list(
             v.iter()
@@ -288,7 +301,7 @@ fn deserialize_input_spec(i: &wire::InputSpec, at: &str) -> R<InputSpec> {
         I::Parameter(p) => InputSpec {
             kind: InputKind::Parameter,
             arg: ArgumentSpec::Tensor {
-                name: p.arg.name.clone(),
+                name: spec_tensor_name(&p.arg)?,
             },
             target: Some(p.parameter_name.clone()),
             persistent: None,
@@ -296,7 +309,7 @@ fn deserialize_input_spec(i: &wire::InputSpec, at: &str) -> R<InputSpec> {
         I::Buffer(b) => InputSpec {
             kind: InputKind::Buffer,
             arg: ArgumentSpec::Tensor {
-                name: b.arg.name.clone(),
+                name: spec_tensor_name(&b.arg)?,
             },
             target: Some(b.buffer_name.clone()),
             persistent: Some(persistent(&b.persistent)?),
@@ -304,7 +317,7 @@ fn deserialize_input_spec(i: &wire::InputSpec, at: &str) -> R<InputSpec> {
         I::TensorConstant(t) => InputSpec {
             kind: InputKind::ConstantTensor,
             arg: ArgumentSpec::Tensor {
-                name: t.arg.name.clone(),
+                name: spec_tensor_name(&t.arg)?,
             },
             target: Some(t.tensor_constant_name.clone()),
             persistent: None,
@@ -366,8 +379,10 @@ fn token(t: &wire::TokenArgument) -> ArgumentSpec {
 /// `deserialize_output_spec`.
 fn deserialize_output_spec(o: &wire::OutputSpec) -> R<OutputSpec> {
     use wire::OutputSpec as O;
-    let tensor = |t: &wire::TensorArgument| ArgumentSpec::Tensor {
-        name: t.name.clone(),
+    let tensor = |t: &wire::TensorArgument| -> R<ArgumentSpec> {
+        Ok(ArgumentSpec::Tensor {
+            name: spec_tensor_name(t)?,
+        })
     };
     Ok(match o {
         O::UserOutput(u) => OutputSpec {
@@ -377,32 +392,32 @@ fn deserialize_output_spec(o: &wire::OutputSpec) -> R<OutputSpec> {
         },
         O::LossOutput(l) => OutputSpec {
             kind: OutputKind::LossOutput,
-            arg: tensor(&l.arg),
+            arg: tensor(&l.arg)?,
             target: None,
         },
         O::BufferMutation(b) => OutputSpec {
             kind: OutputKind::BufferMutation,
-            arg: tensor(&b.arg),
+            arg: tensor(&b.arg)?,
             target: Some(b.buffer_name.clone()),
         },
         O::ParameterMutation(p) => OutputSpec {
             kind: OutputKind::ParameterMutation,
-            arg: tensor(&p.arg),
+            arg: tensor(&p.arg)?,
             target: Some(p.parameter_name.clone()),
         },
         O::GradientToParameter(g) => OutputSpec {
             kind: OutputKind::GradientToParameter,
-            arg: tensor(&g.arg),
+            arg: tensor(&g.arg)?,
             target: Some(g.parameter_name.clone()),
         },
         O::GradientToUserInput(g) => OutputSpec {
             kind: OutputKind::GradientToUserInput,
-            arg: tensor(&g.arg),
+            arg: tensor(&g.arg)?,
             target: Some(g.user_input_name.clone()),
         },
         O::UserInputMutation(u) => OutputSpec {
             kind: OutputKind::UserInputMutation,
-            arg: tensor(&u.arg),
+            arg: tensor(&u.arg)?,
             target: Some(u.user_input_name.clone()),
         },
         O::Token(t) => OutputSpec {

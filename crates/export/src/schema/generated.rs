@@ -1001,14 +1001,14 @@ pub struct ExportedProgram {
     pub torch_version: Loose<String>,
     /// `ExportedProgram.guards_code: List[str]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub guards_code: Loose<Vec<String>>,
-    /// List and dict fields `_dict_to_dataclass` passed through as they came
-    /// (neither a list nor a dict): the field's name and JSON. The typed
-    /// field is empty then.
+    /// Fields `_dict_to_dataclass` passed through as they came (a list or
+    /// dict field that is neither, a string field that is no string): the
+    /// field's name and JSON. The typed field is empty then.
     pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl ExportedProgram {
-    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
@@ -1022,10 +1022,10 @@ impl ExportedProgram {
         let f_graph_module = load_field(&d, "graph_module", path, cx, GraphModule::from_pyjson)?;
         let f_opset_version = load_field(&d, "opset_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_int)))?;
         let f_range_constraints = load_field(&d, "range_constraints", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, RangeConstraint::from_pyjson)))?;
-        let f_range_constraints = f_range_constraints.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("range_constraints", r)); Vec::new() } });
+        let f_range_constraints = f_range_constraints.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("range_constraints", r)); Default::default() } });
         let f_schema_version = load_field(&d, "schema_version", path, cx, SchemaVersion::from_pyjson)?;
         let f_verifiers = load_field(&d, "verifiers", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_str)))?;
-        let f_verifiers = f_verifiers.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("verifiers", r)); Vec::new() } });
+        let f_verifiers = f_verifiers.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("verifiers", r)); Default::default() } });
         let f_torch_version = load_field(&d, "torch_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_guards_code = load_field(&d, "guards_code", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Scalar), |v, p, cx| load_list(v, p, cx, load_str)))?;
         let missing = [(f_graph_module.is_none(), "graph_module"), (f_opset_version.is_none(), "opset_version"), (f_range_constraints.is_none(), "range_constraints"), (f_schema_version.is_none(), "schema_version")];
@@ -1324,14 +1324,14 @@ pub struct Graph {
     pub custom_obj_values: Vec<(String, CustomObjArgument)>,
     /// `Graph.sym_float_values: Dict[str, SymFloat]`.
     pub sym_float_values: Vec<(String, SymFloat)>,
-    /// List and dict fields `_dict_to_dataclass` passed through as they came
-    /// (neither a list nor a dict): the field's name and JSON. The typed
-    /// field is empty then.
+    /// Fields `_dict_to_dataclass` passed through as they came (a list or
+    /// dict field that is neither, a string field that is no string): the
+    /// field's name and JSON. The typed field is empty then.
     pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl Graph {
-    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
@@ -1343,22 +1343,22 @@ impl Graph {
         let d = load_object(v, path, cx, "Graph", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
         let f_inputs = load_field(&d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
-        let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
+        let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Default::default() } });
         let f_outputs = load_field(&d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
-        let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
+        let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Default::default() } });
         let f_nodes = load_field(&d, "nodes", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Node::from_pyjson)))?;
-        let f_nodes = f_nodes.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("nodes", r)); Vec::new() } });
+        let f_nodes = f_nodes.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("nodes", r)); Default::default() } });
         let f_tensor_values = load_field(&d, "tensor_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, TensorMeta::from_pyjson)))?;
-        let f_tensor_values = f_tensor_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("tensor_values", r)); Vec::new() } });
+        let f_tensor_values = f_tensor_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("tensor_values", r)); Default::default() } });
         let f_sym_int_values = load_field(&d, "sym_int_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymInt::from_pyjson)))?;
-        let f_sym_int_values = f_sym_int_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_int_values", r)); Vec::new() } });
+        let f_sym_int_values = f_sym_int_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_int_values", r)); Default::default() } });
         let f_sym_bool_values = load_field(&d, "sym_bool_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymBool::from_pyjson)))?;
-        let f_sym_bool_values = f_sym_bool_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_bool_values", r)); Vec::new() } });
+        let f_sym_bool_values = f_sym_bool_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_bool_values", r)); Default::default() } });
         let f_is_single_tensor_return = load_field(&d, "is_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_bool))?;
         let f_custom_obj_values = load_field(&d, "custom_obj_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, CustomObjArgument::from_pyjson)))?;
-        let f_custom_obj_values = f_custom_obj_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("custom_obj_values", r)); Vec::new() } });
+        let f_custom_obj_values = f_custom_obj_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("custom_obj_values", r)); Default::default() } });
         let f_sym_float_values = load_field(&d, "sym_float_values", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, SymFloat::from_pyjson)))?;
-        let f_sym_float_values = f_sym_float_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_float_values", r)); Vec::new() } });
+        let f_sym_float_values = f_sym_float_values.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("sym_float_values", r)); Default::default() } });
         let missing = [(f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_nodes.is_none(), "nodes"), (f_tensor_values.is_none(), "tensor_values"), (f_sym_int_values.is_none(), "sym_int_values"), (f_sym_bool_values.is_none(), "sym_bool_values")];
         let (Some(f_inputs), Some(f_outputs), Some(f_nodes), Some(f_tensor_values), Some(f_sym_int_values), Some(f_sym_bool_values)) = (f_inputs, f_outputs, f_nodes, f_tensor_values, f_sym_int_values, f_sym_bool_values) else {
             return Err(missing_fields("Graph", &missing, path));
@@ -1506,14 +1506,14 @@ pub struct GraphModule {
     pub metadata: Loose<Vec<(String, String)>>,
     /// `GraphModule.treespec_namedtuple_fields: Dict[str, NamedTupleDef]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub treespec_namedtuple_fields: Loose<Vec<(String, NamedTupleDef)>>,
-    /// List and dict fields `_dict_to_dataclass` passed through as they came
-    /// (neither a list nor a dict): the field's name and JSON. The typed
-    /// field is empty then.
+    /// Fields `_dict_to_dataclass` passed through as they came (a list or
+    /// dict field that is neither, a string field that is no string): the
+    /// field's name and JSON. The typed field is empty then.
     pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl GraphModule {
-    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
@@ -1527,7 +1527,7 @@ impl GraphModule {
         let f_graph = load_field(&d, "graph", path, cx, Graph::from_pyjson)?;
         let f_signature = load_field(&d, "signature", path, cx, GraphSignature::from_pyjson)?;
         let f_module_call_graph = load_field(&d, "module_call_graph", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, ModuleCallEntry::from_pyjson)))?;
-        let f_module_call_graph = f_module_call_graph.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("module_call_graph", r)); Vec::new() } });
+        let f_module_call_graph = f_module_call_graph.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("module_call_graph", r)); Default::default() } });
         let f_metadata = load_field(&d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_str)))?;
         let f_treespec_namedtuple_fields = load_field(&d, "treespec_namedtuple_fields", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, NamedTupleDef::from_pyjson)))?;
         let missing = [(f_graph.is_none(), "graph"), (f_signature.is_none(), "signature"), (f_module_call_graph.is_none(), "module_call_graph")];
@@ -1593,14 +1593,14 @@ pub struct GraphSignature {
     pub input_specs: Vec<InputSpec>,
     /// `GraphSignature.output_specs: List[OutputSpec]`.
     pub output_specs: Vec<OutputSpec>,
-    /// List and dict fields `_dict_to_dataclass` passed through as they came
-    /// (neither a list nor a dict): the field's name and JSON. The typed
-    /// field is empty then.
+    /// Fields `_dict_to_dataclass` passed through as they came (a list or
+    /// dict field that is neither, a string field that is no string): the
+    /// field's name and JSON. The typed field is empty then.
     pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl GraphSignature {
-    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
@@ -1612,9 +1612,9 @@ impl GraphSignature {
         let d = load_object(v, path, cx, "GraphSignature", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
         let f_input_specs = load_field(&d, "input_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, InputSpec::from_pyjson)))?;
-        let f_input_specs = f_input_specs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("input_specs", r)); Vec::new() } });
+        let f_input_specs = f_input_specs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("input_specs", r)); Default::default() } });
         let f_output_specs = load_field(&d, "output_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, OutputSpec::from_pyjson)))?;
-        let f_output_specs = f_output_specs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("output_specs", r)); Vec::new() } });
+        let f_output_specs = f_output_specs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("output_specs", r)); Default::default() } });
         let missing = [(f_input_specs.is_none(), "input_specs"), (f_output_specs.is_none(), "output_specs")];
         let (Some(f_input_specs), Some(f_output_specs)) = (f_input_specs, f_output_specs) else {
             return Err(missing_fields("GraphSignature", &missing, path));
@@ -2370,14 +2370,14 @@ pub struct ModuleCallSignature {
     pub out_spec: Loose<String>,
     /// `ModuleCallSignature.forward_arg_names: Optional[List[str]]` (the JSON as it came when `_dict_to_dataclass` passed another type through).
     pub forward_arg_names: Loose<Option<Vec<String>>>,
-    /// List and dict fields `_dict_to_dataclass` passed through as they came
-    /// (neither a list nor a dict): the field's name and JSON. The typed
-    /// field is empty then.
+    /// Fields `_dict_to_dataclass` passed through as they came (a list or
+    /// dict field that is neither, a string field that is no string): the
+    /// field's name and JSON. The typed field is empty then.
     pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl ModuleCallSignature {
-    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
@@ -2389,9 +2389,9 @@ impl ModuleCallSignature {
         let d = load_object(v, path, cx, "ModuleCallSignature", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
         let f_inputs = load_field(&d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
-        let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
+        let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Default::default() } });
         let f_outputs = load_field(&d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
-        let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
+        let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Default::default() } });
         let f_in_spec = load_field(&d, "in_spec", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_out_spec = load_field(&d, "out_spec", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_forward_arg_names = load_field(&d, "forward_arg_names", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::List(&RawTy::Scalar)), |v, p, cx| load_opt(v, p, cx, |v, p, cx| load_list(v, p, cx, load_str))))?;
@@ -2574,14 +2574,14 @@ pub struct Node {
     pub is_hop_single_tensor_return: Loose<Option<bool>>,
     /// `Node.name: Optional[str]`.
     pub name: Option<String>,
-    /// List and dict fields `_dict_to_dataclass` passed through as they came
-    /// (neither a list nor a dict): the field's name and JSON. The typed
-    /// field is empty then.
+    /// Fields `_dict_to_dataclass` passed through as they came (a list or
+    /// dict field that is neither, a string field that is no string): the
+    /// field's name and JSON. The typed field is empty then.
     pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl Node {
-    /// The JSON of `field` as it came, when it was neither a list nor a dict.
+    /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
         self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
     }
@@ -2592,14 +2592,16 @@ impl Node {
         const REQUIRED: &[&str] = &["target", "inputs", "outputs", "metadata"];
         let d = load_object(v, path, cx, "Node", FIELDS, REQUIRED)?;
         let mut raw = Vec::new();
-        let f_target = load_field(&d, "target", path, cx, load_str)?;
+        let f_target = load_field(&d, "target", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_target = f_target.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("target", r)); Default::default() } });
         let f_inputs = load_field(&d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, NamedArgument::from_pyjson)))?;
-        let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Vec::new() } });
+        let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Default::default() } });
         let f_outputs = load_field(&d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
-        let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Vec::new() } });
+        let f_outputs = f_outputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("outputs", r)); Default::default() } });
         let f_metadata = load_field(&d, "metadata", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_shared_str)))?;
         let f_is_hop_single_tensor_return = load_field(&d, "is_hop_single_tensor_return", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_bool)))?;
-        let f_name = load_field(&d, "name", path, cx, |v, p, cx| load_opt(v, p, cx, load_str))?;
+        let f_name = load_field(&d, "name", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Opt(&RawTy::Scalar), |v, p, cx| load_opt(v, p, cx, load_str)))?;
+        let f_name = f_name.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("name", r)); Default::default() } });
         let missing = [(f_target.is_none(), "target"), (f_inputs.is_none(), "inputs"), (f_outputs.is_none(), "outputs"), (f_metadata.is_none(), "metadata")];
         let (Some(f_target), Some(f_inputs), Some(f_outputs), Some(f_metadata)) = (f_target, f_inputs, f_outputs, f_metadata) else {
             return Err(missing_fields("Node", &missing, path));
@@ -2618,7 +2620,7 @@ impl Node {
     /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"target\": ");
-        write_str(&self.target, out);
+        if let Some(r) = self.raw_field("target") { write_raw(r, out); } else { write_str(&self.target, out); }
         out.push_str(", \"inputs\": ");
         if let Some(r) = self.raw_field("inputs") { write_raw(r, out); } else { write_list(&self.inputs, out, NamedArgument::write_json); }
         out.push_str(", \"outputs\": ");
@@ -2628,26 +2630,26 @@ impl Node {
         out.push_str(", \"is_hop_single_tensor_return\": ");
         write_loose(&self.is_hop_single_tensor_return, out, |x, out| write_opt(x, out, write_bool));
         out.push_str(", \"name\": ");
-        write_opt(&self.name, out, write_str);
+        if let Some(r) = self.raw_field("name") { write_raw(r, out); } else { write_opt(&self.name, out, write_str); }
         out.push('}');
     }
 
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("target".to_owned(), str_py(&self.target)),
+            ("target".to_owned(), self.raw_field("target").cloned().unwrap_or_else(|| str_py(&self.target))),
             ("inputs".to_owned(), self.raw_field("inputs").cloned().unwrap_or_else(|| list_py(&self.inputs, NamedArgument::to_pyjson))),
             ("outputs".to_owned(), self.raw_field("outputs").cloned().unwrap_or_else(|| list_py(&self.outputs, Argument::to_pyjson))),
             ("metadata".to_owned(), loose_py(&self.metadata, |x| dict_py(x, str_py))),
             ("is_hop_single_tensor_return".to_owned(), loose_py(&self.is_hop_single_tensor_return, |x| opt_py(x, bool_py))),
-            ("name".to_owned(), opt_py(&self.name, str_py)),
+            ("name".to_owned(), self.raw_field("name").cloned().unwrap_or_else(|| opt_py(&self.name, str_py))),
         ])
     }
 
     /// The dataclass `repr`: `Node(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("Node(target=");
-        repr_str(&self.target, out);
+        if let Some(r) = self.raw_field("target") { repr_raw(r, out); } else { repr_str(&self.target, out); }
         out.push_str(", inputs=");
         if let Some(r) = self.raw_field("inputs") { repr_raw(r, out); } else { repr_list(&self.inputs, out, NamedArgument::py_repr); }
         out.push_str(", outputs=");
@@ -2657,7 +2659,7 @@ impl Node {
         out.push_str(", is_hop_single_tensor_return=");
         repr_loose(&self.is_hop_single_tensor_return, out, |x, out| repr_opt(x, out, repr_bool));
         out.push_str(", name=");
-        repr_opt(&self.name, out, repr_str);
+        if let Some(r) = self.raw_field("name") { repr_raw(r, out); } else { repr_opt(&self.name, out, repr_str); }
         out.push(')');
     }
 }
@@ -3925,42 +3927,54 @@ impl SymIntArgument {
 pub struct TensorArgument {
     /// `TensorArgument.name: str`.
     pub name: String,
+    /// Fields `_dict_to_dataclass` passed through as they came (a list or
+    /// dict field that is neither, a string field that is no string): the
+    /// field's name and JSON. The typed field is empty then.
+    pub raw: Vec<(&'static str, PyJson)>,
 }
 
 impl TensorArgument {
+    /// The JSON of `field` as it came, when it did not have the schema's type.
+    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
+        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
     pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         const FIELDS: &[&str] = &["name"];
         const REQUIRED: &[&str] = &["name"];
         let d = load_object(v, path, cx, "TensorArgument", FIELDS, REQUIRED)?;
-        let f_name = load_field(&d, "name", path, cx, load_str)?;
+        let mut raw = Vec::new();
+        let f_name = load_field(&d, "name", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
+        let f_name = f_name.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("name", r)); Default::default() } });
         let missing = [(f_name.is_none(), "name")];
         let Some(f_name) = f_name else {
             return Err(missing_fields("TensorArgument", &missing, path));
         };
         Ok(Self {
             name: f_name,
+            raw,
         })
     }
 
     /// `_dataclass_to_dict` then `json.dumps`: the JSON torch.export.save writes.
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"name\": ");
-        write_str(&self.name, out);
+        if let Some(r) = self.raw_field("name") { write_raw(r, out); } else { write_str(&self.name, out); }
         out.push('}');
     }
 
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         PyJson::Object(vec![
-            ("name".to_owned(), str_py(&self.name)),
+            ("name".to_owned(), self.raw_field("name").cloned().unwrap_or_else(|| str_py(&self.name))),
         ])
     }
 
     /// The dataclass `repr`: `TensorArgument(field=repr(value), ...)`.
     pub fn py_repr(&self, out: &mut String) {
         out.push_str("TensorArgument(name=");
-        repr_str(&self.name, out);
+        if let Some(r) = self.raw_field("name") { repr_raw(r, out); } else { repr_str(&self.name, out); }
         out.push(')');
     }
 }

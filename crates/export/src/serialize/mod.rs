@@ -248,7 +248,10 @@ fn serialize_graph(
 }
 
 fn tensor_name(name: String) -> wire::TensorArgument {
-    wire::TensorArgument { name }
+    wire::TensorArgument {
+        name,
+        raw: Vec::new(),
+    }
 }
 
 impl<'a, 'w> GraphSer<'a, 'w> {
