@@ -119,7 +119,10 @@ def round_trip_findings() -> list[dict]:
     by_sig = {x["signature"]: x for x in out if "same_cause_as" not in x}
     for x in out:
         if "same_cause_as" in x and x["same_cause_as"] in by_sig:
-            by_sig[x["same_cause_as"]].setdefault("also", []).append(x)
+            t = by_sig[x["same_cause_as"]]
+            t.setdefault("also", []).append(x)
+            if x["class"] == 1 and t["function"].startswith("torch._export.serde.serialize: Exported"):
+                t["function"] = x["function"]  # the raising function, found by the fuzz replay
     return [x for x in out if "same_cause_as" not in x or x["same_cause_as"] not in by_sig]
 
 
