@@ -36,7 +36,8 @@ the fuzzer drew it), round-tripped again in this process, and judged:
              enum value or union tag normalised, or (Python) a field re-derived
              from the graph the loader rebuilt, including changes away from the
              mutated path that the mutation caused (a node renamed after a
-             duplicate, an argument list re-normalised by the operator's schema).
+             duplicate, an argument list re-normalised by the operator's schema; a
+             node's `name`, which the Python loader takes from the node's output).
              Counted per mutation class and category in one note, no packet.
 
 Writes docs/upstream/round-trip-fuzz-sSEED.jsonl (one line per class 1-2 finding,
@@ -216,6 +217,9 @@ def judge(rec: dict, res: dict, example) -> tuple:
         return 2, reader, "int64 out of range"
     if reader == "python" and gp.endswith("device.index") and _is_int(a) and a != b:
         return 2, reader, "device index"
+    if reader == "python" and gp.endswith(".name") and isinstance(a, str):
+        # a node is named after its output when loaded: Node.name is derived, not kept
+        return "normalised", "a field re-derived from the rebuilt graph"
     if rec["place"] == "at the mutation" and edge_mutation(rec) and (
             type(a) is type(b) or (_is_int(a) and b is None)):
         return 2, reader, "edge", _tail(gp), kind
@@ -274,6 +278,11 @@ def _function(key: tuple, members: list[dict]) -> str:
         return ("GraphModuleDeserializer.deserialize_device (torch/_export/serde/serialize.py) builds "
                 "torch.device(type, index): c10::Device keeps the index as int8 (DeviceIndex), so an "
                 "index past int8 wraps (-1 is no index) instead of being refused")
+    if key[2] == "edge" and key[3].endswith("strides[*].as_int") and key[1] == "python":
+        return ("GraphModuleDeserializer.deserialize_tensor_meta (torch/_export/serde/serialize.py) "
+                "builds the FakeTensor with torch.empty_strided(sizes, strides): under FakeTensorMode a "
+                "negative stride is not refused (eager torch.empty_strided raises `Storage size calculation "
+                "overflowed`) and the tensor comes out contiguous, so the stride is written back 1")
     return RT.function_of(key[1], members[0]["rec"]["signature"])
 
 
