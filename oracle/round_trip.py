@@ -3,6 +3,9 @@
 Usage:
     .oracle/bin/python oracle/round_trip.py [FILE.pt2 ...] [--mutants DIR] [--timeout S]
         [--out target/round-trip/results.jsonl] [--findings docs/upstream/round-trip.jsonl]
+    .oracle/bin/python oracle/round_trip.py --fuzz-log STATE.round-trips.jsonl --fuzz-state STATE
+        (the round-trip findings of a `torchspec fuzz --live --mutate` run, judged and
+        grouped by oracle/round_trip_fuzz.py into docs/upstream/round-trip-fuzz-sSEED.jsonl)
 
 With no FILE and no --mutants, every corpus/programs/*.pt2 and corpus/weights/*.pt2 (the weights
 corpus's MALFORMED archives, broken on purpose, count as invalid: refusing them is
@@ -414,6 +417,12 @@ def mutant_source(path: str):
         orig = z.read(entry).decode("utf-8")
     with zipfile.ZipFile(os.path.join(ROOT, path)) as z:
         text = z.read(program_entries(z)[0]).decode("utf-8")
+    return zoo, entry, minimal_edit(orig, text)
+
+
+def minimal_edit(orig: str, text: str) -> list:
+    """[old, new]: the one replacement (the first of `old` in orig) that makes text of orig,
+    with enough context around the changed span that `old` occurs once."""
     i = 0
     while i < min(len(orig), len(text)) and orig[i] == text[i]:
         i += 1
@@ -427,7 +436,7 @@ def mutant_source(path: str):
         if orig.count(old) == 1 or (a == 0 and b == 0):
             break
         ctx *= 2
-    return zoo, entry, [old, new]
+    return [old, new]
 
 
 _INDEX: dict = {}
@@ -445,59 +454,84 @@ def mutation_class(path: str) -> str | None:
     return _INDEX[d].get(os.path.basename(path)[:-len(".pt2")])
 
 
-def text_expr(path: str, entry: str) -> str:
+_RUN = re.compile(r"(.{1,16}?)\1{15,}", re.S)
+
+
+def str_expr(s: str) -> str:
+    """Python source for the string s, a long run of one unit written `"unit"*n` (a
+    mutant's very long string would not fit in one argument of `bash -c`)."""
+    parts, i = [], 0
+    for m in _RUN.finditer(s):
+        if m.start() > i:
+            parts.append(json.dumps(s[i:m.start()]))
+        unit = m.group(1)
+        parts.append(f"{json.dumps(unit)}*{len(m.group(0)) // len(unit)}")
+        i = m.end()
+    if i < len(s) or not parts:
+        parts.append(json.dumps(s[i:]))
+    return "+".join(parts)
+
+
+def text_expr(path: str, entry: str, src=None) -> str:
     """Python source for the program JSON of `path`: read from it, or a mutant rebuilt
-    from its zoo program with one replacement."""
-    src = mutant_source(path)
+    from its zoo program with one replacement (`src`: (zoo, entry, [old, new]), as
+    mutant_source returns it; looked up from `path` when not given)."""
+    src = src or mutant_source(path)
     if src is None:
         return f"zipfile.ZipFile({json.dumps(path)}).read({json.dumps(entry)}).decode()"
     zoo, zentry, (old, new) = src
     return (f"zipfile.ZipFile({json.dumps(zoo)}).read({json.dumps(zentry)}).decode()"
-            f".replace({json.dumps(old)},{json.dumps(new)},1)")
+            f".replace({str_expr(old)},{str_expr(new)},1)")
 
 
-def archive_expr(path: str) -> tuple[str, str]:
+def archive_expr(path: str, src=None) -> tuple[str, str]:
     """(setup, argument of torch.export.load): the archive itself, or a mutant rebuilt in
     memory from its zoo archive (every other entry kept)."""
-    src = mutant_source(path)
+    src = src or mutant_source(path)
     if src is None:
         return "", json.dumps(path)
     zoo, zentry, (old, new) = src
     return (f"z=zipfile.ZipFile({json.dumps(zoo)});n={json.dumps(zentry)};"
-            f"m=z.read(n).decode().replace({json.dumps(old)},{json.dumps(new)},1);a=io.BytesIO();"
+            f"m=z.read(n).decode().replace({str_expr(old)},{str_expr(new)},1);a=io.BytesIO();"
             "w=zipfile.ZipFile(a,\"w\");[w.writestr(i,m if i.filename==n else z.read(i)) for i in z.infolist()];"
             "w.close();a.seek(0);"), "a"
 
 
-def one_liner(reader: str, path: str, entry: str, jpath, registrations: bool) -> str:
+def one_liner(reader: str, path: str, entry: str, jpath, registrations: bool, src=None) -> str:
     p = json.dumps(list(jpath))
     head = "import io,json,zipfile,torch;" + ("import zoo_types;" if registrations else "") + _GET
     if reader == "cpp":
-        body = (f"t={text_expr(path, entry)};"
+        body = (f"t={text_expr(path, entry, src)};"
                 "o=torch._C._export.serialize_exported_program(torch._C._export.deserialize_exported_program(t));"
                 f"print(repr(g(json.loads(t),{p})),\"->\",repr(g(json.loads(o),{p})))")
     else:
-        setup, arg = archive_expr(path)
-        body = (f"{setup}t={text_expr(path, entry)};"
+        setup, arg = archive_expr(path, src)
+        body = (f"{setup}t={text_expr(path, entry, src)};"
                 f"b=io.BytesIO();torch.export.save(torch.export.load({arg}),b);"
                 "z=zipfile.ZipFile(b);o=z.read([n for n in z.namelist() if n.endswith(\"models/model.json\")][0]);"
                 f"print(repr(g(json.loads(t),{p})),\"->\",repr(g(json.loads(o),{p})))")
     env = "PYTHONPATH=oracle " if registrations else ""
-    return f"{env}python -c '{head}{body}'"
+    return f"{env}python -c {shell_quote(head + body)}"
 
 
-def crash_liner(reader: str, path: str, entry: str | None, registrations: bool) -> str:
+def shell_quote(code: str) -> str:
+    """code in single quotes for bash (a `'` in the program JSON, e.g. a runtime
+    assert's message naming a node, closes and reopens the quotes: `'\\''`)."""
+    return "'" + code.replace("'", "'\\''") + "'"
+
+
+def crash_liner(reader: str, path: str, entry: str | None, registrations: bool, src=None) -> str:
     head = "import zipfile,torch;" + ("import zoo_types;" if registrations else "")
     if reader == "cpp":
-        body = (f"t={text_expr(path, entry)};"
+        body = (f"t={text_expr(path, entry, src)};"
                 "torch._C._export.serialize_exported_program(torch._C._export.deserialize_exported_program(t));"
                 "print(\"round trip ok\")")
     else:
-        setup, arg = archive_expr(path)
+        setup, arg = archive_expr(path, src)
         body = (f"import io;{setup}b=io.BytesIO();torch.export.save(torch.export.load({arg}),b);"
                 "print(\"round trip ok\")")
     env = "PYTHONPATH=oracle " if registrations else ""
-    return f"{env}python -c '{head}{body}'"
+    return f"{env}python -c {shell_quote(head + body)}"
 
 
 def run_liner(liner: str, timeout: float) -> dict:
@@ -639,6 +673,10 @@ def main() -> None:
     ap.add_argument("--findings", default=os.path.join(ROOT, "docs", "upstream", "round-trip.jsonl"))
     ap.add_argument("--from-results", metavar="FILE",
                     help="rebuild the findings from a previous --out without running the round trips")
+    ap.add_argument("--fuzz-log", metavar="LOG",
+                    help="the round-trip log of a `torchspec fuzz --live --mutate` run "
+                         "(STATE.round-trips.jsonl): its findings, judged (oracle/round_trip_fuzz.py)")
+    ap.add_argument("--fuzz-state", metavar="STATE", help="that run's state file (its tallies)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -646,6 +684,10 @@ def main() -> None:
         return
     import torch
     version = torch.__version__.split("+")[0]
+    if args.fuzz_log:
+        import round_trip_fuzz
+        round_trip_fuzz.main(args.fuzz_log, args.fuzz_state, args.timeout, version)
+        return
     if args.from_results:
         from weights_zoo import MALFORMED
         with open(args.from_results) as f:

@@ -5,6 +5,10 @@ Usage:
 
 Reads, never edits by hand:
     docs/upstream/round-trip.jsonl        oracle/round_trip.py's findings (classes 1-3)
+    docs/upstream/round-trip-fuzz-s*.json(l)  oracle/round_trip.py --fuzz-log's findings of a
+                                          `torchspec fuzz --live --mutate` run (classes 1-2,
+                                          judged by the rule in oracle/round_trip_fuzz.py), the
+                                          normalisations it counts and the round trips per class
     docs/upstream/upstream-*.md           the Python-versus-C++ packets of
                                           `torchspec fuzz --live --mutate`
     docs/upstream/class-5/upstream-*.md   the same, once filed as class 5
@@ -111,6 +115,23 @@ def round_trip_findings() -> list[dict]:
         x["path"] = os.path.relpath(os.path.join(UPSTREAM, x["name"] + ".md"), ROOT)
         x["one_liners"] = [x["one_liner"]]
         x["expects"] = [x["prints"] if x.get("prints") is not None else x.get("raises")]
+    # A fuzz finding whose cause a corpus packet reports is counted there, not filed again.
+    by_sig = {x["signature"]: x for x in out if "same_cause_as" not in x}
+    for x in out:
+        if "same_cause_as" in x and x["same_cause_as"] in by_sig:
+            t = by_sig[x["same_cause_as"]]
+            t.setdefault("also", []).append(x)
+            if x["class"] == 1 and t["function"].startswith("torch._export.serde.serialize: Exported"):
+                t["function"] = x["function"]  # the raising function, found by the fuzz replay
+    return [x for x in out if "same_cause_as" not in x or x["same_cause_as"] not in by_sig]
+
+
+def fuzz_round_trips() -> list[dict]:
+    """oracle/round_trip.py --fuzz-log's summaries (docs/upstream/round-trip-fuzz-s*.json)."""
+    out = []
+    for p in sorted(glob.glob(os.path.join(UPSTREAM, "round-trip-fuzz-s*.json"))):
+        with open(p) as f:
+            out.append(json.load(f))
     return out
 
 
@@ -206,6 +227,37 @@ def cell(s: str) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def _found_by(x: dict) -> str:
+    if x.get("source") == "fuzz":
+        seed = x["seed"].split("--seed ")[1].split(",")[0]
+        return (f"Found by `torchspec fuzz --live --mutate --seed {seed}` (torch {x['torch']}; its round-trip "
+                f"log judged and grouped by `oracle/round_trip.py --fuzz-log`, one packet per cause)")
+    return f"Found by `oracle/round_trip.py` (torch {x['torch']})"
+
+
+def _members(x: dict) -> str:
+    if not x.get("members"):
+        return ""
+    L = [f"Signatures of this cause ({len(x['members'])}; inputs from the run's tallies, "
+         "mutation class of the first mutant logged):", ""]
+    L += [f"- `{m['signature']}`" + (f" ({m['place']})" if m["place"] else "")
+          + f": {m['inputs']} input{'s' if m['inputs'] != 1 else ''}, `{m['mutation_class']}`"
+          for m in x["members"][:40]]
+    if len(x["members"]) > 40:
+        L.append(f"- and {len(x['members']) - 40} more")
+    return "\n".join(L) + "\n\n"
+
+
+def _also(x: dict) -> str:
+    if not x.get("also"):
+        return ""
+    L = ["Also found on mutants, same cause (counted here, not filed again):", ""]
+    for a in x["also"]:
+        L.append(f"- `{a['seed']}` on `{a['program']}`: {a['count']} inputs in {a['signatures']} "
+                 f"signature(s), e.g. `{a['signature']}`")
+    return "\n".join(L) + "\n\n"
+
+
 def round_trip_packet(x: dict) -> str:
     detail = (f"First path changed: `{x['path_json']}`: input `{x['input']!r}`, output `{x['output']!r}`.\n\n"
               if "path_json" in x else
@@ -216,11 +268,11 @@ def round_trip_packet(x: dict) -> str:
           if x.get("by_mutation_class") else "")
     said = (f"```text\n{x['prints']}\n```" if x.get("prints") is not None
             else f"raises:\n\n```text\n{x.get('raises')}\n```")
-    return (f"# {x['name']}\n\nFound by `oracle/round_trip.py` (torch {x['torch']}): class {x['class']}, "
+    return (f"# {x['name']}\n\n{_found_by(x)}: class {x['class']}, "
             f"{CLASS_NAMES[x['class']]}.\n\nSignature: `{x['signature']}`\n\n"
             + (f"{x['count']} inputs" if x.get("count_note") == "inputs"
                else f"{x['count']} paths changed in {x['inputs']} program(s)") + "; first: "
-            f"`{x['first']}`.\n\n{by}{detail}Upstream: {x['function']}.\n\n"
+            f"`{x['first']}`.\n\n{by}{_members(x)}{_also(x)}{detail}Upstream: {x['function']}.\n\n"
             f"## Reproduce with stock torch (from the repository root)\n\n```sh\n{x['one_liner']}\n```\n\n"
             f"prints (torch {x['torch']}):\n\n{said}\n")
 
@@ -250,7 +302,7 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict, unrep: li
          "one-liner no longer runs: see its check file in `check/`).",
          "",
          "Classes: " + "; ".join(f"{k} {v}" for k, v in CLASS_NAMES.items()) + ".",
-         "",
+         "", *JUDGEMENT, "",
          "| class | signature | count | first seed / program | upstream function | one-liner | "
          + "".join(f"{v} | " for v in vs),
          "|---|---|---|---|---|---|" + "---|" * len(vs)]
@@ -258,6 +310,10 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict, unrep: li
         count = ("1 kept mutant" if "count_note" not in r else f"{r['count']} inputs"
                  if r["count_note"] == "inputs" else f"{r['count']} corpus case{'s' if r['count'] != 1 else ''}"
                  if r["count_note"] == "cases" else f"{r['count']} paths changed in {r['inputs']} program(s)")
+        if r.get("signatures"):
+            count += f" ({r['signatures']} signatures)"
+        if r.get("also"):
+            count += " + " + ", ".join(f"{a['count']} fuzz inputs (`{a['seed'].split(', ')[0]}`)" for a in r["also"])
         first = (f"`{r['seed']}` on `{r['program']}`" if r.get("seed") else mutant_name(r["first"]))
         liner = r["one_liners"][-1]  # a fuzzer packet's C++ half: the reader that disagrees
         verdicts = [versions[v].get(r["name"], {}).get("verdict", "not run") for v in vs]
@@ -291,6 +347,8 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict, unrep: li
         for k in sorted(set(counts["class5"]) | set(counts["class4"])):
             L.append(f"| `{k}` | {counts['class5'].get(k, 0):,} | {counts['class4'].get(k, 0):,} |")
         L.append(f"| total | {sum(counts['class5'].values()):,} | {sum(counts['class4'].values()):,} |")
+    for fz in fuzz_round_trips():
+        L += fuzz_sections(fz)
     if unrep:
         L += ["", "## Seen in a worker, not reproduced by a fresh process", "",
               "`oracle/round_trip.py` saw these in its warm worker; the one-liner, run alone, does not",
@@ -298,6 +356,78 @@ def write_readme(rows: list[dict], class5: list[dict], versions: dict, unrep: li
         L += [f"- class {x['class']}: `{x['signature']}` (`{x['first']}`)" for x in unrep]
     with open(os.path.join(UPSTREAM, "README.md"), "w") as f:
         f.write("\n".join(L) + "\n")
+
+
+JUDGEMENT = [
+    "Which round-trip differences are findings (`oracle/round_trip_fuzz.py`, where the rule is code).",
+    "A program PyTorch wrote that does not come back equal is class 2. A *mutated* program",
+    "is often not canonical (a field deleted, a field the schema does not know, a float where",
+    "the schema has an int, an unknown enum value, a union tag swapped), and a writer that writes",
+    "back the canonical form loses nothing a valid program holds: such differences are counted per",
+    "mutation class in one note below, with no packet. Of a mutant's round trips, these are",
+    "findings: every writer exception after the reader accepted (class 1; grouped by reader,",
+    "exception type, the type of the exception at the root of its chain and the upstream function",
+    "that raised it, so one bug is one packet whatever names its message holds); a non-finite float",
+    "written back with another sign; an integer the reader accepts outside the type it stores",
+    "(int64 in C++, torch.device's int8 index in Python) and writes back as another integer",
+    "instead of refusing it; a well-typed edge value (`edge_values`, `range_edges`) written back as",
+    "another value of its JSON type; and, anywhere in the program, a change a corpus packet already",
+    "reports (counted into that packet, not filed again) (class 2).",
+]
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    return (["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+            + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+
+
+def fuzz_sections(fz: dict) -> list[str]:
+    """The normalised note and the round trips per mutation class of one fuzz run."""
+    seed = fz["seed"]
+    cats = sorted({c for v in fz["normalised"].values() for c in v})
+    L = ["", f"## Round trips of `torchspec fuzz --live --mutate --seed {seed}` "
+         f"({fz['mutants']:,} mutants, torch {fz['torch']})", "",
+         f"`oracle/round_trip.py --fuzz-log` rebuilt the first mutant of each of the log's "
+         f"{fz['log_records']} (reader, signature, place) records and judged it: "
+         + ", ".join(f"{n} {'class ' + k if k != 'normalised' else k}" for k, n in fz["judged"].items())
+         + ". The class 1 and 2 findings are rows of the table above.", "",
+         "### Normalisations of mutated input (no packet)", "",
+         "Each cell: signatures (inputs, from the run's tallies), by the mutation class of the first "
+         "mutant logged for the signature (the log keeps one mutant per signature, so a signature "
+         "that several classes show counts under the first).", ""]
+    rows = []
+    for k, v in fz["normalised"].items():
+        rows.append([f"`{k}`"] + [f"{v[c][0]} ({v[c][1]:,})" if c in v else "" for c in cats])
+    tot = [sum(v.get(c, [0, 0])[i] for v in fz["normalised"].values()) for c in cats for i in (0, 1)]
+    rows.append(["total"] + [f"{tot[2 * j]} ({tot[2 * j + 1]:,})" for j in range(len(cats))])
+    L += _table(["mutation class"] + cats, rows)
+    L += ["", "### Round trips per mutation class", ""]
+    pc = fz["per_class"]
+    if pc["source"] == "tallies":
+        L += ["From the run's `round trip READER CLASS: OUTCOME` tallies.", ""]
+        rows = []
+        for k, v in sorted(pc["rows"].items()):
+            for reader in ("C++", "torch.export.save"):
+                d = v.get(reader, {})
+                rows.append([f"`{k}`", reader, d.get("same", 0), d.get("differs", 0), d.get("write_error", 0)])
+        L += _table(["mutation class", "writer", "same", "differs", "writer error"], rows)
+    else:
+        t = pc["totals"]
+        L += [f"This run's state holds the outcomes in total only ("
+              + "; ".join(f"`{k}` {n:,}" for k, n in sorted(t.items()))
+              + "); the fuzzer tallies them per mutation class (`round trip READER CLASS: OUTCOME`) "
+              "from the run after it. What the log lets one count per class: the distinct signatures "
+              "of differing or raising round trips and the inputs the tallies give them (a mutant with "
+              "several signatures counts once per signature).", ""]
+        rows = []
+        for k, v in sorted(pc["rows"].items()):
+            for reader in ("C++", "torch.export.save"):
+                d = v.get(reader, {})
+                rows.append([f"`{k}`", reader] + [f"{d.get(o + ' signatures', 0)} ({d.get(o + ' inputs', 0):,})"
+                                                  for o in ("differs", "write_error")])
+        L += _table(["mutation class", "writer", "differs: signatures (inputs)",
+                     "writer error: signatures (inputs)"], rows)
+    return L
 
 
 COUNTS = os.path.join(CLASS5, "counts.json")

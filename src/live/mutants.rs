@@ -900,7 +900,8 @@ impl Mutants {
     }
 
     /// The tallies of both writers' round trips of a mutant both readers
-    /// load (`round trip READER: OUTCOME`, and `round trip finding: SIGNATURE`
+    /// load (`round trip READER: OUTCOME`, per mutation class `round trip
+    /// READER CLASS: OUTCOME`, and `round trip finding: SIGNATURE`
     /// per signature, `at the mutation` when the first changed path is under
     /// the mutated one, else `elsewhere`: a change the mutation did not ask
     /// for); the first mutant of each signature is logged.
@@ -918,6 +919,7 @@ impl Mutants {
             let Some(r) = rt.get(reader) else { continue };
             let outcome = r.get("outcome").and_then(Json::as_str).unwrap_or("?");
             out.push(format!("round trip {label}: {outcome}"));
+            out.push(format!("round trip {label} {}: {outcome}", m.class));
             let first = r.pointer("/first/path").and_then(Json::as_str);
             let paths = r.get("paths").and_then(Json::as_array);
             for (i, sig) in r

@@ -24,4 +24,5 @@ mod schema;
 mod serialize;
 mod snapshots;
 mod text_lines;
+mod upstream_table;
 mod verdicts;

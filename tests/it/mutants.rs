@@ -309,6 +309,13 @@ fn round_trips_are_tallied_by_signature_and_the_first_of_each_is_logged() {
             tallies.contains(&"round trip torch.export.save: same".to_string()),
             "{tallies:?}"
         );
+        // Per mutation class too (the planted mutant's class).
+        assert!(
+            tallies
+                .iter()
+                .any(|l| l.starts_with("round trip C++ ") && l.ends_with(": differs")),
+            "{tallies:?}"
+        );
         // The planted mutation names no path: the change is "elsewhere".
         assert!(
             tallies
