@@ -155,6 +155,15 @@ const RAW_PAYLOAD: &[(&str, &str)] = &[
     ("ConstantValue", "as_int"),
     ("ConstantValue", "as_string"),
     ("ConstantValue", "as_bool"),
+    // `if inp.type == "as_none": return None`: the payload is not read.
+    ("ConstantValue", "as_none"),
+    // `serialized_name_to_node[arg.as_name]` of a name that is no str
+    // (`KeyError`), and a SymBool's `as_bool` as it came (a str has no
+    // `.meta` where `_assert_scalar` is handled).
+    ("SymIntArgument", "as_name"),
+    ("SymFloatArgument", "as_name"),
+    ("SymBoolArgument", "as_name"),
+    ("SymBoolArgument", "as_bool"),
     // `create_symintnode(sym, hint=hint)`: the hint's type is checked there.
     ("SymExprHint", "as_int"),
     ("SymExprHint", "as_float"),

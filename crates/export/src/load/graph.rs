@@ -90,6 +90,14 @@ impl<'w> Deserializer<'w> {
                 }
                 wire::Argument::AsSymInt(s) => match s {
                     wire::SymIntArgument::AsName(name) => self.placeholder(name)?,
+                    wire::SymIntArgument::Raw(r) if r.tag == "as_name" => {
+                        return Err(target_not_str(&r.value))
+                    }
+                    wire::SymIntArgument::Raw(_) => {
+                        return Err(Raise::unsupported(
+                            "a constant symint graph input kept as it came",
+                        ))
+                    }
                     wire::SymIntArgument::AsInt(i) => {
                         return Err(Raise::new(
                             "SerializeError",

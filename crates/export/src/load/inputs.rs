@@ -19,6 +19,16 @@ use torchspec_pyval::Raise;
 pub(super) type ArgsKwargs = (Vec<Arg>, Vec<(String, Arg)>);
 
 /// A value `json.loads` made, as an FX argument (`inp.as_int` kept raw).
+/// `deserialize_sym_argument` of a payload `_dict_to_dataclass` passed
+/// through: `serialized_name_to_node[sym_arg.as_name]`, or the `as_bool`
+/// value as it came.
+fn raw_sym_arg(d: &Deserializer<'_>, r: &wire::load::RawPayload) -> R<Arg> {
+    match r.tag {
+        "as_name" => d.node_by(Err(&r.value)).map(Arg::Node),
+        _ => Ok(raw_arg(&r.value)),
+    }
+}
+
 pub(super) fn raw_arg(v: &PyJson) -> Arg {
     match v {
         PyJson::Null => Arg::None,
@@ -403,6 +413,7 @@ impl<'w> Deserializer<'w> {
         Ok(match s {
             wire::SymFloatArgument::AsFloat(f) => Arg::Float(*f),
             wire::SymFloatArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+            wire::SymFloatArgument::Raw(r) => raw_sym_arg(self, r)?,
         })
     }
 
@@ -410,6 +421,7 @@ impl<'w> Deserializer<'w> {
         Ok(match s {
             wire::SymBoolArgument::AsBool(b) => Arg::Bool(*b),
             wire::SymBoolArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+            wire::SymBoolArgument::Raw(r) => raw_sym_arg(self, r)?,
         })
     }
 
@@ -424,6 +436,7 @@ impl<'w> Deserializer<'w> {
         Ok(match s {
             wire::SymIntArgument::AsInt(i) => int_arg(i),
             wire::SymIntArgument::AsName(n) => Arg::Node(self.node_named(n)?),
+            wire::SymIntArgument::Raw(r) => raw_sym_arg(self, r)?,
         })
     }
 }

@@ -163,7 +163,7 @@ impl<'w> Deserializer<'w> {
         if SYM_OPS.contains(&target.as_str()) {
             let name = match given_name {
                 Some(s) => s,
-                None => Ok(sym_output_name(n)?),
+                None => sym_output_name(n)?.map(str::to_string),
             };
             raw_list_use(n.raw_field("inputs"), Use::Iter("arg"))?;
             let args = n
@@ -181,8 +181,7 @@ impl<'w> Deserializer<'w> {
             );
             self.cx.graph.node_mut(id).meta.origin = Some(origin);
             raw_list_use(n.raw_field("outputs"), Use::Index("value"))?;
-            let out = sym_output_name(n)?;
-            self.sync(&out, id)?;
+            self.sync_name(sym_output_name(n)?, id)?;
             return check_metadata(&n.metadata, self.registrations);
         }
         let (args, kwargs, name) = if kind == TargetKind::Callable {

@@ -75,10 +75,41 @@ pub(super) fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
     }
 }
 
-pub(super) fn sym_int_name(s: &wire::SymIntArgument) -> R<String> {
+pub(super) fn sym_int_name(s: &wire::SymIntArgument) -> R<Name<'_>> {
     match s {
-        wire::SymIntArgument::AsName(n) => Ok(n.clone()),
-        wire::SymIntArgument::AsInt(_) => Err(field_not_set("as_name")),
+        wire::SymIntArgument::AsName(n) => Ok(Ok(n)),
+        wire::SymIntArgument::Raw(r) if r.tag == "as_name" => Ok(Err(&r.value)),
+        wire::SymIntArgument::AsInt(_) | wire::SymIntArgument::Raw(_) => {
+            Err(field_not_set("as_name"))
+        }
+    }
+}
+
+/// `.as_name` of a SymBool or SymFloat argument: the name, one that
+/// came as another JSON type, or the union's refusal.
+fn sym_name<'a>(tag: &str, name: Option<&'a String>, raw: Option<&'a PyJson>) -> R<Name<'a>> {
+    match (name, raw) {
+        (Some(n), _) => Ok(Ok(n)),
+        (None, Some(v)) if tag == "as_name" => Ok(Err(v)),
+        _ => Err(field_not_set("as_name")),
+    }
+}
+
+/// `SymBoolArgument.as_name`.
+pub(super) fn sym_bool_name(s: &wire::SymBoolArgument) -> R<Name<'_>> {
+    match s {
+        wire::SymBoolArgument::AsName(n) => sym_name("as_name", Some(n), None),
+        wire::SymBoolArgument::Raw(r) => sym_name(r.tag, None, Some(&r.value)),
+        wire::SymBoolArgument::AsBool(_) => sym_name("as_bool", None, None),
+    }
+}
+
+/// `SymFloatArgument.as_name`.
+pub(super) fn sym_float_name(s: &wire::SymFloatArgument) -> R<Name<'_>> {
+    match s {
+        wire::SymFloatArgument::AsName(n) => sym_name("as_name", Some(n), None),
+        wire::SymFloatArgument::Raw(r) => sym_name(r.tag, None, Some(&r.value)),
+        wire::SymFloatArgument::AsFloat(_) => sym_name("as_float", None, None),
     }
 }
 
@@ -119,13 +150,12 @@ pub(super) fn payload_type_name(a: &wire::Argument) -> Option<&'static str> {
 }
 
 /// `serialized_node.outputs[0].value.as_name` of a symbolic op.
-pub(super) fn sym_output_name(n: &wire::Node) -> R<String> {
+pub(super) fn sym_output_name(n: &wire::Node) -> R<Name<'_>> {
     use wire::Argument as A;
     match n.outputs.first() {
         Some(A::AsSymInt(s)) => sym_int_name(s),
-        Some(A::AsSymBool(wire::SymBoolArgument::AsName(s)))
-        | Some(A::AsSymFloat(wire::SymFloatArgument::AsName(s))) => Ok(s.clone()),
-        Some(A::AsSymBool(_) | A::AsSymFloat(_)) => Err(field_not_set("as_name")),
+        Some(A::AsSymBool(s)) => sym_bool_name(s),
+        Some(A::AsSymFloat(s)) => sym_float_name(s),
         // `.as_name` of a payload that is not a symbolic union.
         Some(other) => Err(match payload_type_name(other) {
             Some(ty) => Raise::new(
@@ -162,9 +192,13 @@ impl<'w> Deserializer<'w> {
         {
             let name = match &outputs[0] {
                 A::AsTensor(t) => tensor_name(t),
-                A::AsSymInt(wire::SymIntArgument::AsName(s))
-                | A::AsSymBool(wire::SymBoolArgument::AsName(s))
-                | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => Ok(s.as_str()),
+                A::AsSymInt(
+                    s @ (wire::SymIntArgument::AsName(_) | wire::SymIntArgument::Raw(_)),
+                ) => sym_int_name(s)?,
+                A::AsSymFloat(
+                    s @ (wire::SymFloatArgument::AsName(_) | wire::SymFloatArgument::Raw(_)),
+                ) => sym_float_name(s)?,
+                A::AsSymBool(wire::SymBoolArgument::AsName(s)) => Ok(s.as_str()),
                 _ => {
                     return Err(Raise::new("AssertionError", "arg should not be None"));
                 }
@@ -177,12 +211,11 @@ impl<'w> Deserializer<'w> {
         if outputs.len() == 1 {
             match &outputs[0] {
                 A::AsTensor(t) => return self.sync_name(tensor_name(t), id),
-                A::AsSymInt(s) => return self.sync(&sym_int_name(s)?, id),
-                A::AsSymBool(wire::SymBoolArgument::AsName(s))
-                | A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => return self.sync(s, id),
-                A::AsSymBool(_) | A::AsSymFloat(_) => {
-                    return Err(Raise::unsupported("a constant symbolic output"))
-                }
+                A::AsSymInt(s) => return self.sync_name(sym_int_name(s)?, id),
+                // `sync_fx_node(value.as_name, ...)`: the union refuses
+                // `.as_name` when another field is set.
+                A::AsSymBool(s) => return self.sync_name(sym_bool_name(s)?, id),
+                A::AsSymFloat(s) => return self.sync_name(sym_float_name(s)?, id),
                 a if is_as_none(a) => {
                     let candidate =
                         format!("{}_unused", fx::target_to_str(Op::CallFunction, printed));
@@ -218,7 +251,7 @@ impl<'w> Deserializer<'w> {
         for (idx, out) in outputs.iter().enumerate() {
             match out {
                 A::AsTensor(t) => self.getitem_by(id, idx, tensor_name(t))?,
-                A::AsSymInt(s) => self.getitem(id, idx, &sym_int_name(s)?)?,
+                A::AsSymInt(s) => self.getitem_by(id, idx, sym_int_name(s)?)?,
                 A::AsSymFloat(wire::SymFloatArgument::AsName(s)) => self.getitem(id, idx, s)?,
                 A::AsTensors(ts) => {
                     let list = self.bare_getitem(id, idx, None);
@@ -229,7 +262,7 @@ impl<'w> Deserializer<'w> {
                 A::AsSymInts(ss) => {
                     let list = self.bare_getitem(id, idx, None);
                     for (j, s) in ss.iter().enumerate() {
-                        self.getitem(list, j, &sym_int_name(s)?)?;
+                        self.getitem_by(list, j, sym_int_name(s)?)?;
                     }
                 }
                 a if is_as_none(a) => {

@@ -125,10 +125,20 @@ pub(super) fn deserialize_argument_spec(x: &wire::Argument, names: Names) -> R<A
         A::AsSymInt(s) => match s {
             wire::SymIntArgument::AsName(n) => ArgumentSpec::SymInt { name: n.clone() },
             wire::SymIntArgument::AsInt(_) => return Err(field_not_set("as_name")),
+            wire::SymIntArgument::Raw(_) => {
+                return Err(crate::failure::untyped(
+                    "a symbolic argument's payload in a graph signature",
+                ))
+            }
         },
         A::AsSymFloat(s) => match s {
             wire::SymFloatArgument::AsName(n) => ArgumentSpec::SymFloat { name: n.clone() },
             wire::SymFloatArgument::AsFloat(_) => return Err(field_not_set("as_name")),
+            wire::SymFloatArgument::Raw(_) => {
+                return Err(crate::failure::untyped(
+                    "a symbolic argument's payload in a graph signature",
+                ))
+            }
         },
         A::AsCustomObj(c) => {
             return Err(Raise::unsupported(format!(
@@ -204,6 +214,9 @@ fn constant_input(x: &wire::Argument, names: Names) -> R<Constant> {
             .map(|s| match s {
                 wire::SymIntArgument::AsInt(i) => Ok(int_constant(i)),
                 wire::SymIntArgument::AsName(n) => Err(node_lookup(x, Ok(n), names)),
+                wire::SymIntArgument::Raw(_) => Err(crate::failure::untyped(
+                    "a symbolic argument's payload in a graph signature",
+                )),
             })
             .collect::<R<_>>()
             .map(Constant::List),
@@ -212,6 +225,9 @@ fn constant_input(x: &wire::Argument, names: Names) -> R<Constant> {
             .map(|s| match s {
                 wire::SymFloatArgument::AsFloat(f) => Ok(Constant::Float(*f)),
                 wire::SymFloatArgument::AsName(n) => Err(node_lookup(x, Ok(n), names)),
+                wire::SymFloatArgument::Raw(_) => Err(crate::failure::untyped(
+                    "a symbolic argument's payload in a graph signature",
+                )),
             })
             .collect::<R<_>>()
             .map(Constant::List),
@@ -220,6 +236,9 @@ fn constant_input(x: &wire::Argument, names: Names) -> R<Constant> {
             .map(|s| match s {
                 wire::SymBoolArgument::AsBool(b) => Ok(Constant::Bool(*b)),
                 wire::SymBoolArgument::AsName(n) => Err(node_lookup(x, Ok(n), names)),
+                wire::SymBoolArgument::Raw(_) => Err(crate::failure::untyped(
+                    "a symbolic argument's payload in a graph signature",
+                )),
             })
             .collect::<R<_>>()
             .map(Constant::List),

@@ -786,7 +786,10 @@ impl ConstantValue {
     pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match &*tag {
-            "as_none" => Self::AsNone(load_bool(val, path, cx)?),
+            "as_none" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
+                Loose::Typed(x) => Self::AsNone(x),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_none", value })),
+            },
             "as_int" => match load_loose(val, path, cx, &RawTy::Scalar, load_int)? {
                 Loose::Typed(x) => Self::AsInt(x),
                 Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_int", value })),
@@ -3418,12 +3421,15 @@ pub enum SymBoolArgument {
     AsName(String),
     /// `SymBoolArgument.as_bool: bool`.
     AsBool(bool),
+    /// A payload `_dict_to_dataclass` kept as it came.
+    Raw(Box<RawPayload>),
 }
 
 impl SymBoolArgument {
     /// The set field's name (`SymBoolArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
+            Self::Raw(r) => r.tag,
             Self::AsName(_) => "as_name",
             Self::AsBool(_) => "as_bool",
         }
@@ -3433,8 +3439,14 @@ impl SymBoolArgument {
     pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match &*tag {
-            "as_name" => Self::AsName(load_str(val, path, cx)?),
-            "as_bool" => Self::AsBool(load_bool(val, path, cx)?),
+            "as_name" => match load_loose(val, path, cx, &RawTy::Scalar, load_str)? {
+                Loose::Typed(x) => Self::AsName(x),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_name", value })),
+            },
+            "as_bool" => match load_loose(val, path, cx, &RawTy::Scalar, load_bool)? {
+                Loose::Typed(x) => Self::AsBool(x),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_bool", value })),
+            },
             _ => return Err(unknown_tag(&tag, path)),
         };
         path.pop();
@@ -3452,6 +3464,7 @@ impl SymBoolArgument {
                 out.push_str("{\"as_bool\": ");
                 write_bool(x, out);
             }
+            Self::Raw(r) => r.write_json(out),
         }
         out.push('}');
     }
@@ -3459,6 +3472,7 @@ impl SymBoolArgument {
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
+            Self::Raw(r) => r.value.clone(),
             Self::AsName(x) => str_py(x),
             Self::AsBool(x) => bool_py(x),
         };
@@ -3468,6 +3482,7 @@ impl SymBoolArgument {
     /// `_Union.__repr__`: `SymBoolArgument(tag=value)`, the value by `str()` (a str unquoted).
     pub fn py_repr(&self, out: &mut String) {
         match self {
+            Self::Raw(r) => r.py_repr("SymBoolArgument", out),
             Self::AsName(x) => {
                 out.push_str("SymBoolArgument(as_name=");
                 out.push_str(x);
@@ -3710,12 +3725,15 @@ pub enum SymFloatArgument {
     AsName(String),
     /// `SymFloatArgument.as_float: float`.
     AsFloat(f64),
+    /// A payload `_dict_to_dataclass` kept as it came.
+    Raw(Box<RawPayload>),
 }
 
 impl SymFloatArgument {
     /// The set field's name (`SymFloatArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
+            Self::Raw(r) => r.tag,
             Self::AsName(_) => "as_name",
             Self::AsFloat(_) => "as_float",
         }
@@ -3725,7 +3743,10 @@ impl SymFloatArgument {
     pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match &*tag {
-            "as_name" => Self::AsName(load_str(val, path, cx)?),
+            "as_name" => match load_loose(val, path, cx, &RawTy::Scalar, load_str)? {
+                Loose::Typed(x) => Self::AsName(x),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_name", value })),
+            },
             "as_float" => Self::AsFloat(load_float(val, path, cx)?),
             _ => return Err(unknown_tag(&tag, path)),
         };
@@ -3744,6 +3765,7 @@ impl SymFloatArgument {
                 out.push_str("{\"as_float\": ");
                 write_float(x, out);
             }
+            Self::Raw(r) => r.write_json(out),
         }
         out.push('}');
     }
@@ -3751,6 +3773,7 @@ impl SymFloatArgument {
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
+            Self::Raw(r) => r.value.clone(),
             Self::AsName(x) => str_py(x),
             Self::AsFloat(x) => float_py(x),
         };
@@ -3760,6 +3783,7 @@ impl SymFloatArgument {
     /// `_Union.__repr__`: `SymFloatArgument(tag=value)`, the value by `str()` (a str unquoted).
     pub fn py_repr(&self, out: &mut String) {
         match self {
+            Self::Raw(r) => r.py_repr("SymFloatArgument", out),
             Self::AsName(x) => {
                 out.push_str("SymFloatArgument(as_name=");
                 out.push_str(x);
@@ -3859,12 +3883,15 @@ pub enum SymIntArgument {
     AsName(String),
     /// `SymIntArgument.as_int: int`.
     AsInt(PyInt),
+    /// A payload `_dict_to_dataclass` kept as it came.
+    Raw(Box<RawPayload>),
 }
 
 impl SymIntArgument {
     /// The set field's name (`SymIntArgument.type` upstream).
     pub fn tag(&self) -> &'static str {
         match self {
+            Self::Raw(r) => r.tag,
             Self::AsName(_) => "as_name",
             Self::AsInt(_) => "as_int",
         }
@@ -3874,7 +3901,10 @@ impl SymIntArgument {
     pub fn from_pyjson<'a>(v: Val<'a>, path: &mut JsonPath<'a>, cx: &mut LoadCx) -> Result<Self, LoadError> {
         let (tag, val) = load_union(v, path)?;
         let r = match &*tag {
-            "as_name" => Self::AsName(load_str(val, path, cx)?),
+            "as_name" => match load_loose(val, path, cx, &RawTy::Scalar, load_str)? {
+                Loose::Typed(x) => Self::AsName(x),
+                Loose::Raw(value) => Self::Raw(Box::new(RawPayload { tag: "as_name", value })),
+            },
             "as_int" => Self::AsInt(load_int(val, path, cx)?),
             _ => return Err(unknown_tag(&tag, path)),
         };
@@ -3893,6 +3923,7 @@ impl SymIntArgument {
                 out.push_str("{\"as_int\": ");
                 write_int(x, out);
             }
+            Self::Raw(r) => r.write_json(out),
         }
         out.push('}');
     }
@@ -3900,6 +3931,7 @@ impl SymIntArgument {
     /// `_dataclass_to_dict`: the value as a JSON document.
     pub fn to_pyjson(&self) -> PyJson {
         let value = match self {
+            Self::Raw(r) => r.value.clone(),
             Self::AsName(x) => str_py(x),
             Self::AsInt(x) => int_py(x),
         };
@@ -3909,6 +3941,7 @@ impl SymIntArgument {
     /// `_Union.__repr__`: `SymIntArgument(tag=value)`, the value by `str()` (a str unquoted).
     pub fn py_repr(&self, out: &mut String) {
         match self {
+            Self::Raw(r) => r.py_repr("SymIntArgument", out),
             Self::AsName(x) => {
                 out.push_str("SymIntArgument(as_name=");
                 out.push_str(x);
