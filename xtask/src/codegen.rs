@@ -775,12 +775,12 @@ fn gen_struct(
         let _ = writeln!(o, "    pub {}: {ty},", ident(&f.name));
     }
     if has_shadowed(name) {
-        o.push_str("    /// Fields `_dict_to_dataclass` passed through as they came (a list or\n    /// dict field that is neither, a string field that is no string): the\n    /// field's name and JSON. The typed field is empty then.\n    pub raw: Vec<(&'static str, PyJson)>,\n");
+        o.push_str("    /// Fields `_dict_to_dataclass` passed through as they came (a list or\n    /// dict field that is neither, a string field that is no string): the\n    /// field's name and JSON. The typed field is empty then.\n    pub raw: RawFields,\n");
     }
     o.push_str("}\n\n");
     let _ = writeln!(o, "impl {name} {{");
     if has_shadowed(name) {
-        o.push_str("    /// The JSON of `field` as it came, when it did not have the schema's type.\n    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {\n        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)\n    }\n\n");
+        o.push_str("    /// The JSON of `field` as it came, when it did not have the schema's type.\n    pub fn raw_field(&self, field: &str) -> Option<&PyJson> {\n        self.raw.get(field)\n    }\n\n");
     }
     // Read: `_dict_to_dataclass`, fields in dataclass order, then `cls(**fields)`.
     o.push_str(LOAD_DOC);
@@ -800,7 +800,7 @@ fn gen_struct(
         "        let d = load_object(v, path, cx, \"{name}\", FIELDS, REQUIRED)?;"
     );
     if has_shadowed(name) {
-        o.push_str("        let mut raw = Vec::new();\n");
+        o.push_str("        let mut raw = RawFields::default();\n");
     }
     for f in fields {
         let load = if is_loose(name, &f.name) || is_shadowed(name, &f.name) {

@@ -1007,13 +1007,13 @@ pub struct ExportedProgram {
     /// Fields `_dict_to_dataclass` passed through as they came (a list or
     /// dict field that is neither, a string field that is no string): the
     /// field's name and JSON. The typed field is empty then.
-    pub raw: Vec<(&'static str, PyJson)>,
+    pub raw: RawFields,
 }
 
 impl ExportedProgram {
     /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
-        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+        self.raw.get(field)
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
@@ -1021,7 +1021,7 @@ impl ExportedProgram {
         const FIELDS: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version", "verifiers", "torch_version", "guards_code"];
         const REQUIRED: &[&str] = &["graph_module", "opset_version", "range_constraints", "schema_version"];
         let d = load_object(v, path, cx, "ExportedProgram", FIELDS, REQUIRED)?;
-        let mut raw = Vec::new();
+        let mut raw = RawFields::default();
         let f_graph_module = load_field(&d, "graph_module", path, cx, GraphModule::from_pyjson)?;
         let f_opset_version = load_field(&d, "opset_version", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Scalar), |v, p, cx| load_dict(v, p, cx, load_int)))?;
         let f_range_constraints = load_field(&d, "range_constraints", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Dict(&RawTy::Opaque), |v, p, cx| load_dict(v, p, cx, RangeConstraint::from_pyjson)))?;
@@ -1330,13 +1330,13 @@ pub struct Graph {
     /// Fields `_dict_to_dataclass` passed through as they came (a list or
     /// dict field that is neither, a string field that is no string): the
     /// field's name and JSON. The typed field is empty then.
-    pub raw: Vec<(&'static str, PyJson)>,
+    pub raw: RawFields,
 }
 
 impl Graph {
     /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
-        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+        self.raw.get(field)
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
@@ -1344,7 +1344,7 @@ impl Graph {
         const FIELDS: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values", "is_single_tensor_return", "custom_obj_values", "sym_float_values"];
         const REQUIRED: &[&str] = &["inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values"];
         let d = load_object(v, path, cx, "Graph", FIELDS, REQUIRED)?;
-        let mut raw = Vec::new();
+        let mut raw = RawFields::default();
         let f_inputs = load_field(&d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
         let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Default::default() } });
         let f_outputs = load_field(&d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
@@ -1512,13 +1512,13 @@ pub struct GraphModule {
     /// Fields `_dict_to_dataclass` passed through as they came (a list or
     /// dict field that is neither, a string field that is no string): the
     /// field's name and JSON. The typed field is empty then.
-    pub raw: Vec<(&'static str, PyJson)>,
+    pub raw: RawFields,
 }
 
 impl GraphModule {
     /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
-        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+        self.raw.get(field)
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
@@ -1526,7 +1526,7 @@ impl GraphModule {
         const FIELDS: &[&str] = &["graph", "signature", "module_call_graph", "metadata", "treespec_namedtuple_fields"];
         const REQUIRED: &[&str] = &["graph", "signature", "module_call_graph"];
         let d = load_object(v, path, cx, "GraphModule", FIELDS, REQUIRED)?;
-        let mut raw = Vec::new();
+        let mut raw = RawFields::default();
         let f_graph = load_field(&d, "graph", path, cx, Graph::from_pyjson)?;
         let f_signature = load_field(&d, "signature", path, cx, GraphSignature::from_pyjson)?;
         let f_module_call_graph = load_field(&d, "module_call_graph", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, ModuleCallEntry::from_pyjson)))?;
@@ -1599,13 +1599,13 @@ pub struct GraphSignature {
     /// Fields `_dict_to_dataclass` passed through as they came (a list or
     /// dict field that is neither, a string field that is no string): the
     /// field's name and JSON. The typed field is empty then.
-    pub raw: Vec<(&'static str, PyJson)>,
+    pub raw: RawFields,
 }
 
 impl GraphSignature {
     /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
-        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+        self.raw.get(field)
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
@@ -1613,7 +1613,7 @@ impl GraphSignature {
         const FIELDS: &[&str] = &["input_specs", "output_specs"];
         const REQUIRED: &[&str] = &["input_specs", "output_specs"];
         let d = load_object(v, path, cx, "GraphSignature", FIELDS, REQUIRED)?;
-        let mut raw = Vec::new();
+        let mut raw = RawFields::default();
         let f_input_specs = load_field(&d, "input_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, InputSpec::from_pyjson)))?;
         let f_input_specs = f_input_specs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("input_specs", r)); Default::default() } });
         let f_output_specs = load_field(&d, "output_specs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, OutputSpec::from_pyjson)))?;
@@ -2376,13 +2376,13 @@ pub struct ModuleCallSignature {
     /// Fields `_dict_to_dataclass` passed through as they came (a list or
     /// dict field that is neither, a string field that is no string): the
     /// field's name and JSON. The typed field is empty then.
-    pub raw: Vec<(&'static str, PyJson)>,
+    pub raw: RawFields,
 }
 
 impl ModuleCallSignature {
     /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
-        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+        self.raw.get(field)
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
@@ -2390,7 +2390,7 @@ impl ModuleCallSignature {
         const FIELDS: &[&str] = &["inputs", "outputs", "in_spec", "out_spec", "forward_arg_names"];
         const REQUIRED: &[&str] = &["inputs", "outputs", "in_spec", "out_spec"];
         let d = load_object(v, path, cx, "ModuleCallSignature", FIELDS, REQUIRED)?;
-        let mut raw = Vec::new();
+        let mut raw = RawFields::default();
         let f_inputs = load_field(&d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
         let f_inputs = f_inputs.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("inputs", r)); Default::default() } });
         let f_outputs = load_field(&d, "outputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, Argument::from_pyjson)))?;
@@ -2580,13 +2580,13 @@ pub struct Node {
     /// Fields `_dict_to_dataclass` passed through as they came (a list or
     /// dict field that is neither, a string field that is no string): the
     /// field's name and JSON. The typed field is empty then.
-    pub raw: Vec<(&'static str, PyJson)>,
+    pub raw: RawFields,
 }
 
 impl Node {
     /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
-        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+        self.raw.get(field)
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
@@ -2594,7 +2594,7 @@ impl Node {
         const FIELDS: &[&str] = &["target", "inputs", "outputs", "metadata", "is_hop_single_tensor_return", "name"];
         const REQUIRED: &[&str] = &["target", "inputs", "outputs", "metadata"];
         let d = load_object(v, path, cx, "Node", FIELDS, REQUIRED)?;
-        let mut raw = Vec::new();
+        let mut raw = RawFields::default();
         let f_target = load_field(&d, "target", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_target = f_target.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("target", r)); Default::default() } });
         let f_inputs = load_field(&d, "inputs", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::List(&RawTy::Opaque), |v, p, cx| load_list(v, p, cx, NamedArgument::from_pyjson)))?;
@@ -3963,13 +3963,13 @@ pub struct TensorArgument {
     /// Fields `_dict_to_dataclass` passed through as they came (a list or
     /// dict field that is neither, a string field that is no string): the
     /// field's name and JSON. The typed field is empty then.
-    pub raw: Vec<(&'static str, PyJson)>,
+    pub raw: RawFields,
 }
 
 impl TensorArgument {
     /// The JSON of `field` as it came, when it did not have the schema's type.
     pub fn raw_field(&self, field: &str) -> Option<&PyJson> {
-        self.raw.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+        self.raw.get(field)
     }
 
     /// `_dict_to_dataclass` of this class: the JSON read as torch.export.load reads it.
@@ -3977,7 +3977,7 @@ impl TensorArgument {
         const FIELDS: &[&str] = &["name"];
         const REQUIRED: &[&str] = &["name"];
         let d = load_object(v, path, cx, "TensorArgument", FIELDS, REQUIRED)?;
-        let mut raw = Vec::new();
+        let mut raw = RawFields::default();
         let f_name = load_field(&d, "name", path, cx, |v, p, cx| load_loose(v, p, cx, &RawTy::Scalar, load_str))?;
         let f_name = f_name.map(|l| match l { Loose::Typed(t) => t, Loose::Raw(r) => { raw.push(("name", r)); Default::default() } });
         let missing = [(f_name.is_none(), "name")];

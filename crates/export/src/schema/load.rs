@@ -288,6 +288,30 @@ impl<T> Loose<Vec<T>> {
     }
 }
 
+/// The fields of one dataclass `_dict_to_dataclass` passed through as
+/// they came: the field's name and JSON. Almost always none, so it is one
+/// pointer wide until a field is kept.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawFields(Option<Box<Vec<(&'static str, PyJson)>>>);
+
+impl RawFields {
+    /// Keeps `field`'s JSON as it came.
+    pub fn push(&mut self, (field, value): (&'static str, PyJson)) {
+        self.0.get_or_insert_with(Box::default).push((field, value));
+    }
+
+    /// The JSON `field` was kept as.
+    pub fn get(&self, field: &str) -> Option<&PyJson> {
+        let fields = self.0.as_deref()?;
+        fields.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
+    /// Whether no field was kept.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
 /// A union payload `_dict_to_dataclass` passed through unchecked
 /// (`Argument.create(as_int=0.0)`): the tag and the raw JSON Python keeps.
 #[derive(Clone, Debug, PartialEq)]

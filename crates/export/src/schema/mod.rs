@@ -67,7 +67,7 @@ impl SymExpr {
         }
     }
 }
-pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Loose, Mode, RawTy};
+pub use load::{Diagnostic, JsonPath, LoadCx, LoadError, Loose, Mode, RawFields, RawTy};
 
 use torchspec_pyval::pyjson::{self, PyInt};
 use torchspec_pyval::{Error, ErrorKind};

@@ -125,7 +125,7 @@ pub fn serialize_program(ep: &ExportedProgram) -> Result<wire::ExportedProgram> 
         // `graph_module.meta["custom"]` and the namedtuple fields as loaded.
         metadata: source.graph_module.metadata.clone(),
         treespec_namedtuple_fields: source.graph_module.treespec_namedtuple_fields.clone(),
-        raw: Vec::new(),
+        raw: Default::default(),
     };
     Ok(wire::ExportedProgram {
         graph_module,
@@ -141,7 +141,7 @@ pub fn serialize_program(ep: &ExportedProgram) -> Result<wire::ExportedProgram> 
         verifiers: source.verifiers.clone(),
         torch_version: wire::Loose::Typed(TORCH_VERSION.to_string()),
         guards_code: ep.guards_code.clone(),
-        raw: Vec::new(),
+        raw: Default::default(),
     })
 }
 
@@ -240,7 +240,7 @@ fn serialize_graph(
             is_single_tensor_return: wire::Loose::Typed(false),
             custom_obj_values: Vec::new(),
             sym_float_values: Vec::new(),
-            raw: Vec::new(),
+            raw: Default::default(),
         },
     };
     s.run()?;
@@ -250,7 +250,7 @@ fn serialize_graph(
 fn tensor_name(name: String) -> wire::TensorArgument {
     wire::TensorArgument {
         name,
-        raw: Vec::new(),
+        raw: Default::default(),
     }
 }
 
@@ -625,7 +625,7 @@ impl<'a, 'w> GraphSer<'a, 'w> {
             metadata: w.metadata.clone(),
             is_hop_single_tensor_return: w.is_hop_single_tensor_return.clone(),
             name: Some(name),
-            raw: Vec::new(),
+            raw: Default::default(),
         });
         Ok(())
     }
@@ -906,7 +906,7 @@ fn serialize_signature(sig: &ExportGraphSignature) -> Result<wire::GraphSignatur
             .iter()
             .map(output_spec)
             .collect::<Result<_>>()?,
-        raw: Vec::new(),
+        raw: Default::default(),
     })
 }
 
@@ -944,7 +944,7 @@ fn serialize_module_call_graph(
                             }
                             Some(wire::Loose::Raw(v)) => wire::Loose::Raw(v.clone()),
                         },
-                        raw: Vec::new(),
+                        raw: Default::default(),
                     }),
                 },
             })
