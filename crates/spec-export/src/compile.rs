@@ -214,6 +214,10 @@ type Statics = Vec<(String, Value)>;
 /// body read (each guarded to stay equal).
 struct Entry {
     wirer_env: crate::shape_env::ShapeEnv,
+    /// The ShapeEnv after the graph's runtime-assert pass, which may
+    /// replace more symbols (`_maybe_guard_rel` of a recomputed assert):
+    /// what `produce_guards` and the placeholders' values see.
+    guard_env: crate::shape_env::ShapeEnv,
     inputs: Vec<GraphInput>,
     statics: Vec<(String, Value)>,
 }
@@ -502,7 +506,7 @@ fn binding_inputs(entry: &Entry) -> Vec<Input> {
 
 fn first_graph(entry: &Entry) -> PyResult<Traced> {
     Ok(Traced {
-        placeholders: graph::placeholders(&graph_inputs(entry), &entry.wirer_env)?,
+        placeholders: graph::placeholders(&graph_inputs(entry), &entry.guard_env)?,
         range_constraints: None,
         asserts: graph::compile_asserts(&binding_inputs(entry), &entry.wirer_env)?,
         calls: None,
@@ -527,11 +531,15 @@ fn compile_entry(
     }
     let (inputs, statics) = trace(spec, leaves, w).map_err(internal)?;
     w.env.settle_replacements()?;
-    Ok(Entry {
-        wirer_env: w.take_env(),
+    let wirer_env = w.take_env();
+    let mut entry = Entry {
+        guard_env: wirer_env.clone(),
+        wirer_env,
         inputs,
         statics,
-    })
+    };
+    entry.guard_env = graph::compile_env(&binding_inputs(&entry), &entry.wirer_env)?;
+    Ok(entry)
 }
 
 /// What a cached entry's guards say of new inputs.
@@ -605,7 +613,7 @@ fn check(
             Fake::Const(_) => {}
         }
     }
-    let env = &entry.wirer_env;
+    let env = &entry.guard_env;
     // TENSOR_MATCH first: a size replaced by a number is a static size.
     for gi in &entry.inputs {
         if let Fake::Tensor(sizes, _) = &gi.fake {

@@ -308,6 +308,13 @@ pub(crate) fn compile_asserts(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<
     Ok(run_pass(inputs, env, true)?.out)
 }
 
+/// The ShapeEnv after compile's pass, its replacement chains settled.
+pub(crate) fn compile_env(inputs: &[Input], env: &ShapeEnv) -> PyResult<ShapeEnv> {
+    let mut pass = run_pass(inputs, env, true)?;
+    pass.env.settle_replacements()?;
+    Ok(pass.env)
+}
+
 /// Those messages and the ShapeEnv after the pass: running the asserts on
 /// the fakes may replace more symbols (`_maybe_guard_rel`), and a
 /// placeholder's `meta["val"]` prints `replace(expr)` when it is read, after
