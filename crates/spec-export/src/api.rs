@@ -261,17 +261,24 @@ fn export(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trace
         nonneg: strict,
         check_static: true,
     };
-    let leaves = trace_inputs(call, spec.as_ref(), w, ints, |i, path| {
+    let mut dynamo = || -> PyResult<_> {
+        let leaves = trace_inputs(call, spec.as_ref(), w, ints, |i, path| {
+            if strict {
+                Ok(format!("L['flat_args'][{i}]"))
+            } else {
+                nonstrict_source(call, path)
+            }
+        })?;
         if strict {
-            Ok(format!("L['flat_args'][{i}]"))
-        } else {
-            nonstrict_source(call, path)
+            argument_names(call)?;
         }
-    })?;
-    if strict {
-        argument_names(call)?;
-    }
-    w.env.settle_replacements()?;
+        w.env.settle_replacements()?;
+        Ok(leaves)
+    };
+    let leaves = match dynamo() {
+        Err(r) if strict => return Err(constraint_violation(r)),
+        other => other?,
+    };
     let mut inputs = module_inputs(call)?;
     let names = export_names(call)?;
     for ((fake, _), name) in leaves.into_iter().zip(names) {
@@ -284,6 +291,19 @@ fn export(call: &Call, attached: Option<Value>, w: &mut Wirer) -> PyResult<Trace
         asserts,
         calls: None,
     })
+}
+
+/// Strict export's `except (ConstraintViolationError, ValueRangeError)`
+/// around `torch._dynamo.export(...)` (torch/export/_trace.py): a
+/// `ValueRangeError` of the trace is re-raised as
+/// `UserError(CONSTRAINT_VIOLATION, str(e))`.
+fn constraint_violation(r: Raise) -> Raise {
+    match r {
+        Raise::Exception(e) if e.type_name == "ValueRangeError" => {
+            Raise::new("UserError", e.message)
+        }
+        other => other,
+    }
 }
 
 /// Dynamo's `argument_names(signature, args, kwargs)` (strict export,

@@ -46,7 +46,22 @@ struct GraphInput {
     leaf: Leaf,
     fake: Fake,
     /// The symbol placeholders dynamo added right before it.
-    new_symbols: Vec<usize>,
+    new_symbols: Vec<Lifted>,
+}
+
+/// A placeholder `_lift_basic_symbols` put before its tensor: named after
+/// the one unbound symbol of a size (made unique), its example value the
+/// size itself (`u1` for a size `3*u1 - 1`, printing that expression).
+struct Lifted {
+    name: String,
+    size: usize,
+}
+
+/// The root tracer's `bound_symbols` and `_used_names` for lifted sizes.
+#[derive(Default)]
+struct Lifting {
+    bound: Vec<usize>,
+    names: Vec<String>,
 }
 
 /// The constants the body read, by source name.
@@ -56,6 +71,10 @@ type Statics = Vec<(String, Value)>;
 /// body read (each guarded to stay equal).
 struct Entry {
     wirer_env: crate::shape_env::ShapeEnv,
+    /// The ShapeEnv after the graph's runtime-assert pass, which may
+    /// replace more symbols (`_maybe_guard_rel` of a recomputed assert):
+    /// what `produce_guards` and the placeholders' values see.
+    guard_env: crate::shape_env::ShapeEnv,
     inputs: Vec<GraphInput>,
     statics: Vec<(String, Value)>,
 }
@@ -68,7 +87,7 @@ fn trace(
 ) -> PyResult<(Vec<GraphInput>, Statics)> {
     let mut inputs = Vec::new();
     let mut statics = Vec::new();
-    let mut seen: Vec<usize> = Vec::new();
+    let mut lifting = Lifting::default();
     let ints = IntSymbols {
         nonneg: true,
         check_static: true,
@@ -100,11 +119,7 @@ fn trace(
         };
         let mut new_symbols = Vec::new();
         if let Fake::Tensor(sizes, _) = &fake {
-            for s in sizes {
-                if let Size::Sym(k) = s {
-                    lift_basic_symbols(&w.env.printed(*k)?, &mut seen, &mut new_symbols)?;
-                }
-            }
+            lift_tensor_sizes(sizes, &w.env, &mut lifting, &mut new_symbols)?;
         }
         if let Fake::Const(v) = fake {
             statics.push((leaf.name.clone(), v));
@@ -120,14 +135,49 @@ fn trace(
     Ok((inputs, statics))
 }
 
-/// `_lift_basic_symbols` of one size (root tracer): its unbound free
-/// symbols (`lookup_unbound_symbols`, by name) become graph inputs; more
-/// than one (a replaced size `u1*u2` whose factors are not bound yet)
-/// fails dynamo's assertion.
-fn lift_basic_symbols(e: &Ex, seen: &mut Vec<usize>, new: &mut Vec<usize>) -> PyResult<()> {
+/// `_lift_basic_symbols` of a tensor (root tracer): each size in dim
+/// order, then its strides, which must find their symbols bound.
+fn lift_tensor_sizes(
+    sizes: &[Size],
+    env: &crate::shape_env::ShapeEnv,
+    lifting: &mut Lifting,
+    new: &mut Vec<Lifted>,
+) -> PyResult<()> {
+    let mut later = Vec::new();
+    for (dim, s) in sizes.iter().enumerate() {
+        if let Size::Sym(k) = s {
+            let e = env.printed(*k)?;
+            lift_basic_symbols(&e, *k, lifting, new)?;
+            if dim > 0 {
+                later.extend(free_syms(&e));
+            }
+        }
+    }
+    // A contiguous stride is a product of the later sizes: a symbol that
+    // only a compound size holds is still unbound there, and what dynamo
+    // lifts for it is not modelled.
+    if later.iter().any(|n| !lifting.bound.contains(n)) {
+        return Err(Raise::unsupported(
+            "a stride whose symbol no size placeholder bound",
+        ));
+    }
+    Ok(())
+}
+
+/// `_lift_basic_symbols` of one size `e` (symbol `size`): its unbound free
+/// symbols (`lookup_unbound_symbols`, by name); one becomes a placeholder
+/// named after it (`get_unique_name_wrt`), bound only when the size is that
+/// bare symbol (`create_graph_input`); more than one (a replaced size
+/// `u1*u2` whose factors are not bound yet) fails dynamo's assertion.
+fn lift_basic_symbols(
+    e: &Ex,
+    size: usize,
+    lifting: &mut Lifting,
+    new: &mut Vec<Lifted>,
+) -> PyResult<()> {
     let mut unbound: Vec<usize> = free_syms(e)
         .into_iter()
-        .filter(|n| !seen.contains(n))
+        .filter(|n| !lifting.bound.contains(n))
         .collect();
     unbound.sort_by_key(|n| format!("u{n}"));
     if unbound.len() > 1 {
@@ -141,10 +191,21 @@ fn lift_basic_symbols(e: &Ex, seen: &mut Vec<usize>, new: &mut Vec<usize>) -> Py
             ),
         ));
     }
-    for n in unbound {
-        seen.push(n);
-        new.push(n);
+    let Some(&n) = unbound.first() else {
+        return Ok(());
+    };
+    let prefix = format!("u{n}");
+    let mut name = prefix.clone();
+    let mut i = 0usize;
+    while lifting.names.contains(&name) {
+        name = format!("{prefix}_{i}");
+        i += 1;
     }
+    lifting.names.push(name.clone());
+    if matches!(&**e, Node::Sym(_)) {
+        lifting.bound.push(n);
+    }
+    new.push(Lifted { name, size });
     Ok(())
 }
 
@@ -260,10 +321,10 @@ fn graph_inputs(entry: &Entry) -> Vec<Input> {
         .iter()
         .filter(|gi| matches!(gi.fake, Fake::Tensor(..)))
     {
-        for k in &gi.new_symbols {
+        for l in &gi.new_symbols {
             out.push(Input {
-                name: format!("u{k}"),
-                fake: Fake::Sym(*k),
+                name: l.name.clone(),
+                fake: Fake::Sym(l.size),
             });
         }
         out.push(Input {
@@ -295,14 +356,14 @@ fn binding_inputs(entry: &Entry) -> Vec<Input> {
             !entry
                 .inputs
                 .iter()
-                .any(|gi| gi.new_symbols.iter().any(|k| i.name == format!("u{k}")))
+                .any(|gi| gi.new_symbols.iter().any(|l| i.name == l.name))
         })
         .collect()
 }
 
 fn first_graph(entry: &Entry) -> PyResult<Traced> {
     Ok(Traced {
-        placeholders: graph::placeholders(&graph_inputs(entry), &entry.wirer_env)?,
+        placeholders: graph::placeholders(&graph_inputs(entry), &entry.guard_env)?,
         range_constraints: None,
         asserts: graph::compile_asserts(&binding_inputs(entry), &entry.wirer_env)?,
         calls: None,
@@ -327,11 +388,15 @@ fn compile_entry(
     }
     let (inputs, statics) = trace(spec, leaves, w).map_err(internal)?;
     w.env.settle_replacements()?;
-    Ok(Entry {
-        wirer_env: w.take_env(),
+    let wirer_env = w.take_env();
+    let mut entry = Entry {
+        guard_env: wirer_env.clone(),
+        wirer_env,
         inputs,
         statics,
-    })
+    };
+    entry.guard_env = graph::compile_env(&binding_inputs(&entry), &entry.wirer_env)?;
+    Ok(entry)
 }
 
 /// What a cached entry's guards say of new inputs.
@@ -405,7 +470,7 @@ fn check(
             Fake::Const(_) => {}
         }
     }
-    let env = &entry.wirer_env;
+    let env = &entry.guard_env;
     // TENSOR_MATCH first: a size replaced by a number is a static size.
     for gi in &entry.inputs {
         if let Fake::Tensor(sizes, _) = &gi.fake {

@@ -146,7 +146,12 @@ impl Pass {
         self.added.push(e.clone());
         if is_nonneg_size_check(e) {
             // A size's own `u >= 0` holds for a size-like symbol whatever
-            // it is replaced by (the hook decides it size-obliviously).
+            // it is replaced by (the hook decides it size-obliviously),
+            // unless an axiom makes it false (`u2 < 1` recorded, then
+            // `u0 >= 0` as `2*u2 - 2 >= 0`, i.e. `1 <= u2`: False).
+            if self.verdict(e)? == Some(false) {
+                return Err(Raise::new("RuntimeError", msg));
+            }
             return Ok(());
         }
         self.hooked = Some((name, self.out.len() - 1));
@@ -161,12 +166,7 @@ impl Pass {
     /// symbol's list if that list is still to run).
     fn run_on_fakes(&mut self, e: &Ex, msg: String) -> PyResult<()> {
         let again = self.env.recomputed(&self.env.replace(&reflected(e))?)?;
-        let verdict = match &*again {
-            Node::True => Some(true),
-            Node::False => Some(false),
-            _ => self.env.evaluate_static(&again)?,
-        };
-        match verdict {
+        match self.static_verdict(&again)? {
             Some(true) => Ok(()),
             Some(false) => Err(Raise::new("RuntimeError", msg)),
             None => {
@@ -178,6 +178,21 @@ impl Pass {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// The inserted assert recomputed on the fakes, decided statically
+    /// (ranges and axioms), or `None`.
+    fn verdict(&self, e: &Ex) -> PyResult<Option<bool>> {
+        let again = self.env.recomputed(&self.env.replace(&reflected(e))?)?;
+        self.static_verdict(&again)
+    }
+
+    fn static_verdict(&self, again: &Ex) -> PyResult<Option<bool>> {
+        match &**again {
+            Node::True => Ok(Some(true)),
+            Node::False => Ok(Some(false)),
+            _ => self.env.evaluate_static(again),
         }
     }
 
@@ -306,6 +321,13 @@ fn ge_node(k: usize, v: &BigInt, ge: bool) -> Ex {
 /// what a failing one raises there).
 pub(crate) fn compile_asserts(inputs: &[Input], env: &ShapeEnv) -> PyResult<Vec<String>> {
     Ok(run_pass(inputs, env, true)?.out)
+}
+
+/// The ShapeEnv after compile's pass, its replacement chains settled.
+pub(crate) fn compile_env(inputs: &[Input], env: &ShapeEnv) -> PyResult<ShapeEnv> {
+    let mut pass = run_pass(inputs, env, true)?;
+    pass.env.settle_replacements()?;
+    Ok(pass.env)
 }
 
 /// Those messages and the ShapeEnv after the pass: running the asserts on

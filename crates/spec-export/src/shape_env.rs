@@ -392,6 +392,36 @@ fn ext_of(b: &Option<BigInt>, lower: bool) -> Ext {
     }
 }
 
+/// `ValueRanges(lo, hi)`, which raises `ValueRangeError` when `lo > hi`.
+fn checked_range(lo: Ext, hi: Ext) -> PyResult<Range> {
+    if lo > hi {
+        let text = format!("Invalid ranges [{}:{}]", ext_text(&lo), ext_text(&hi));
+        return Err(Raise::new("ValueRangeError", text));
+    }
+    Ok(Range::new(lo, hi))
+}
+
+/// A sum of two bounds of the same side (`ValueRanges` addition): never
+/// `oo + -oo`, as a lower bound is never `oo` nor an upper one `-oo`.
+fn ext_sum(a: &Ext, b: &Ext) -> PyResult<Ext> {
+    Ok(match (a, b) {
+        (Ext::Fin(x), Ext::Fin(y)) => Ext::Fin(x + y),
+        (Ext::NegInf, Ext::PosInf) | (Ext::PosInf, Ext::NegInf) => {
+            return unsupported("a sum of opposite infinities")
+        }
+        (Ext::NegInf, _) | (_, Ext::NegInf) => Ext::NegInf,
+        _ => Ext::PosInf,
+    })
+}
+
+/// `k * e` for a positive `k`.
+fn ext_scale(k: &Ext, e: &Ext) -> Ext {
+    match (k, e) {
+        (Ext::Fin(k), Ext::Fin(x)) => Ext::Fin(k * x),
+        _ => e.clone(),
+    }
+}
+
 fn ext_add(e: &Ext, k: i64) -> Ext {
     match e {
         Ext::Fin(v) => Ext::Fin(v + k),
@@ -582,51 +612,39 @@ impl ShapeEnv {
 
     /// `_maybe_evaluate_static_worker` on a polynomial fact `0 op diff`:
     /// each symbol with a finite lower bound `lo` becomes `s + lo - 1`
-    /// (`s` positive, in `[1, hi - lo + 1]`), the difference is expanded,
-    /// its negative terms moved left (`canonicalize_bool_expr`), and the
-    /// two sides' ranges compared (`bound_sympy` of the relational).
+    /// (`s` positive, in `[1, hi - lo + 1]`), one without keeps its own
+    /// range, the difference is expanded, its negative terms moved left
+    /// (`canonicalize_bool_expr`), and the two sides' ranges compared
+    /// (`bound_sympy` of the relational).
     fn shifted_decide(&self, op: Rel, diff: &Ex) -> PyResult<Option<bool>> {
         let poly = match self.shifted_poly(diff)? {
             Some(p) => p,
             None => return unsupported("static evaluation of a nonlinear fact"),
         };
-        let (mut lhs, mut rhs) = (
-            (BigInt::zero(), BigInt::zero()),
-            (BigInt::zero(), BigInt::zero()),
-        );
-        let (mut lhs_inf, mut rhs_inf) = (false, false);
+        let zero = || Ext::Fin(BigInt::zero());
+        let (mut lhs, mut rhs) = ((zero(), zero()), (zero(), zero()));
         for (c, mono) in &poly {
             let (lo, hi) = self.mono_range(mono)?;
-            let (side, inf) = if c.is_negative() {
-                (&mut lhs, &mut lhs_inf)
-            } else {
-                (&mut rhs, &mut rhs_inf)
-            };
-            let k = c.abs();
-            side.0 += &k * &lo;
-            match hi {
-                Some(h) => side.1 += &k * h,
-                None => *inf = true,
-            }
+            let side = if c.is_negative() { &mut lhs } else { &mut rhs };
+            let k = Ext::Fin(c.abs());
+            side.0 = ext_sum(&side.0, &ext_scale(&k, &lo))?;
+            side.1 = ext_sum(&side.1, &ext_scale(&k, &hi))?;
         }
-        let lo_l = lhs.0.clone();
-        let hi_l = (!lhs_inf).then(|| lhs.1.clone());
-        let lo_r = rhs.0.clone();
-        let hi_r = (!rhs_inf).then(|| rhs.1.clone());
-        let le_true = hi_l.as_ref().is_some_and(|h| *h <= lo_r);
-        let le_false = hi_r.as_ref().is_some_and(|h| lo_l > *h);
-        let lt_true = hi_l.as_ref().is_some_and(|h| *h < lo_r);
-        let lt_false = hi_r.as_ref().is_some_and(|h| lo_l >= *h);
+        let ((lo_l, hi_l), (lo_r, hi_r)) = (lhs, rhs);
+        let le_true = hi_l <= lo_r;
+        let le_false = lo_l > hi_r;
+        let lt_true = hi_l < lo_r;
+        let lt_false = lo_l >= hi_r;
         Ok(match op {
             Rel::Le if le_true => Some(true),
             Rel::Le if le_false => Some(false),
             Rel::Lt if lt_true => Some(true),
             Rel::Lt if lt_false => Some(false),
             Rel::Eq | Rel::Ne => {
-                let single = |l: &BigInt, h: &Option<BigInt>| h.as_ref() == Some(l);
+                let single = |l: &Ext, h: &Ext| matches!(l, Ext::Fin(_)) && l == h;
                 let eq = if single(&lo_l, &hi_l) && single(&lo_r, &hi_r) {
                     Some(lo_l == lo_r)
-                } else if le_false || hi_l.as_ref().is_some_and(|h| *h < lo_r) {
+                } else if le_false || hi_l < lo_r {
                     Some(false)
                 } else {
                     None
@@ -637,27 +655,34 @@ impl ShapeEnv {
         })
     }
 
-    /// The range of a monomial of shifted symbols (`None` upper: infinite).
-    fn mono_range(&self, mono: &[(usize, u32)]) -> PyResult<(BigInt, Option<BigInt>)> {
-        let (mut lo, mut hi) = (BigInt::one(), Some(BigInt::one()));
+    /// The range of a monomial (`ValueRangeAnalysis` of its product of
+    /// powers): a shifted symbol in `[1, hi - lo + 1]`, a symbol without a
+    /// lower bound in its own range.
+    fn mono_range(&self, mono: &[(usize, u32)]) -> PyResult<(Ext, Ext)> {
+        let mut factors = Vec::with_capacity(mono.len());
         for (k, e) in mono {
             let r = &self.syms[*k].range;
-            let Ext::Fin(l) = &r.lo else {
-                return unsupported("a shifted symbol without a lower bound");
+            let (lower, upper) = match (&r.lo, &r.hi) {
+                (Ext::Fin(l), Ext::Fin(h)) => (Some(BigInt::one()), Some(h - l + 1)),
+                (Ext::Fin(_), _) => (Some(BigInt::one()), None),
+                (_, Ext::Fin(h)) => (None, Some(h.clone())),
+                _ => (None, None),
             };
-            let span_hi = match &r.hi {
-                Ext::Fin(h) => Some(h - l + 1),
-                _ => None,
-            };
-            lo *= BigInt::one();
-            for _ in 0..*e {
-                hi = match (hi, &span_hi) {
-                    (Some(a), Some(b)) => Some(a * b),
-                    _ => None,
-                };
-            }
+            let sym = Rc::new(Node::Sym(Rc::new(Symbol {
+                name: format!("evaluate_static_shape_{k}"),
+                lower,
+                upper,
+                integer: true,
+            })));
+            factors.push(match e {
+                1 => sym,
+                _ => Rc::new(Node::Pow(sym, expr::int(*e))),
+            });
         }
-        Ok((lo, hi))
+        match ranges::try_bounds(&Rc::new(Node::Mul(factors))) {
+            Ok(b) => Ok(b),
+            Err(_) => unsupported("a value range bound_sympy cannot give"),
+        }
     }
 
     /// `diff` as a polynomial in the shifted symbols: monomial (symbol
@@ -668,10 +693,11 @@ impl ShapeEnv {
             Node::Int(i) => polynomial::norm(polynomial::constant(i.clone())),
             Node::Sym(sym) => {
                 let k = self.index_of(&sym.name)?;
-                let Ext::Fin(lo) = &self.syms[k].range.lo else {
-                    return Ok(None);
-                };
-                polynomial::norm(vec![(BigInt::one(), vec![(k, 1)]), (lo - 1, vec![])])
+                let one = (BigInt::one(), vec![(k, 1)]);
+                match &self.syms[k].range.lo {
+                    Ext::Fin(lo) => polynomial::norm(vec![one, (lo - 1, vec![])]),
+                    _ => vec![one],
+                }
             }
             Node::Add(a) => {
                 let mut out = Vec::new();
@@ -916,7 +942,7 @@ impl ShapeEnv {
             if new == vr {
                 continue;
             }
-            self.update_range(k, &new)?;
+            self.update_range(k, &checked_range(new.lo, new.hi)?)?;
             if let Some(v) = self.syms[k].range.singleton().cloned() {
                 self.set_replacement(k, expr::int(v))?;
             }
@@ -955,12 +981,6 @@ impl ShapeEnv {
         if has(&tgt, &name) {
             return Ok(());
         }
-        if self.reaches(&tgt, &name)? {
-            // `u1 := 3*u2` then `u2 := 3*u1`: `_find` follows the cycle
-            // until CPython's recursion limit (a RecursionError whose
-            // wrapping and depth the model does not follow).
-            return unsupported("a cycle of replacements (_find recurses without end)");
-        }
         let src = self.syms[a].range.clone();
         let mut tgt_bound = self.bounds(&tgt, false)?;
         self.update_range(a, &tgt_bound)?;
@@ -991,6 +1011,18 @@ impl ShapeEnv {
             if !t.is_subset(&s) {
                 return Ok(());
             }
+        }
+        if self.reaches(&tgt, &name)? {
+            // `u1 := 3*u2` then `u2 := 3*u1`: the replacement is set, and
+            // the next `_find` of either (`simplify` of the very fact that
+            // set it) recurses until CPython's limit. The overflow lands in
+            // a Python frame of `_find`/`free_symbols`, whose message has
+            // no context suffix at any starting depth; dynamo wraps it as
+            // `InternalTorchDynamoError` (`compile.rs`'s `internal`).
+            return Err(Raise::new(
+                "RecursionError",
+                "maximum recursion depth exceeded",
+            ));
         }
         self.syms[a].replacement = Some(tgt);
         Ok(())
@@ -1050,7 +1082,10 @@ impl ShapeEnv {
         } else {
             (div_ext(&nb.lo, &den, true), div_ext(&nb.hi, &den, false))
         };
-        self.update_range(b, &Range::new(lo, hi))?;
+        // `ValueRanges(CeilToInt(lo), FloorToInt(hi))` refuses an empty
+        // range when it is built, before `_update_var_to_range` could
+        // widen a size-like symbol's upper bound to 2.
+        self.update_range(b, &checked_range(lo, hi)?)?;
         Ok(true)
     }
 
