@@ -3,6 +3,7 @@
 //! `sync_fx_node`.
 
 use super::inputs::{int_arg, raw_arg};
+use super::outputs::{sym_bool_name, sym_float_name, sym_int_name};
 use super::raw::{
     key_error, raw_dict_use, raw_key_error, raw_list_use, target_not_str, tensor_name, Name, Use,
 };
@@ -148,11 +149,11 @@ impl<'w> Deserializer<'w> {
         for out in &g.outputs {
             outputs.push(match out {
                 wire::Argument::AsTensor(t) => Arg::Node(self.node_by(tensor_name(t))?),
-                wire::Argument::AsSymInt(wire::SymIntArgument::AsName(n))
-                | wire::Argument::AsSymBool(wire::SymBoolArgument::AsName(n))
-                | wire::Argument::AsSymFloat(wire::SymFloatArgument::AsName(n)) => {
-                    Arg::Node(self.node_named(n)?)
-                }
+                // `serialized_name_to_node[output.as_sym_int.as_name]`: the
+                // union refuses `.as_name` when another field is set.
+                wire::Argument::AsSymInt(s) => Arg::Node(self.node_by(sym_int_name(s)?)?),
+                wire::Argument::AsSymBool(s) => Arg::Node(self.node_by(sym_bool_name(s)?)?),
+                wire::Argument::AsSymFloat(s) => Arg::Node(self.node_by(sym_float_name(s)?)?),
                 wire::Argument::AsInt(i) => int_arg(i),
                 wire::Argument::AsFloat(f) => Arg::Float(*f),
                 wire::Argument::AsBool(b) => Arg::Bool(*b),
