@@ -291,6 +291,10 @@ impl<T> Loose<Vec<T>> {
 /// The fields of one dataclass `_dict_to_dataclass` passed through as
 /// they came: the field's name and JSON. Almost always none, so it is one
 /// pointer wide until a field is kept.
+// A boxed `Vec` on purpose: one word in every struct that may keep a
+// field (a `TensorArgument` is one per node argument), the extra
+// allocation only when one is kept.
+#[allow(clippy::box_collection)]
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RawFields(Option<Box<Vec<(&'static str, PyJson)>>>);
 
