@@ -3,7 +3,9 @@
 //! outputs synced to its name, or getitem nodes for each.
 
 use super::metadata::check_metadata;
-use super::raw::{field_not_set, name_regex_error, raw_list_use, tensor_name, Name, Use};
+use super::raw::{
+    field_not_set, name_regex_error, raw_key_error, raw_list_use, tensor_name, Name, Use,
+};
 use super::state::{Deserializer, R};
 use crate::failure::LoadFailure;
 use crate::fx::{self, Arg, NodeId, Op};
@@ -78,38 +80,35 @@ pub(super) fn single_output_refusal(a: &wire::Argument) -> LoadFailure {
 pub(super) fn sym_int_name(s: &wire::SymIntArgument) -> R<Name<'_>> {
     match s {
         wire::SymIntArgument::AsName(n) => Ok(Ok(n)),
-        wire::SymIntArgument::Raw(r) if r.tag == "as_name" => Ok(Err(&r.value)),
-        wire::SymIntArgument::AsInt(_) | wire::SymIntArgument::Raw(_) => {
-            Err(field_not_set("as_name"))
-        }
-    }
-}
-
-/// `.as_name` of a SymBool or SymFloat argument: the name, one that
-/// came as another JSON type, or the union's refusal.
-fn sym_name<'a>(tag: &str, name: Option<&'a String>, raw: Option<&'a PyJson>) -> R<Name<'a>> {
-    match (name, raw) {
-        (Some(n), _) => Ok(Ok(n)),
-        (None, Some(v)) if tag == "as_name" => Ok(Err(v)),
-        _ => Err(field_not_set("as_name")),
+        wire::SymIntArgument::Raw(r) => raw_as_name(r),
+        wire::SymIntArgument::AsInt(_) => Err(field_not_set("as_name")),
     }
 }
 
 /// `SymBoolArgument.as_name`.
 pub(super) fn sym_bool_name(s: &wire::SymBoolArgument) -> R<Name<'_>> {
     match s {
-        wire::SymBoolArgument::AsName(n) => sym_name("as_name", Some(n), None),
-        wire::SymBoolArgument::Raw(r) => sym_name(r.tag, None, Some(&r.value)),
-        wire::SymBoolArgument::AsBool(_) => sym_name("as_bool", None, None),
+        wire::SymBoolArgument::AsName(n) => Ok(Ok(n)),
+        wire::SymBoolArgument::Raw(r) => raw_as_name(r),
+        wire::SymBoolArgument::AsBool(_) => Err(field_not_set("as_name")),
     }
 }
 
 /// `SymFloatArgument.as_name`.
 pub(super) fn sym_float_name(s: &wire::SymFloatArgument) -> R<Name<'_>> {
     match s {
-        wire::SymFloatArgument::AsName(n) => sym_name("as_name", Some(n), None),
-        wire::SymFloatArgument::Raw(r) => sym_name(r.tag, None, Some(&r.value)),
-        wire::SymFloatArgument::AsFloat(_) => sym_name("as_float", None, None),
+        wire::SymFloatArgument::AsName(n) => Ok(Ok(n)),
+        wire::SymFloatArgument::Raw(r) => raw_as_name(r),
+        wire::SymFloatArgument::AsFloat(_) => Err(field_not_set("as_name")),
+    }
+}
+
+/// `.as_name` of a symbolic union whose payload was kept as it came: the
+/// value when `as_name` is the field set, else the union's refusal.
+fn raw_as_name(r: &wire::load::RawPayload) -> R<Name<'_>> {
+    match r.tag {
+        "as_name" => Ok(Err(&r.value)),
+        _ => Err(field_not_set("as_name")),
     }
 }
 
@@ -318,15 +317,12 @@ impl<'w> Deserializer<'w> {
     }
 
     /// `generate_getitem` of a name that may be no str: null lets fx name
-    /// the node, then `sync_fx_node(None, ...)` finds no meta; any other
-    /// value fails `create_node`'s `_name_regex.match`.
+    /// the node, then `sync_fx_node(None, ...)` finds no meta (`KeyError`);
+    /// any other value fails `create_node`'s `_name_regex.match`.
     fn getitem_by(&mut self, of: NodeId, idx: usize, name: Name<'_>) -> R<()> {
         match name {
             Ok(name) => self.getitem(of, idx, name),
-            Err(v @ PyJson::Null) => {
-                self.bare_getitem(of, idx, None);
-                self.sync_name(Err(v), of)
-            }
+            Err(v @ PyJson::Null) => Err(raw_key_error(v)),
             Err(v) => Err(name_regex_error(v)),
         }
     }
