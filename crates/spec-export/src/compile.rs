@@ -17,6 +17,7 @@ use torchspec_spec::ShapesSpec;
 use crate::graph::{self, Input};
 use crate::keys;
 use crate::leaves::{body_leaves, Leaf};
+use crate::strides::{self, StrideCheck};
 use crate::wiring::{fakify_tensor_spec, Fake, IntSymbols, Size, Wirer};
 use crate::{Body, Call, LaterCall, LaterOutcome, Traced};
 
@@ -486,6 +487,9 @@ fn check(
                     }
                 }
             }
+            if let Some(failed) = stride_guard(gi, &leaves, &vals)? {
+                return Ok(failed);
+            }
         }
     }
     let sources = symbol_sources(&entry.inputs);
@@ -494,6 +498,44 @@ fn check(
         return Ok(failed);
     }
     Ok(range_guard_failure(&first, env, &vals).unwrap_or(GuardCheck::Pass))
+}
+
+/// The tensor's stride guards (`TENSOR_MATCH`'s static strides, then the
+/// shape guards on symbolic ones) for the value it has now; nothing to
+/// check when its shape is the example's.
+fn stride_guard(
+    gi: &GraphInput,
+    leaves: &[Leaf],
+    vals: &[Option<BigInt>],
+) -> PyResult<Option<GuardCheck>> {
+    let Fake::Tensor(sizes, _) = &gi.fake else {
+        return Ok(None);
+    };
+    let (Some(example), Some(now)) = (
+        keys::tensor(&gi.leaf.value),
+        leaves
+            .iter()
+            .find(|l| l.name == gi.leaf.name)
+            .and_then(|l| keys::tensor(&l.value)),
+    ) else {
+        return Ok(None);
+    };
+    if example.shape == now.shape {
+        return Ok(None);
+    }
+    let strides = strides::symbolic(sizes, &example.shape)?;
+    Ok(match strides::check(&strides, &now.shape, vals) {
+        StrideCheck::Pass => None,
+        StrideCheck::Static {
+            index,
+            expected,
+            actual,
+        } => Some(GuardCheck::Symbolic(Some(format!(
+            "tensor '{}' stride mismatch at index {index}. expected {expected}, actual {actual}",
+            short_source(&gi.leaf.name)
+        )))),
+        StrideCheck::Symbolic => Some(GuardCheck::Symbolic(None)),
+    })
 }
 
 /// Each symbolic size or int of the graph inputs, in the order
@@ -567,9 +609,6 @@ fn input_guard_failure(
     for (k, src) in sources {
         let Some(v) = &vals[*k] else { continue };
         let printed = env.printed(*k)?;
-        if matches!(&*printed, Node::Int(_)) {
-            continue;
-        }
         if let Node::Sym(s) = &*printed {
             let j = crate::shape_env::sym_index(&s.name);
             if first.iter().any(|f| Some(f.sym) == j && f.source == *src) {
@@ -605,7 +644,7 @@ fn range_guard_failure(
 }
 
 /// A replacement target as dynamo's guard printer writes it, for the
-/// forms a spec makes: a symbol, `k*s`, `s*t`, `s**2` (`s*s`, also in a
+/// forms a spec makes: a number (a range pinned to one value: `x == 5`), a symbol, `k*s`, `s*t`, `s**2` (`s*s`, also in a
 /// product: `4*s*s`), and
 /// `c + k*s` (the constant first, parenthesized when negative).
 fn guard_expr(e: &Ex, at: &[Option<String>]) -> Option<String> {
@@ -639,6 +678,7 @@ fn guard_expr(e: &Ex, at: &[Option<String>]) -> Option<String> {
         }
     };
     match &**e {
+        Node::Int(i) => Some(i.to_string()),
         Node::Add(terms) => {
             let mut out = Vec::new();
             for t in terms {
@@ -817,8 +857,20 @@ fn later_call(
         Err(Raise::Exception(x)) => return Ok(LaterOutcome::Error(x)),
         Err(u) => return Err(u),
     };
+    // The new graph runs on this call's inputs: its runtime asserts too.
+    let t = Traced {
+        placeholders: vec![],
+        range_constraints: None,
+        asserts: asserts.clone(),
+        calls: None,
+    };
+    let ran = runtime_asserts(&entry, call, &later.args, &later.kwargs, &t);
     entries.push((entry, asserts));
-    Ok(LaterOutcome::Recompiled(true))
+    match ran {
+        Ok(()) => Ok(LaterOutcome::Recompiled(true)),
+        Err(Raise::Exception(x)) => Ok(LaterOutcome::Error(x)),
+        Err(u) => Err(u),
+    }
 }
 
 fn graph_asserts(e: &Entry) -> PyResult<Vec<String>> {

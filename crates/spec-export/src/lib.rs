@@ -36,6 +36,7 @@ mod graph;
 mod keys;
 mod leaves;
 mod shape_env;
+mod strides;
 mod wiring;
 
 pub use api::evaluate;

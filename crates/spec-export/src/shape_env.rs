@@ -200,7 +200,8 @@ pub(crate) fn canonicalize(e: &Ex) -> PyResult<Ex> {
     Ok(Rc::new(Node::Rel(t, lhs, rhs)))
 }
 
-/// `get_implications(e)` of a canonical relational.
+/// `get_implications(e)`: `e` and each implied form canonicalized, the
+/// implied forms built from `e`'s own sides.
 fn implications(e: &Ex) -> PyResult<Vec<(Ex, bool)>> {
     let mut out = Vec::new();
     let add = |x: &Ex, out: &mut Vec<(Ex, bool)>| -> PyResult<()> {
@@ -819,10 +820,16 @@ impl ShapeEnv {
         self.deferred.push((key, c.clone()));
         let simplified = match cached {
             Some((key, s)) if key == self.cache_key() => s,
-            _ => self.simplify_div(&self.replace(&c)?)?,
+            _ => {
+                let r = self.replace_mut(&c)?;
+                self.simplify_div(&r)?
+            }
         };
         if let Node::Rel(..) = &*simplified {
-            let imp = implications(&canonicalize(&simplified)?)?;
+            // `get_implications(self.simplify(expr))`: the implied forms are
+            // built from the simplified sides as they are (`3*u1 <= u1`
+            // implies `2*u1 < 1`, not the canonical `u1 <= 0`'s `u1 < 1`).
+            let imp = implications(&simplified)?;
             for (k, v) in imp {
                 match self.axioms.iter_mut().find(|(a, _)| *a == k) {
                     Some(slot) => slot.1 = v,
@@ -1104,16 +1111,43 @@ impl ShapeEnv {
     /// `_find(uK)` for one symbol: its replacement set again if its target
     /// was replaced since (see [`ShapeEnv::settle_replacements`]).
     pub fn settle_replacement(&mut self, k: usize) -> PyResult<()> {
+        self.find_mut(k).map(drop)
+    }
+
+    /// `_find(uK)` as PyTorch runs it: the symbols its replacement names
+    /// are found first, and a replacement whose target moved is set again
+    /// through `_set_replacement(a, replaced, "find")`, range update and
+    /// inversion into the target's one symbol included (`u1 := 2*u4 - 1`
+    /// with `u4 := 2*u0` becomes `u1 := 4*u0 - 1`, and `u1 >= 1` lifts
+    /// `u0` to `>= 1`).
+    fn find_mut(&mut self, k: usize) -> PyResult<Ex> {
         let Some(old) = self.syms[k].replacement.clone() else {
-            return Ok(());
+            return Ok(self.syms[k].ex.clone());
         };
-        let found = self.replace(&old)?;
-        if found != old {
-            let bound = self.bounds(&found, false)?;
-            self.update_range(k, &bound)?;
-            self.syms[k].replacement = Some(found);
+        let mut map: Vec<(String, Ex)> = Vec::new();
+        for n in free(&old) {
+            let j = self.index_of(&n)?;
+            map.push((n, self.find_mut(j)?));
         }
-        Ok(())
+        let replaced = xreplace(&old, &|s: &Symbol| {
+            map.iter()
+                .find(|(n, _)| *n == s.name)
+                .map(|(_, x)| x.clone())
+        })?;
+        if replaced != old {
+            self.set_replacement(k, replaced)?;
+        }
+        Ok(self.syms[k].replacement.clone().unwrap_or(old))
+    }
+
+    /// `replace(expr)` with `_find`'s side effects: every replaced symbol
+    /// of `e` is found (and settled) before it is substituted.
+    fn replace_mut(&mut self, e: &Ex) -> PyResult<Ex> {
+        for n in free(e) {
+            let k = self.index_of(&n)?;
+            self.find_mut(k)?;
+        }
+        self.replace(e)
     }
 
     /// The ranges of every symbol, in allocation order.

@@ -39,7 +39,7 @@ pub(crate) enum Fake {
 }
 
 /// A tensor size: static, or an unbacked symbol's index.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Size {
     Static(i64),
     Sym(usize),
