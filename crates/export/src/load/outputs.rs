@@ -189,16 +189,28 @@ impl<'w> Deserializer<'w> {
             && !hop_single_tensor_return(n)
             && !is_as_none(&outputs[0])
         {
+            // `_deserialize_hop_with_single_return`: the metadata first,
+            // then `generate_getitem` of a tensor or any symbolic union
+            // (its `.as_name`; a SymBoolArgument is an unknown type there).
+            let symbolic = matches!(
+                &outputs[0],
+                A::AsSymInt(_) | A::AsSymFloat(_) | A::AsSymBool(_)
+            );
+            if symbolic || matches!(&outputs[0], A::AsTensor(_)) {
+                check_metadata(&n.metadata, self.registrations)?;
+            }
             let name = match &outputs[0] {
                 A::AsTensor(t) => tensor_name(t),
-                A::AsSymInt(
-                    s @ (wire::SymIntArgument::AsName(_) | wire::SymIntArgument::Raw(_)),
-                ) => sym_int_name(s)?,
-                A::AsSymFloat(
-                    s @ (wire::SymFloatArgument::AsName(_) | wire::SymFloatArgument::Raw(_)),
-                ) => sym_float_name(s)?,
-                A::AsSymBool(wire::SymBoolArgument::AsName(s)) => Ok(s.as_str()),
+                A::AsSymInt(s) => sym_int_name(s)?,
+                A::AsSymFloat(s) => sym_float_name(s)?,
+                A::AsSymBool(_) => {
+                    return Err(Raise::new(
+                        "AssertionError",
+                        "generate_getitem got unknown argument type <class 'torch._export.serde.schema.SymBoolArgument'>",
+                    ));
+                }
                 _ => {
+                    check_metadata(&n.metadata, self.registrations)?;
                     return Err(Raise::new("AssertionError", "arg should not be None"));
                 }
             };
