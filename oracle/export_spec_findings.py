@@ -137,6 +137,23 @@ FINDINGS = [
         "except Exception as e:print('strict=True',type(e).__name__,e)\")",
         ["export-spec-binding-044-export", "export-spec-binding-044-strict"],
     ),
+    (
+        "compile-zero-size-strides",
+        4,
+        "torch.compile recompiles a spec-dynamic dim when the first call had a size-0 inner dim",
+        "_compute_symbolic_stride (torch/fx/experimental/symbolic_shapes.py) keeps a stride of 0 or 1 static unless it equals size[i+1]*stride[i+1]; after a size-0 inner dim the outer stride is max(0, 1) = 1, so dynamo's TENSOR_MATCH guards stride 1 and a later call with a non-zero inner size fails it (`tensor 'x' stride mismatch at index 0. expected 1, actual 2`) and recompiles",
+        "`TensorSpec([ShapeVar('a'), ShapeVar('b')])` declares both dims "
+        "dynamic, and `dynamic_spec.STATIC` is documented as the dim that is "
+        "\"taken from the actual input at runtime, with recompiles on different "
+        "values\". A first call of shape `[3, 0]` makes `torch.compile` compile "
+        "again for `[4, 2]` (2 frames); a first call of `[3, 5]` serves "
+        "`[4, 2]` and `[6, 7]` with one frame.",
+        "from torch._dynamo.testing import CompileCounter;"
+        "s=lambda:ShapesSpec(ParamsSpec({'x':TensorSpec([ShapeVar('a'),ShapeVar('b')])}));"
+        "exec(\"for first in ([3,0],[3,5]):\\n torch._dynamo.reset();c=CompileCounter();f=torch.compile(lambda x:x.sum(),backend=c,dynamic_shapes=s())\\n "
+        "f(torch.zeros(*first));f(torch.zeros(4,2));f(torch.zeros(6,7));print('first',first,'frames',c.frame_count)\")",
+        ["live-export-spec-9cdafd2f", "live-export-spec-1c1cc604"],
+    ),
 
 ]
 
