@@ -179,3 +179,30 @@ out.write("pub(crate) static ALLOWED_TORCH_FUNCTIONS: &[(&str, &str, bool)] = &[
 for t, r, impure in allowed_torch_functions():
     out.write(f"    ({rust_str(t)}, {rust_str(r)}, {str(impure).lower()}),\n")
 out.write("];\n")
+
+
+def allowed_modules(rows):
+    """The module of each allowed function (`torch._functorch.predispatch`),
+    when it has no module `__getattr__` (so `hasattr` is `name in dir()`):
+    sorted `(module path, sorted dir(module))`."""
+    import importlib
+    found = {}
+    for target, _, _ in rows:
+        path = target.rsplit(".", 1)[0]
+        module = importlib.import_module(path)
+        if not hasattr(module, "__getattr__"):
+            found[path] = sorted(dir(module))
+    return sorted(found.items())
+
+
+out.write("\n")
+out.write("/// The modules of `ALLOWED_TORCH_FUNCTIONS` that have no module `__getattr__`,\n")
+out.write("/// with their sorted `dir()`: `deserialize_operator`'s `hasattr` walk through one\n")
+out.write("/// of them stops (and returns the target str) at a name not listed.\n")
+out.write("pub(crate) static ALLOWED_MODULE_ATTRS: &[(&str, &[&str])] = &[\n")
+for path, names in allowed_modules(allowed_torch_functions()):
+    out.write(f"    ({rust_str(path)}, &[\n")
+    for n in names:
+        out.write(f"        {rust_str(n)},\n")
+    out.write("    ]),\n")
+out.write("];\n")

@@ -157,6 +157,9 @@ fn torch_walk(names: &[&str], registrations: &Registrations) -> Option<Resolved>
         ["ops", ns, rest @ ..] => namespace_walk(ns, rest, registrations),
         _ => {
             let path = format!("torch.{}", names.join("."));
+            if misses_allowed_module(&path) {
+                return None;
+            }
             Some(if allowed_torch_function(&path).is_some() {
                 Resolved::Function(path)
             } else {
@@ -164,6 +167,18 @@ fn torch_walk(names: &[&str], registrations: &Registrations) -> Option<Resolved>
             })
         }
     }
+}
+
+/// Whether the `hasattr` walk of `path` passes through the module of an
+/// allowed function and meets a name that module lacks
+/// (`torch._functorch.predispatch._remove_batch_dimtorch`).
+fn misses_allowed_module(path: &str) -> bool {
+    table::ALLOWED_MODULE_ATTRS.iter().any(|(module, attrs)| {
+        path.strip_prefix(module)
+            .and_then(|rest| rest.strip_prefix('.'))
+            .and_then(|rest| rest.split('.').next())
+            .is_some_and(|first| !contains(attrs, first))
+    })
 }
 
 /// `torch.ops.higher_order.NAME...`.
