@@ -6,8 +6,8 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{Signed, Zero};
 
+use super::expr::facts::*;
 use super::expr::{Ex, Func, Node, Num};
-use super::facts::*;
 
 /// An extended integer bound.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -7,7 +7,7 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 
-use crate::sym::facts::facts;
+use super::facts::facts;
 use torchspec_pyval::{PyResult, Raise};
 
 use super::*;
@@ -421,7 +421,7 @@ pub(super) fn count_ops(e: &Ex) -> PyResult<usize> {
             let mut ops = terms.len() - 1;
             let mut negs = 0;
             for t in terms {
-                if crate::sym::facts::could_extract_minus_sign(t) {
+                if super::facts::could_extract_minus_sign(t) {
                     negs += 1;
                     ops += count_ops(&neg(t)?)?;
                 } else {
@@ -496,7 +496,7 @@ pub(super) fn simplify_quotient(x: &Ex) -> PyResult<Ex> {
                     let n = add_args(a).len();
                     let negs = add_args(a)
                         .iter()
-                        .filter(|t| crate::sym::facts::could_extract_minus_sign(t))
+                        .filter(|t| super::facts::could_extract_minus_sign(t))
                         .count();
                     let flip = negs == n || (ci.is_negative() && negs > 0 && negs < n);
                     if !flip {

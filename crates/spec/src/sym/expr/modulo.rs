@@ -7,7 +7,7 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
-use crate::sym::facts::{facts, is_even};
+use super::facts::{facts, is_even};
 use crate::sym::mpf::Mpf;
 use torchspec_pyval::{PyResult, Raise};
 

@@ -8,7 +8,7 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
-use crate::sym::facts::facts;
+use super::facts::facts;
 use torchspec_pyval::{PyResult, Raise};
 
 use super::*;
