@@ -204,9 +204,34 @@ pub fn program_rows(
     for kind in PROBE_FILES {
         probe_rows(root, goldens, allow, &entry, kind, out)?;
     }
-    // The program JSON written back must be PyTorch's bytes.
-    // (The wire layer alone: a program whose pytree types the loading
-    // process must register still writes back.)
+    let (original, roundtrip) = json_round_trip(file)?;
+    serialized_rows(root, goldens, allow, &name, &loaded, &original, out)?;
+    let id = format!("{name}#json");
+    out.push(CaseReport {
+        allowed: allow.get(&id).cloned(),
+        id,
+        kind: "program",
+        category: "json round trip".into(),
+        file: rel.clone(),
+        line: 0,
+        verdict: roundtrip,
+    });
+    if !golden_path.exists() {
+        out.push(missing_row(
+            allow,
+            name.clone(),
+            "report",
+            rel_to(root, &golden_path),
+        ));
+        return Ok(());
+    }
+    report_rows(root, allow, &loaded, &golden_path, out)
+}
+
+/// The program's JSON and the verdict on writing it back: it must be
+/// PyTorch's bytes. (The wire layer alone: a program whose pytree types the
+/// loading process must register still writes back.)
+fn json_round_trip(file: &Path) -> Result<(Vec<u8>, Verdict)> {
     let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
     let original = crate::export::archive::program_json(&bytes).map_err(|e| e.in_file(file))?;
     let wire = crate::export::schema::load_program(&original, crate::export::schema::Mode::Default);
@@ -230,32 +255,24 @@ pub fn program_rows(
         }
         Err(e) => whole("load", format!("the reference cannot load it: {e}")),
     };
-    serialized_rows(root, goldens, allow, &name, &loaded, &original, out)?;
-    let id = format!("{name}#json");
-    out.push(CaseReport {
-        allowed: allow.get(&id).cloned(),
-        id,
-        kind: "program",
-        category: "json round trip".into(),
-        file: rel.clone(),
-        line: 0,
-        verdict: roundtrip,
-    });
-    if !golden_path.exists() {
-        out.push(missing_row(
-            allow,
-            name.clone(),
-            "report",
-            rel_to(root, &golden_path),
-        ));
-        return Ok(());
-    }
+    Ok((original, roundtrip))
+}
+
+/// One row per golden pipeline of the report file at `golden_path`: our
+/// report after its passes (or the load error) against PyTorch's.
+fn report_rows(
+    root: &Path,
+    allow: &super::AllowList,
+    loaded: &Result<ExportedProgram>,
+    golden_path: &Path,
+    out: &mut Vec<CaseReport>,
+) -> Result<()> {
     let grel = golden_path
         .strip_prefix(root)
-        .unwrap_or(&golden_path)
+        .unwrap_or(golden_path)
         .to_path_buf();
-    for g in read_goldens(&golden_path)? {
-        let ours: Json = match &loaded {
+    for g in read_goldens(golden_path)? {
+        let ours: Json = match loaded {
             Ok(ep) => match report_after(ep, &g.passes) {
                 Ok(r) => r,
                 Err(unsupported) => {

@@ -429,28 +429,8 @@ impl Gen {
         match e {
             Expr::None => out.push_str("None"),
             Expr::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
-            Expr::Int(i) => {
-                if i.sign() == num_bigint::Sign::Minus {
-                    write!(out, "({i})").ok();
-                } else {
-                    write!(out, "{i}").ok();
-                }
-            }
-            Expr::Float(f) => {
-                if f.is_nan() {
-                    out.push_str("float(\"nan\")");
-                } else if f.is_infinite() {
-                    out.push_str(if *f > 0.0 {
-                        "float(\"inf\")"
-                    } else {
-                        "(-float(\"inf\"))"
-                    });
-                } else if f.is_sign_negative() {
-                    write!(out, "({})", float_repr(*f)).ok();
-                } else {
-                    out.push_str(&float_repr(*f));
-                }
-            }
+            Expr::Int(i) => int_literal(out, i),
+            Expr::Float(f) => float_literal(out, *f),
             Expr::Str(s) => out.push_str(&str_repr(s)),
             Expr::List(items) => {
                 out.push('[');
@@ -466,19 +446,7 @@ impl Gen {
                 out.push(')');
             }
             Expr::Dict(pairs) if pairs.is_empty() => out.push_str("{}"),
-            Expr::Dict(pairs) => {
-                let name = format!("_d{}", self.dicts);
-                self.dicts += 1;
-                write!(out, "({name}:={{}},").ok();
-                for (k, v) in pairs {
-                    write!(out, "{name}.__setitem__(").ok();
-                    self.expr(out, k, d)?;
-                    out.push(',');
-                    self.expr(out, v, d)?;
-                    out.push_str("),");
-                }
-                write!(out, "{name})[-1]").ok();
-            }
+            Expr::Dict(pairs) => self.dict(out, pairs, d)?,
             Expr::Slice(parts) => {
                 out.push_str("slice(");
                 self.items(out, parts.as_slice(), d)?;
@@ -494,32 +462,7 @@ impl Gen {
                     p.type_name
                 )))
             }
-            Expr::Op(op, args) => match (op, args.as_slice()) {
-                (Op::Not, [a]) => {
-                    out.push_str("torch.sym_not(");
-                    self.expr(out, a, d)?;
-                    out.push(')');
-                }
-                (Op::Neg, [a]) => {
-                    out.push_str("(-");
-                    self.expr(out, a, d)?;
-                    out.push(')');
-                }
-                (op, [a, b]) => {
-                    out.push('(');
-                    self.expr(out, a, d)?;
-                    out.push_str(binary_symbol(*op));
-                    self.expr(out, b, d)?;
-                    out.push(')');
-                }
-                (op, args) => {
-                    return Err(Error::new(format!(
-                        "op {:?} with {} argument(s)",
-                        op.name(),
-                        args.len()
-                    )))
-                }
-            },
+            Expr::Op(op, args) => self.op(out, *op, args, d)?,
             Expr::Spec(ctor, arg) => {
                 write!(out, "D.{}(", ctor.name()).ok();
                 self.expr(out, arg, d)?;
@@ -530,25 +473,86 @@ impl Gen {
                 assumptions,
                 globals,
             } => {
-                out.push_str("D.ShapesSpec(");
-                let mut first = true;
-                for (k, v) in [
+                let fields = [
                     ("params", params),
                     ("assumptions", assumptions),
                     ("globals", globals),
-                ] {
-                    if let Some(v) = v {
-                        if !first {
-                            out.push(',');
-                        }
-                        first = false;
-                        write!(out, "{k}=").ok();
-                        self.expr(out, v, d)?;
-                    }
-                }
-                out.push(')');
+                ];
+                self.shapes_spec(out, fields, d)?;
             }
         }
+        Ok(())
+    }
+
+    /// A non-empty dict: a walrus-bound `{}` filled by `__setitem__` in the
+    /// case's key order.
+    fn dict(&mut self, out: &mut String, pairs: &[(Expr, Expr)], d: usize) -> Result<()> {
+        let name = format!("_d{}", self.dicts);
+        self.dicts += 1;
+        write!(out, "({name}:={{}},").ok();
+        for (k, v) in pairs {
+            write!(out, "{name}.__setitem__(").ok();
+            self.expr(out, k, d)?;
+            out.push(',');
+            self.expr(out, v, d)?;
+            out.push_str("),");
+        }
+        write!(out, "{name})[-1]").ok();
+        Ok(())
+    }
+
+    /// A symbolic operator: `torch.sym_not`, unary minus, or a parenthesized
+    /// binary operator.
+    fn op(&mut self, out: &mut String, op: Op, args: &[Expr], d: usize) -> Result<()> {
+        match (op, args) {
+            (Op::Not, [a]) => {
+                out.push_str("torch.sym_not(");
+                self.expr(out, a, d)?;
+                out.push(')');
+            }
+            (Op::Neg, [a]) => {
+                out.push_str("(-");
+                self.expr(out, a, d)?;
+                out.push(')');
+            }
+            (op, [a, b]) => {
+                out.push('(');
+                self.expr(out, a, d)?;
+                out.push_str(binary_symbol(op));
+                self.expr(out, b, d)?;
+                out.push(')');
+            }
+            (op, args) => {
+                return Err(Error::new(format!(
+                    "op {:?} with {} argument(s)",
+                    op.name(),
+                    args.len()
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// `D.ShapesSpec(...)` with the keyword arguments the case gives.
+    fn shapes_spec(
+        &mut self,
+        out: &mut String,
+        fields: [(&str, &Option<Box<Expr>>); 3],
+        d: usize,
+    ) -> Result<()> {
+        out.push_str("D.ShapesSpec(");
+        let mut first = true;
+        for (k, v) in fields {
+            if let Some(v) = v {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                write!(out, "{k}=").ok();
+                self.expr(out, v, d)?;
+            }
+        }
+        out.push(')');
         Ok(())
     }
 
@@ -587,6 +591,34 @@ impl Gen {
         }
         out.push(')');
         Ok(())
+    }
+}
+
+/// An int literal, parenthesized when negative so that an operator
+/// around it binds to the whole number.
+fn int_literal(out: &mut String, i: &num_bigint::BigInt) {
+    if i.sign() == num_bigint::Sign::Minus {
+        write!(out, "({i})").ok();
+    } else {
+        write!(out, "{i}").ok();
+    }
+}
+
+/// A float literal: `float("nan")`/`float("inf")` for the non-finite ones,
+/// the repr otherwise, parenthesized when negative.
+fn float_literal(out: &mut String, f: f64) {
+    if f.is_nan() {
+        out.push_str("float(\"nan\")");
+    } else if f.is_infinite() {
+        out.push_str(if f > 0.0 {
+            "float(\"inf\")"
+        } else {
+            "(-float(\"inf\"))"
+        });
+    } else if f.is_sign_negative() {
+        write!(out, "({})", float_repr(f)).ok();
+    } else {
+        out.push_str(&float_repr(f));
     }
 }
 

@@ -240,117 +240,14 @@ pub fn family_case(family: &str) -> Option<BoxedStrategy<Case>> {
             .prop_flat_map(move |n| {
                 let vars: Vec<_> = (0..n).map(var_decl).collect();
                 let value: BoxedStrategy<Expr> = match family.as_str() {
-                    "arith" => prop_oneof![
-                        3 => (prop::sample::select(vec![Op::Add, Op::Sub, Op::Mul]), int_expr(n, 3), int_expr(n, 3))
-                            .prop_map(|(op, a, b)| Expr::Op(op, vec![a, b])),
-                        1 => (int_expr(n, 3), prop::sample::select(vec![0i64, 1, 2, 3, -1]))
-                            .prop_map(|(a, k)| Expr::Op(Op::Pow, vec![a, int(k)])),
-                        1 => int_expr(n, 3).prop_map(|a| Expr::Op(Op::Neg, vec![a])),
-                    ]
-                    .boxed(),
-                    "div" => (
-                        prop::sample::select(vec![Op::FloorDiv, Op::Mod, Op::TrueDiv]),
-                        int_expr(n, 3),
-                        prop_oneof![2 => divisor(n).boxed(), 1 => int_expr(n, 2)],
-                        any::<bool>(),
-                    )
-                        .prop_map(|(op, a, b, flip)| {
-                            Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
-                        })
-                        .boxed(),
-                    "cmp" => (
-                        prop::sample::select(vec![Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge]),
-                        int_expr(n, 3),
-                        prop_oneof![int_expr(n, 2), constant().boxed()],
-                        any::<bool>(),
-                    )
-                        .prop_map(|(op, a, b, flip)| {
-                            Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
-                        })
-                        .boxed(),
-                    "bool" => (
-                        prop::sample::select(BINARY.to_vec()),
-                        prop_oneof![
-                            3 => int_expr(n, 2),
-                            2 => float_expr(n),
-                            2 => bool_expr(n),
-                            2 => mixed_expr(n, 2),
-                            1 => folded(n).boxed(),
-                        ],
-                        any::<bool>(),
-                        any::<bool>(),
-                    )
-                        .prop_map(|(op, a, b, flip)| {
-                            let b = Expr::Bool(b);
-                            Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
-                        })
-                        .boxed(),
-                    "float" => (
-                        prop::sample::select(vec![
-                            Op::Add, Op::Sub, Op::Mul, Op::TrueDiv, Op::FloorDiv, Op::Mod, Op::Mod,
-                            Op::Mod, Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge,
-                        ]),
-                        float_expr(n),
-                        prop_oneof![
-                            3 => float_constant().boxed(),
-                            2 => int_expr(n, 1),
-                            2 => float_expr(n),
-                            1 => constant().boxed(),
-                            1 => folded(n).boxed(),
-                        ],
-                        any::<bool>(),
-                    )
-                        .prop_map(|(op, a, b, flip)| {
-                            Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
-                        })
-                        .boxed(),
-                    "pow" => prop_oneof![
-                        3 => (
-                            prop_oneof![
-                                2 => float_constant().boxed(),
-                                2 => int_expr(n, 1),
-                                2 => float_expr(n),
-                                1 => constant().boxed(),
-                                1 => folded(n).boxed(),
-                                1 => any::<bool>().prop_map(Expr::Bool).boxed(),
-                            ],
-                            prop_oneof![
-                                2 => float_constant().boxed(),
-                                2 => int_expr(n, 1),
-                                1 => float_expr(n),
-                                2 => prop::sample::select(vec![0i64, 1, 2, 3, 63, 64, 100, -1]).prop_map(int).boxed(),
-                                1 => any::<bool>().prop_map(Expr::Bool).boxed(),
-                            ],
-                        )
-                            .prop_filter("a symbolic operand", |(a, b)| has_var(a) || has_var(b))
-                            .prop_map(|(a, b)| Expr::Op(Op::Pow, vec![a, b])),
-                        2 => (
-                            prop::sample::select(BINARY.to_vec()),
-                            folded(n),
-                            prop_oneof![int_expr(n, 2), float_expr(n), constant().boxed(), float_constant().boxed(), folded(n).boxed()],
-                            any::<bool>(),
-                        )
-                            .prop_map(|(op, a, b, flip)| {
-                                Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
-                            }),
-                        1 => mixed_expr(n, 3).prop_map(|a| Expr::Op(Op::Pow, vec![a, int(2)])),
-                    ]
-                    .boxed(),
-                    "logic" => bool_expr(n)
-                        .prop_filter("a logic op outermost", |e| {
-                            matches!(e, Expr::Op(Op::And | Op::Or | Op::Not, _))
-                        })
-                        .boxed(),
-                    _ => prop_oneof![
-                        prop::collection::vec(prop_oneof![3 => int_expr(n, 3), 1 => Just(Expr::None)], 1..3)
-                            .prop_map(|d| Expr::Spec(SpecCtor::TensorSpec, Box::new(Expr::List(d)))),
-                        prop::collection::vec(bool_expr(n), 1..3).prop_map(|a| Expr::ShapesSpec {
-                            params: None,
-                            assumptions: Some(Box::new(Expr::List(a))),
-                            globals: None,
-                        }),
-                    ]
-                    .boxed(),
+                    "arith" => arith_value(n),
+                    "div" => div_value(n),
+                    "cmp" => cmp_value(n),
+                    "bool" => bool_value(n),
+                    "float" => float_value(n),
+                    "pow" => pow_value(n),
+                    "logic" => logic_value(n),
+                    _ => spec_value(n),
                 };
                 (vars, value)
             })
@@ -361,6 +258,158 @@ pub fn family_case(family: &str) -> Option<BoxedStrategy<Case>> {
             })
             .boxed(),
     )
+}
+
+/// `+ - *` of two ints, `**` by a small constant, or negation.
+fn arith_value(n: usize) -> BoxedStrategy<Expr> {
+    prop_oneof![
+        3 => (prop::sample::select(vec![Op::Add, Op::Sub, Op::Mul]), int_expr(n, 3), int_expr(n, 3))
+            .prop_map(|(op, a, b)| Expr::Op(op, vec![a, b])),
+        1 => (int_expr(n, 3), prop::sample::select(vec![0i64, 1, 2, 3, -1]))
+            .prop_map(|(a, k)| Expr::Op(Op::Pow, vec![a, int(k)])),
+        1 => int_expr(n, 3).prop_map(|a| Expr::Op(Op::Neg, vec![a])),
+    ]
+    .boxed()
+}
+
+/// `// % /` with a divisor or an int on either side.
+fn div_value(n: usize) -> BoxedStrategy<Expr> {
+    (
+        prop::sample::select(vec![Op::FloorDiv, Op::Mod, Op::TrueDiv]),
+        int_expr(n, 3),
+        prop_oneof![2 => divisor(n).boxed(), 1 => int_expr(n, 2)],
+        any::<bool>(),
+    )
+        .prop_map(|(op, a, b, flip)| Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] }))
+        .boxed()
+}
+
+/// A comparison of an int with an int or a constant, either way round.
+fn cmp_value(n: usize) -> BoxedStrategy<Expr> {
+    (
+        prop::sample::select(vec![Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge]),
+        int_expr(n, 3),
+        prop_oneof![int_expr(n, 2), constant().boxed()],
+        any::<bool>(),
+    )
+        .prop_map(|(op, a, b, flip)| Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] }))
+        .boxed()
+}
+
+/// A binary operator with a `True`/`False` operand on either side.
+fn bool_value(n: usize) -> BoxedStrategy<Expr> {
+    (
+        prop::sample::select(BINARY.to_vec()),
+        prop_oneof![
+            3 => int_expr(n, 2),
+            2 => float_expr(n),
+            2 => bool_expr(n),
+            2 => mixed_expr(n, 2),
+            1 => folded(n).boxed(),
+        ],
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(op, a, b, flip)| {
+            let b = Expr::Bool(b);
+            Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
+        })
+        .boxed()
+}
+
+/// SymFloat arithmetic, `%`, `/`, `//` and comparisons with a float operand.
+fn float_value(n: usize) -> BoxedStrategy<Expr> {
+    (
+        prop::sample::select(vec![
+            Op::Add,
+            Op::Sub,
+            Op::Mul,
+            Op::TrueDiv,
+            Op::FloorDiv,
+            Op::Mod,
+            Op::Mod,
+            Op::Mod,
+            Op::Eq,
+            Op::Ne,
+            Op::Lt,
+            Op::Le,
+            Op::Gt,
+            Op::Ge,
+        ]),
+        float_expr(n),
+        prop_oneof![
+            3 => float_constant().boxed(),
+            2 => int_expr(n, 1),
+            2 => float_expr(n),
+            1 => constant().boxed(),
+            1 => folded(n).boxed(),
+        ],
+        any::<bool>(),
+    )
+        .prop_map(|(op, a, b, flip)| Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] }))
+        .boxed()
+}
+
+/// `**` of float, int, bool and folded-constant operands, and `int_oo` arithmetic.
+fn pow_value(n: usize) -> BoxedStrategy<Expr> {
+    prop_oneof![
+        3 => (
+            prop_oneof![
+                2 => float_constant().boxed(),
+                2 => int_expr(n, 1),
+                2 => float_expr(n),
+                1 => constant().boxed(),
+                1 => folded(n).boxed(),
+                1 => any::<bool>().prop_map(Expr::Bool).boxed(),
+            ],
+            prop_oneof![
+                2 => float_constant().boxed(),
+                2 => int_expr(n, 1),
+                1 => float_expr(n),
+                2 => prop::sample::select(vec![0i64, 1, 2, 3, 63, 64, 100, -1]).prop_map(int).boxed(),
+                1 => any::<bool>().prop_map(Expr::Bool).boxed(),
+            ],
+        )
+            .prop_filter("a symbolic operand", |(a, b)| has_var(a) || has_var(b))
+            .prop_map(|(a, b)| Expr::Op(Op::Pow, vec![a, b])),
+        2 => (
+            prop::sample::select(BINARY.to_vec()),
+            folded(n),
+            prop_oneof![int_expr(n, 2), float_expr(n), constant().boxed(), float_constant().boxed(), folded(n).boxed()],
+            any::<bool>(),
+        )
+            .prop_map(|(op, a, b, flip)| {
+                Expr::Op(op, if flip { vec![b, a] } else { vec![a, b] })
+            }),
+        1 => mixed_expr(n, 3).prop_map(|a| Expr::Op(Op::Pow, vec![a, int(2)])),
+    ]
+    .boxed()
+}
+
+/// A `&`, `|` or `sym_not` outermost.
+fn logic_value(n: usize) -> BoxedStrategy<Expr> {
+    bool_expr(n)
+        .prop_filter("a logic op outermost", |e| {
+            matches!(e, Expr::Op(Op::And | Op::Or | Op::Not, _))
+        })
+        .boxed()
+}
+
+/// Int exprs inside TensorSpec dims, bool exprs as ShapesSpec assumptions.
+fn spec_value(n: usize) -> BoxedStrategy<Expr> {
+    prop_oneof![
+        prop::collection::vec(
+            prop_oneof![3 => int_expr(n, 3), 1 => Just(Expr::None)],
+            1..3
+        )
+        .prop_map(|d| Expr::Spec(SpecCtor::TensorSpec, Box::new(Expr::List(d)))),
+        prop::collection::vec(bool_expr(n), 1..3).prop_map(|a| Expr::ShapesSpec {
+            params: None,
+            assumptions: Some(Box::new(Expr::List(a))),
+            globals: None,
+        }),
+    ]
+    .boxed()
 }
 
 fn has_var(e: &Expr) -> bool {

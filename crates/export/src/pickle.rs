@@ -208,153 +208,197 @@ impl<'a> Machine<'a> {
         loop {
             let at = self.i;
             let op = self.u8()?;
-            match op {
-                b'\x80' => {
-                    let proto = self.u8()?;
-                    if proto > 5 {
-                        return Err(err(at, format!("unsupported pickle protocol: {proto}")));
-                    }
-                }
-                b'\x95' => {
-                    self.take(8)?; // FRAME: a length hint only
-                }
-                b'.' => return self.pop(),
-                b'(' => {
-                    if self.marks.len() >= MAX_MARKS {
-                        return Err(err(at, "too deeply nested"));
-                    }
-                    self.marks.push(self.stack.len());
-                }
-                b'N' => self.push(Pickled::None),
-                b'\x88' => self.push(Pickled::Bool(true)),
-                b'\x89' => self.push(Pickled::Bool(false)),
-                b'K' => {
-                    let v = self.u8()?;
-                    self.push(Pickled::Int(v.into()))
-                }
-                b'M' => {
-                    let v = self.u16()?;
-                    self.push(Pickled::Int(v.into()))
-                }
-                b'J' => {
-                    let v = self.u32()? as i32;
-                    self.push(Pickled::Int(v.into()))
-                }
-                b'\x8a' => {
-                    let n = self.u8()? as usize;
-                    let bytes = self.take(n)?;
-                    self.push(long(bytes));
-                }
-                b'G' => {
-                    let b = self.take(8)?;
-                    let bits = u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
-                    self.push(Pickled::Float(f64::from_bits(bits)));
-                }
-                b'X' | b'\x8c' => {
-                    let n = if op == b'X' {
-                        self.u32()? as usize
-                    } else {
-                        self.u8()? as usize
-                    };
-                    let bytes = self.take(n)?;
-                    let s =
-                        std::str::from_utf8(bytes).map_err(|_| err(at, "a string not in UTF-8"))?;
-                    self.push(Pickled::Str(s.to_string()));
-                }
-                b'B' | b'C' => {
-                    let n = if op == b'B' {
-                        self.u32()? as usize
-                    } else {
-                        self.u8()? as usize
-                    };
-                    let bytes = self.take(n)?.to_vec();
-                    self.push(Pickled::Bytes(bytes));
-                }
-                b')' => self.push(Pickled::Tuple(Vec::new())),
-                b't' => {
-                    let items = self.pop_mark()?;
-                    self.push_tuple(items)?;
-                }
-                b'\x85' | b'\x86' | b'\x87' => {
-                    let n = (op - b'\x84') as usize;
-                    let mut items = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        items.push(self.pop_slot()?);
-                    }
-                    items.reverse();
-                    self.push_tuple(items)?;
-                }
-                b']' => self.push(Pickled::List(Vec::new())),
-                b'}' => self.push(Pickled::Dict(Vec::new())),
-                b'a' | b'e' => {
-                    let vs = if op == b'a' {
-                        vec![self.pop_slot()?]
-                    } else {
-                        self.pop_mark()?
-                    };
-                    self.extend_top(vs, at, list_extend)?;
-                }
-                b's' => {
-                    let v = self.pop_slot()?;
-                    let k = self.pop_slot()?;
-                    self.extend_top(vec![k, v], at, dict_set)?;
-                }
-                b'u' => {
-                    let kvs = self.pop_mark()?;
-                    self.extend_top(kvs, at, dict_set)?;
-                }
-                b'q' => {
-                    let k = self.u8()?.into();
-                    self.put(k)?
-                }
-                b'r' => {
-                    let k = self.u32()?;
-                    self.put(k)?
-                }
-                b'h' => {
-                    let k = self.u8()?.into();
-                    self.get(k, at)?
-                }
-                b'j' => {
-                    let k = self.u32()?;
-                    self.get(k, at)?
-                }
-                b'\x94' => {
-                    let k = self.memo.len() as u32;
-                    self.put(k)?
-                }
-                b'c' => {
-                    let module = self.line()?.to_string();
-                    let name = self.line()?.to_string();
-                    if !ALLOWED_GLOBALS.contains(&(module.as_str(), name.as_str())) {
-                        return Err(err(
-                            at,
-                            format!("refusing to load the global `{module}.{name}`"),
-                        ));
-                    }
-                    self.push(Pickled::Global(module, name));
-                }
-                b'Q' => {
-                    let pid = self.pop_slot()?;
-                    self.push_of(std::slice::from_ref(&pid), || {
-                        Pickled::PersistentId(Box::new(pid.v.clone()))
-                    })?;
-                }
-                b'R' => {
-                    let args = self.pop_slot()?;
-                    let f = self.pop()?;
-                    let Pickled::Tuple(items) = args.v.clone() else {
-                        return Err(err(at, "REDUCE arguments are not a tuple"));
-                    };
-                    self.push_of(std::slice::from_ref(&args), || {
-                        Pickled::Call(Box::new(f), items)
-                    })?;
-                }
-                other => {
-                    return Err(err(at, format!("unsupported opcode 0x{other:02x}")));
-                }
+            if op == b'.' {
+                return self.pop();
+            }
+            let known = self.protocol_ops(op, at)?
+                || self.constant_ops(op, at)?
+                || self.container_ops(op, at)?
+                || self.memo_ops(op, at)?
+                || self.object_ops(op, at)?;
+            if !known {
+                return Err(err(at, format!("unsupported opcode 0x{op:02x}")));
             }
         }
+    }
+
+    /// PROTO, FRAME and MARK: the stream's framing, no value. Whether `op` is one of them.
+    fn protocol_ops(&mut self, op: u8, at: usize) -> Result<bool> {
+        match op {
+            b'\x80' => {
+                let proto = self.u8()?;
+                if proto > 5 {
+                    return Err(err(at, format!("unsupported pickle protocol: {proto}")));
+                }
+            }
+            b'\x95' => {
+                self.take(8)?; // FRAME: a length hint only
+            }
+            b'(' => {
+                if self.marks.len() >= MAX_MARKS {
+                    return Err(err(at, "too deeply nested"));
+                }
+                self.marks.push(self.stack.len());
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The opcodes that push a constant: None, bools, ints, a float, strings, bytes. Whether `op` is one of them.
+    fn constant_ops(&mut self, op: u8, at: usize) -> Result<bool> {
+        match op {
+            b'N' => self.push(Pickled::None),
+            b'\x88' => self.push(Pickled::Bool(true)),
+            b'\x89' => self.push(Pickled::Bool(false)),
+            b'K' => {
+                let v = self.u8()?;
+                self.push(Pickled::Int(v.into()))
+            }
+            b'M' => {
+                let v = self.u16()?;
+                self.push(Pickled::Int(v.into()))
+            }
+            b'J' => {
+                let v = self.u32()? as i32;
+                self.push(Pickled::Int(v.into()))
+            }
+            b'\x8a' => {
+                let n = self.u8()? as usize;
+                let bytes = self.take(n)?;
+                self.push(long(bytes));
+            }
+            b'G' => {
+                let b = self.take(8)?;
+                let bits = u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+                self.push(Pickled::Float(f64::from_bits(bits)));
+            }
+            b'X' | b'\x8c' => {
+                let n = if op == b'X' {
+                    self.u32()? as usize
+                } else {
+                    self.u8()? as usize
+                };
+                let bytes = self.take(n)?;
+                let s = std::str::from_utf8(bytes).map_err(|_| err(at, "a string not in UTF-8"))?;
+                self.push(Pickled::Str(s.to_string()));
+            }
+            b'B' | b'C' => {
+                let n = if op == b'B' {
+                    self.u32()? as usize
+                } else {
+                    self.u8()? as usize
+                };
+                let bytes = self.take(n)?.to_vec();
+                self.push(Pickled::Bytes(bytes));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The opcodes that build tuples, lists and dicts. Whether `op` is one of them.
+    fn container_ops(&mut self, op: u8, at: usize) -> Result<bool> {
+        match op {
+            b')' => self.push(Pickled::Tuple(Vec::new())),
+            b't' => {
+                let items = self.pop_mark()?;
+                self.push_tuple(items)?;
+            }
+            b'\x85' | b'\x86' | b'\x87' => {
+                let n = (op - b'\x84') as usize;
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.pop_slot()?);
+                }
+                items.reverse();
+                self.push_tuple(items)?;
+            }
+            b']' => self.push(Pickled::List(Vec::new())),
+            b'}' => self.push(Pickled::Dict(Vec::new())),
+            b'a' | b'e' => {
+                let vs = if op == b'a' {
+                    vec![self.pop_slot()?]
+                } else {
+                    self.pop_mark()?
+                };
+                self.extend_top(vs, at, list_extend)?;
+            }
+            b's' => {
+                let v = self.pop_slot()?;
+                let k = self.pop_slot()?;
+                self.extend_top(vec![k, v], at, dict_set)?;
+            }
+            b'u' => {
+                let kvs = self.pop_mark()?;
+                self.extend_top(kvs, at, dict_set)?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The memo opcodes: PUT, BINPUT, LONG_BINPUT, MEMOIZE and the GETs. Whether `op` is one of them.
+    fn memo_ops(&mut self, op: u8, at: usize) -> Result<bool> {
+        match op {
+            b'q' => {
+                let k = self.u8()?.into();
+                self.put(k)?
+            }
+            b'r' => {
+                let k = self.u32()?;
+                self.put(k)?
+            }
+            b'h' => {
+                let k = self.u8()?.into();
+                self.get(k, at)?
+            }
+            b'j' => {
+                let k = self.u32()?;
+                self.get(k, at)?
+            }
+            b'\x94' => {
+                let k = self.memo.len() as u32;
+                self.put(k)?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// GLOBAL (of the allowed names), BINPERSID and REDUCE. Whether `op` is one of them.
+    fn object_ops(&mut self, op: u8, at: usize) -> Result<bool> {
+        match op {
+            b'c' => {
+                let module = self.line()?.to_string();
+                let name = self.line()?.to_string();
+                if !ALLOWED_GLOBALS.contains(&(module.as_str(), name.as_str())) {
+                    return Err(err(
+                        at,
+                        format!("refusing to load the global `{module}.{name}`"),
+                    ));
+                }
+                self.push(Pickled::Global(module, name));
+            }
+            b'Q' => {
+                let pid = self.pop_slot()?;
+                self.push_of(std::slice::from_ref(&pid), || {
+                    Pickled::PersistentId(Box::new(pid.v.clone()))
+                })?;
+            }
+            b'R' => {
+                let args = self.pop_slot()?;
+                let f = self.pop()?;
+                let Pickled::Tuple(items) = args.v.clone() else {
+                    return Err(err(at, "REDUCE arguments are not a tuple"));
+                };
+                self.push_of(std::slice::from_ref(&args), || {
+                    Pickled::Call(Box::new(f), items)
+                })?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 
     fn put(&mut self, k: u32) -> Result<()> {

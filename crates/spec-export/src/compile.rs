@@ -281,7 +281,7 @@ fn is_symint(v: &Value) -> PyResult<bool> {
 
 fn free_syms(e: &Ex) -> Vec<usize> {
     let mut names = Vec::new();
-    torchspec_spec::sym::facts::free_symbols(e, &mut names);
+    torchspec_spec::sym::expr::facts::free_symbols(e, &mut names);
     let mut out: Vec<usize> = names
         .iter()
         .filter_map(|n| crate::shape_env::sym_index(n))

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use num_bigint::BigInt;
 use torchspec_pyval::{PyResult, Raise};
+use torchspec_spec::sym::expr::facts;
 use torchspec_spec::sym::expr::{Ex, Node, Rel};
-use torchspec_spec::sym::facts;
 use torchspec_spec::sym::print::sstr;
 use torchspec_spec::sym::ranges::Ext;
 

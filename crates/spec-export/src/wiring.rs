@@ -6,8 +6,8 @@
 
 use num_bigint::BigInt;
 use torchspec_pyval::{PyResult, Raise, Value};
+use torchspec_spec::sym::expr::facts;
 use torchspec_spec::sym::expr::{self, Ex, Node, Rel, Symbol};
-use torchspec_spec::sym::facts;
 use torchspec_spec::sym::print::sstr;
 use torchspec_spec::sym::ranges::Ext;
 use torchspec_spec::sym::subst::xreplace;

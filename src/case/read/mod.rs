@@ -433,149 +433,178 @@ impl<'de> Form<'de> for CaseForm<'_> {
         first: Option<&str>,
         mut map: A,
     ) -> Result<Result<Case>, A::Error> {
-        let (ctx, path) = (self.ctx, self.path);
-        let mut id: Option<String> = None;
-        let mut kind: Option<CaseKind> = None;
-        let mut vars: Option<Vec<VarDecl>> = None;
-        let mut value = None;
-        let mut spec = None;
-        let mut source = None;
-        let mut es_fields: Vec<(&'static str, serde_json::Value)> = Vec::new();
-        // Keys read before `kind`, which it might not take.
-        let mut pending: Vec<String> = Vec::new();
+        let mut f = CaseFields::default();
         let mut key = first.map(str::to_string);
         while let Some(k) = key.take() {
-            match kind {
-                Some(kind) if !kind.takes(&k) => {
-                    return Err(ctx.fail(
-                        path,
-                        format!("unknown field `{k}` for kind `{}`", kind.name()),
-                    ));
-                }
-                None if !CaseKind::COMMON_KEYS.contains(&k.as_str()) => pending.push(k.clone()),
-                _ => {}
-            }
-            let seen = match k.as_str() {
-                "id" => {
-                    let p = path.key("id");
-                    let s = map.next_value_seed(S(StrForm {
-                        ctx,
-                        path: &p,
-                        what: "`id` must be a string",
-                    }))?;
-                    id.replace(s).is_some()
-                }
-                "kind" => {
-                    let p = path.key("kind");
-                    let s = map.next_value_seed(S(StrForm {
-                        ctx,
-                        path: &p,
-                        what: "`kind` must be a string",
-                    }))?;
-                    let Some(known) = CaseKind::from_name(&s) else {
-                        return Err(ctx.fail(
-                            &p,
-                            format!("unknown kind `{s}` (expected {})", kinds_expected()),
-                        ));
-                    };
-                    if let Some(u) = pending.iter().find(|u| !known.takes(u)) {
-                        return Err(ctx.fail(
-                            path,
-                            format!("unknown field `{u}` for kind `{}`", known.name()),
-                        ));
-                    }
-                    kind.replace(known).is_some()
-                }
-                "vars" => {
-                    let p = path.key("vars");
-                    let v = map.next_value_seed(S(VarsForm { ctx, path: &p }))?;
-                    ctx.nvars.set(Some(v.len()));
-                    vars.replace(v).is_some()
-                }
-                "value" => {
-                    let p = path.key("value");
-                    let e = map.next_value_seed(S(ExprForm { ctx, path: &p }))?;
-                    value.replace(e).is_some()
-                }
-                "spec" if kind == Some(CaseKind::Lookup) => {
-                    let p = path.key("spec");
-                    let e = map.next_value_seed(S(SpecForm { ctx, path: &p }))?;
-                    spec.replace(e).is_some()
-                }
-                "spec" => {
-                    let p = path.key("spec");
-                    let e = map.next_value_seed(S(ExprForm { ctx, path: &p }))?;
-                    spec.replace(e).is_some()
-                }
-                k if CaseKind::ExportSpec.keys().contains(&k) => {
-                    let name = CaseKind::ExportSpec
-                        .keys()
-                        .iter()
-                        .find(|n| **n == k)
-                        .copied()
-                        .unwrap_or("");
-                    let v: serde_json::Value = map.next_value()?;
-                    let seen = es_fields.iter().any(|(n, _)| *n == name);
-                    es_fields.push((name, v));
-                    seen
-                }
-                "source" => {
-                    let p = path.key("source");
-                    let s = map.next_value_seed(S(SourceForm { ctx, path: &p }))?;
-                    source.replace(s).is_some()
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    false
-                }
-            };
-            if seen {
+            self.admit(&mut f, &k)?;
+            if self.field(&mut f, &k, &mut map)? {
                 // Python's `json` as the oracle calls it refuses these too.
-                return Err(ctx.fail(path, format!("duplicate key `{k}`")));
+                return Err(self.ctx.fail(self.path, format!("duplicate key `{k}`")));
             }
             key = map.next_key_seed(KeySeed)?.map(|k| k.as_str().to_string());
         }
-        Ok((|| {
-            let id = id.ok_or_else(|| Error::at("$", "missing `id`"))?;
-            let kind = kind.ok_or_else(|| Error::at("$", "missing `kind`"))?;
-            if let Some(u) = pending.iter().find(|u| !kind.takes(u)) {
-                return Err(Error::at(
-                    "$",
-                    format!("unknown field `{u}` for kind `{}`", kind.name()),
+        Ok(f.finish(self.ctx))
+    }
+}
+
+/// The fields of a case object as read so far, checked once all are in.
+#[derive(Default)]
+struct CaseFields {
+    id: Option<String>,
+    kind: Option<CaseKind>,
+    vars: Option<Vec<VarDecl>>,
+    value: Option<Expr>,
+    spec: Option<Expr>,
+    source: Option<SourceExpr>,
+    es_fields: Vec<(&'static str, serde_json::Value)>,
+    /// Keys read before `kind`, which it might not take.
+    pending: Vec<String>,
+}
+
+impl CaseForm<'_> {
+    /// Refuses a key the kind read so far does not take; keeps one read
+    /// before `kind` for the check `kind` makes.
+    fn admit<E: de::Error>(&self, f: &mut CaseFields, k: &str) -> Result<(), E> {
+        match f.kind {
+            Some(kind) if !kind.takes(k) => {
+                return Err(self.ctx.fail(
+                    self.path,
+                    format!("unknown field `{k}` for kind `{}`", kind.name()),
                 ));
             }
-            let vars = vars.unwrap_or_default();
-            if let Some((i, at)) = ctx.max_var.take().filter(|(i, _)| *i >= vars.len()) {
-                return Err(Error::at(
-                    &at,
-                    format!("var index {i} out of range ({} vars)", vars.len()),
-                ));
-            }
-            let missing = |k: &str| Error::at("$", format!("missing `{k}`"));
-            let body = match kind {
-                CaseKind::Build => CaseBody::Build {
-                    value: value.ok_or_else(|| missing("value"))?,
-                },
-                CaseKind::Lookup => CaseBody::Lookup {
-                    spec: match spec {
-                        Some(s @ (Expr::None | Expr::ShapesSpec { .. })) => s,
-                        Some(_) => return Err(Error::at("$.spec", SPEC)),
-                        None => return Err(missing("spec")),
-                    },
-                    source: source.ok_or_else(|| missing("source"))?,
-                },
-                CaseKind::ExportSpec => CaseBody::ExportSpec(Box::new(export_spec::read(
+            None if !CaseKind::COMMON_KEYS.contains(&k) => f.pending.push(k.to_string()),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Reads the value of key `k` into `f`; whether the key was seen before.
+    fn field<'de, A: MapAccess<'de>>(
+        &self,
+        f: &mut CaseFields,
+        k: &str,
+        map: &mut A,
+    ) -> Result<bool, A::Error> {
+        let (ctx, path) = (self.ctx, self.path);
+        Ok(match k {
+            "id" => {
+                let p = path.key("id");
+                let s = map.next_value_seed(S(StrForm {
                     ctx,
-                    vars.len(),
-                    es_fields,
-                    spec,
-                )?)),
-                CaseKind::SourceName => CaseBody::SourceName {
-                    source: source.ok_or_else(|| missing("source"))?,
+                    path: &p,
+                    what: "`id` must be a string",
+                }))?;
+                f.id.replace(s).is_some()
+            }
+            "kind" => {
+                let p = path.key("kind");
+                let s = map.next_value_seed(S(StrForm {
+                    ctx,
+                    path: &p,
+                    what: "`kind` must be a string",
+                }))?;
+                let Some(known) = CaseKind::from_name(&s) else {
+                    return Err(ctx.fail(
+                        &p,
+                        format!("unknown kind `{s}` (expected {})", kinds_expected()),
+                    ));
+                };
+                if let Some(u) = f.pending.iter().find(|u| !known.takes(u)) {
+                    return Err(ctx.fail(
+                        path,
+                        format!("unknown field `{u}` for kind `{}`", known.name()),
+                    ));
+                }
+                f.kind.replace(known).is_some()
+            }
+            "vars" => {
+                let p = path.key("vars");
+                let v = map.next_value_seed(S(VarsForm { ctx, path: &p }))?;
+                ctx.nvars.set(Some(v.len()));
+                f.vars.replace(v).is_some()
+            }
+            "value" => {
+                let p = path.key("value");
+                let e = map.next_value_seed(S(ExprForm { ctx, path: &p }))?;
+                f.value.replace(e).is_some()
+            }
+            "spec" if f.kind == Some(CaseKind::Lookup) => {
+                let p = path.key("spec");
+                let e = map.next_value_seed(S(SpecForm { ctx, path: &p }))?;
+                f.spec.replace(e).is_some()
+            }
+            "spec" => {
+                let p = path.key("spec");
+                let e = map.next_value_seed(S(ExprForm { ctx, path: &p }))?;
+                f.spec.replace(e).is_some()
+            }
+            k if CaseKind::ExportSpec.keys().contains(&k) => {
+                let name = CaseKind::ExportSpec
+                    .keys()
+                    .iter()
+                    .find(|n| **n == k)
+                    .copied()
+                    .unwrap_or("");
+                let v: serde_json::Value = map.next_value()?;
+                let seen = f.es_fields.iter().any(|(n, _)| *n == name);
+                f.es_fields.push((name, v));
+                seen
+            }
+            "source" => {
+                let p = path.key("source");
+                let s = map.next_value_seed(S(SourceForm { ctx, path: &p }))?;
+                f.source.replace(s).is_some()
+            }
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+                false
+            }
+        })
+    }
+}
+
+impl CaseFields {
+    /// The case the fields make, or the error only the whole object shows.
+    fn finish(self, ctx: &Ctx) -> Result<Case> {
+        let id = self.id.ok_or_else(|| Error::at("$", "missing `id`"))?;
+        let kind = self.kind.ok_or_else(|| Error::at("$", "missing `kind`"))?;
+        if let Some(u) = self.pending.iter().find(|u| !kind.takes(u)) {
+            return Err(Error::at(
+                "$",
+                format!("unknown field `{u}` for kind `{}`", kind.name()),
+            ));
+        }
+        let vars = self.vars.unwrap_or_default();
+        if let Some((i, at)) = ctx.max_var.take().filter(|(i, _)| *i >= vars.len()) {
+            return Err(Error::at(
+                &at,
+                format!("var index {i} out of range ({} vars)", vars.len()),
+            ));
+        }
+        let missing = |k: &str| Error::at("$", format!("missing `{k}`"));
+        let body = match kind {
+            CaseKind::Build => CaseBody::Build {
+                value: self.value.ok_or_else(|| missing("value"))?,
+            },
+            CaseKind::Lookup => CaseBody::Lookup {
+                spec: match self.spec {
+                    Some(s @ (Expr::None | Expr::ShapesSpec { .. })) => s,
+                    Some(_) => return Err(Error::at("$.spec", SPEC)),
+                    None => return Err(missing("spec")),
                 },
-            };
-            Ok(Case { id, vars, body })
-        })())
+                source: self.source.ok_or_else(|| missing("source"))?,
+            },
+            CaseKind::ExportSpec => CaseBody::ExportSpec(Box::new(export_spec::read(
+                ctx,
+                vars.len(),
+                self.es_fields,
+                self.spec,
+            )?)),
+            CaseKind::SourceName => CaseBody::SourceName {
+                source: self.source.ok_or_else(|| missing("source"))?,
+            },
+        };
+        Ok(Case { id, vars, body })
     }
 }
 

@@ -274,15 +274,32 @@ fn shape_of(xs: &[u64]) -> Vec<Size> {
 }
 
 fn special(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
+    match op {
+        "linear" | "matmul" | "bmm" | "addmm" => products(op, args, ints),
+        "conv1d"
+        | "conv2d"
+        | "max_pool1d"
+        | "avg_pool1d"
+        | "max_pool2d"
+        | "adaptive_avg_pool1d" => convolutions(op, args, ints),
+        "layer_norm" | "group_norm" | "batch_norm" => norms(op, args, ints),
+        _ => joins(op, args, ints),
+    }
+}
+
+/// Whether `v` has exactly the static shape `want`.
+fn shape_is(v: &Val, want: &[u64]) -> bool {
+    v.same_shape(&Val {
+        shape: shape_of(want),
+        ..v.clone()
+    })
+}
+
+/// The matrix products: `linear`, `matmul`, `bmm`, `addmm`.
+fn products(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
     let a = args[0];
     let r = a.rank();
     let float = a.dtype.is_float();
-    let shape_is = |v: &Val, want: &[u64]| {
-        v.same_shape(&Val {
-            shape: shape_of(want),
-            ..v.clone()
-        })
-    };
     match (op, args.len()) {
         ("linear", 2 | 3) if float && r >= 1 => {
             let w = args[1];
@@ -318,6 +335,16 @@ fn special(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
             (last_static(a)? == k && shape_is(bias, &[n])).then_some(())?;
             one(vec![a.shape[0], Size::fixed(n)], a.dtype)
         }
+        _ => data_dependent(op, args, ints),
+    }
+}
+
+/// Convolutions and pooling over the trailing dims.
+fn convolutions(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
+    let a = args[0];
+    let r = a.rank();
+    let float = a.dtype.is_float();
+    match (op, args.len()) {
         ("conv1d", 2) | ("conv2d", 2) if float && r == if op == "conv1d" { 3 } else { 4 } => {
             let w = dims(args[1])?;
             (a.shape[1].is_static() && w.len() == r && Some(w[1]) == a.shape[1].example)
@@ -335,6 +362,16 @@ fn special(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
         ("adaptive_avg_pool1d", 1) if float && r == 3 && known(a.shape[2])? >= 1 => {
             one(vec![a.shape[0], a.shape[1], Size::fixed(1)], a.dtype)
         }
+        _ => data_dependent(op, args, ints),
+    }
+}
+
+/// The normalizations, whose weight and bias have the channel count.
+fn norms(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
+    let a = args[0];
+    let r = a.rank();
+    let float = a.dtype.is_float();
+    match (op, args.len()) {
         ("layer_norm", 3) if float => {
             let k = last_static(a)?;
             (shape_is(args[1], &[k]) && shape_is(args[2], &[k])).then_some(())?;
@@ -352,6 +389,16 @@ fn special(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
             (per_channel > 1 && shape_is(args[1], &[c]) && shape_is(args[2], &[c])).then_some(())?;
             one(a.shape.clone(), a.dtype)
         }
+        _ => data_dependent(op, args, ints),
+    }
+}
+
+/// `embedding`, the buffer and constant adds, `cat` and `stack`.
+fn joins(op: &str, args: &[&Val], ints: &[i64]) -> Option<Out> {
+    let a = args[0];
+    let r = a.rank();
+    let float = a.dtype.is_float();
+    match (op, args.len()) {
         ("embedding", 2) if a.dtype == Dtype::Int64 => {
             let &[_, d] = &dims(args[1])?[..] else {
                 return None;

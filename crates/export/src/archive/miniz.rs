@@ -116,22 +116,112 @@ impl CentralDirectory {
         if bytes.len() < EOCD_SIZE {
             return Err(NOT_AN_ARCHIVE);
         }
-        let eocd_at = locate_eocd(bytes).ok_or(FAILED_FINDING_CENTRAL_DIR)?;
-        let eocd = &bytes[eocd_at..eocd_at + EOCD_SIZE];
-        let mut zip64: Option<(&[u8], &[u8])> = None;
-        if eocd_at >= ZIP64_LOCATOR_SIZE + ZIP64_EOCD_SIZE {
-            let locator = &bytes[eocd_at - ZIP64_LOCATOR_SIZE..eocd_at];
-            if le32(locator, 0) == ZIP64_LOCATOR_SIG {
-                let at = le64(locator, 8);
-                if at > size - ZIP64_EOCD_SIZE as u64 {
-                    return Err(NOT_AN_ARCHIVE);
-                }
-                let record = &bytes[at as usize..at as usize + ZIP64_EOCD_SIZE];
-                if le32(record, 0) == ZIP64_EOCD_SIG {
-                    zip64 = Some((locator, record));
-                }
+        let (eocd, zip64) = end_records(bytes, size)?;
+        let span = DirSpan::read(eocd, zip64, size)?;
+        // Bounded: `total_files * 46 <= cdir_size <= size`.
+        let dir = &bytes[span.ofs as usize..(span.ofs + span.size) as usize];
+        let mut names = Vec::with_capacity(span.total_files as usize);
+        let mut headers = Vec::with_capacity(span.total_files as usize);
+        let mut p = 0usize;
+        for _ in 0..span.total_files {
+            let n = dir.len() - p;
+            if n < CDH_SIZE || le32(dir, p) != CDH_SIG {
+                return Err(INVALID_HEADER);
+            }
+            let h = &dir[p..];
+            let (name_len, extra_len, total) = check_header(h, n, span.num_this_disk, size)?;
+            names.push(h[CDH_SIZE..CDH_SIZE + name_len].to_vec());
+            headers.push((
+                h[..CDH_SIZE].to_vec(),
+                h[CDH_SIZE + name_len..CDH_SIZE + name_len + extra_len].to_vec(),
+            ));
+            p += total;
+        }
+        let mut sorted: Vec<u32> = (0..names.len() as u32).collect();
+        heap_sort(&mut sorted, &names);
+        Ok(CentralDirectory {
+            offset: span.ofs,
+            names,
+            headers,
+            sorted,
+        })
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Entry `i`'s raw name.
+    pub fn name(&self, i: usize) -> &[u8] {
+        &self.names[i]
+    }
+
+    /// `mz_zip_locate_file_binary_search`: the index of the entry named
+    /// `name`, compared ASCII-case-insensitively.
+    pub fn locate(&self, name: &[u8]) -> Option<usize> {
+        let (mut l, mut h) = (0i64, self.sorted.len() as i64 - 1);
+        while l <= h {
+            let m = l + ((h - l) >> 1);
+            let index = self.sorted[m as usize] as usize;
+            match compare(&self.names[index], name) {
+                std::cmp::Ordering::Equal => return Some(index),
+                std::cmp::Ordering::Less => l = m + 1,
+                std::cmp::Ordering::Greater => h = m - 1,
             }
         }
+        None
+    }
+}
+
+/// The zip64 end-of-central-directory locator and record.
+type Zip64Records<'a> = (&'a [u8], &'a [u8]);
+
+/// The end-of-central-directory record, and the zip64 locator and record
+/// when the locator is there and points at a record with its signature.
+fn end_records(bytes: &[u8], size: u64) -> Result<(&[u8], Option<Zip64Records<'_>>), &'static str> {
+    let eocd_at = locate_eocd(bytes).ok_or(FAILED_FINDING_CENTRAL_DIR)?;
+    let eocd = &bytes[eocd_at..eocd_at + EOCD_SIZE];
+    let mut zip64: Option<Zip64Records<'_>> = None;
+    if eocd_at >= ZIP64_LOCATOR_SIZE + ZIP64_EOCD_SIZE {
+        let locator = &bytes[eocd_at - ZIP64_LOCATOR_SIZE..eocd_at];
+        if le32(locator, 0) == ZIP64_LOCATOR_SIG {
+            let at = le64(locator, 8);
+            if at > size - ZIP64_EOCD_SIZE as u64 {
+                return Err(NOT_AN_ARCHIVE);
+            }
+            let record = &bytes[at as usize..at as usize + ZIP64_EOCD_SIZE];
+            if le32(record, 0) == ZIP64_EOCD_SIG {
+                zip64 = Some((locator, record));
+            }
+        }
+    }
+    Ok((eocd, zip64))
+}
+
+/// Where the central directory is and how many entries it holds, as the
+/// end records give them.
+struct DirSpan {
+    total_files: u64,
+    num_this_disk: u32,
+    size: u64,
+    ofs: u64,
+}
+
+impl DirSpan {
+    /// The counts of the end-of-central-directory record (the zip64 one's
+    /// when there is one), checked as `mz_zip_reader_read_central_dir`
+    /// checks them before it reads a header.
+    fn read(
+        eocd: &[u8],
+        zip64: Option<Zip64Records<'_>>,
+        size: u64,
+    ) -> Result<DirSpan, &'static str> {
         let mut total_files = u64::from(le16(eocd, 10));
         let mut on_this_disk = u64::from(le16(eocd, 8));
         let mut num_this_disk = u32::from(le16(eocd, 4));
@@ -171,116 +261,80 @@ impl CentralDirectory {
             Some(end) if end <= size => {}
             _ => return Err(INVALID_HEADER),
         }
-        // Bounded: `total_files * 46 <= cdir_size <= size`.
-        let dir = &bytes[cdir_ofs as usize..(cdir_ofs + cdir_size) as usize];
-        let mut names = Vec::with_capacity(total_files as usize);
-        let mut headers = Vec::with_capacity(total_files as usize);
-        let mut p = 0usize;
-        for _ in 0..total_files {
-            let n = dir.len() - p;
-            if n < CDH_SIZE || le32(dir, p) != CDH_SIG {
-                return Err(INVALID_HEADER);
-            }
-            let h = &dir[p..];
-            let comp = le32(h, 20);
-            let decomp = le32(h, 24);
-            let name_len = usize::from(le16(h, 28));
-            let extra_len = usize::from(le16(h, 30));
-            let comment_len = usize::from(le16(h, 32));
-            let local_ofs = le32(h, 42);
-            if extra_len > 0 && comp.max(decomp).max(local_ofs) == u32::MAX {
-                // The walk over the extra fields only checks their lengths
-                // (miniz reads the zip64 sizes when the entry is used).
-                let extra_at = CDH_SIZE + name_len;
-                if extra_at + extra_len > n {
-                    return Err(INVALID_HEADER);
-                }
-                let mut extra = &h[extra_at..extra_at + extra_len];
-                while !extra.is_empty() {
-                    if extra.len() < 4 {
-                        return Err(INVALID_HEADER);
-                    }
-                    let id = le16(extra, 0);
-                    let len = usize::from(le16(extra, 2));
-                    if len + 4 > extra.len() {
-                        return Err(INVALID_HEADER);
-                    }
-                    if id == ZIP64_EXTRA_ID {
-                        break;
-                    }
-                    extra = &extra[4 + len..];
-                }
-            }
-            if comp != u32::MAX && decomp != u32::MAX {
-                // miniz reads 32 bits at the method's offset (method and
-                // modification time), so a stored entry passes this check
-                // with any sizes unless its time is also zero.
-                if (le32(h, 10) == 0 && decomp != comp) || (decomp != 0 && comp == 0) {
-                    return Err(INVALID_HEADER);
-                }
-            }
-            let disk = u32::from(le16(h, 34));
-            if disk == u32::from(u16::MAX) || (disk != num_this_disk && disk != 1) {
-                return Err(UNSUPPORTED_MULTIDISK);
-            }
-            if comp != u32::MAX && u64::from(local_ofs) + LOCAL_HEADER_SIZE + u64::from(comp) > size
-            {
-                return Err(INVALID_HEADER);
-            }
-            if le16(h, 8) & 0x2000 != 0 {
-                return Err(UNSUPPORTED_ENCRYPTION);
-            }
-            let total = CDH_SIZE + name_len + extra_len + comment_len;
-            if total > n {
-                return Err(INVALID_HEADER);
-            }
-            names.push(h[CDH_SIZE..CDH_SIZE + name_len].to_vec());
-            headers.push((
-                h[..CDH_SIZE].to_vec(),
-                h[CDH_SIZE + name_len..CDH_SIZE + name_len + extra_len].to_vec(),
-            ));
-            p += total;
-        }
-        let mut sorted: Vec<u32> = (0..names.len() as u32).collect();
-        heap_sort(&mut sorted, &names);
-        Ok(CentralDirectory {
-            offset: cdir_ofs,
-            names,
-            headers,
-            sorted,
+        Ok(DirSpan {
+            total_files,
+            num_this_disk,
+            size: cdir_size,
+            ofs: cdir_ofs,
         })
     }
+}
 
-    /// The number of entries.
-    pub fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    /// Whether there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
-
-    /// Entry `i`'s raw name.
-    pub fn name(&self, i: usize) -> &[u8] {
-        &self.names[i]
-    }
-
-    /// `mz_zip_locate_file_binary_search`: the index of the entry named
-    /// `name`, compared ASCII-case-insensitively.
-    pub fn locate(&self, name: &[u8]) -> Option<usize> {
-        let (mut l, mut h) = (0i64, self.sorted.len() as i64 - 1);
-        while l <= h {
-            let m = l + ((h - l) >> 1);
-            let index = self.sorted[m as usize] as usize;
-            match compare(&self.names[index], name) {
-                std::cmp::Ordering::Equal => return Some(index),
-                std::cmp::Ordering::Less => l = m + 1,
-                std::cmp::Ordering::Greater => h = m - 1,
-            }
+/// miniz's checks of one central directory header `h` (`n` bytes left in
+/// the directory): its name, extra and comment lengths and its whole size.
+fn check_header(
+    h: &[u8],
+    n: usize,
+    num_this_disk: u32,
+    size: u64,
+) -> Result<(usize, usize, usize), &'static str> {
+    let comp = le32(h, 20);
+    let decomp = le32(h, 24);
+    let name_len = usize::from(le16(h, 28));
+    let extra_len = usize::from(le16(h, 30));
+    let comment_len = usize::from(le16(h, 32));
+    let local_ofs = le32(h, 42);
+    if extra_len > 0 && comp.max(decomp).max(local_ofs) == u32::MAX {
+        // The walk over the extra fields only checks their lengths
+        // (miniz reads the zip64 sizes when the entry is used).
+        let extra_at = CDH_SIZE + name_len;
+        if extra_at + extra_len > n {
+            return Err(INVALID_HEADER);
         }
-        None
+        check_extra(&h[extra_at..extra_at + extra_len])?;
     }
+    if comp != u32::MAX && decomp != u32::MAX {
+        // miniz reads 32 bits at the method's offset (method and
+        // modification time), so a stored entry passes this check
+        // with any sizes unless its time is also zero.
+        if (le32(h, 10) == 0 && decomp != comp) || (decomp != 0 && comp == 0) {
+            return Err(INVALID_HEADER);
+        }
+    }
+    let disk = u32::from(le16(h, 34));
+    if disk == u32::from(u16::MAX) || (disk != num_this_disk && disk != 1) {
+        return Err(UNSUPPORTED_MULTIDISK);
+    }
+    if comp != u32::MAX && u64::from(local_ofs) + LOCAL_HEADER_SIZE + u64::from(comp) > size {
+        return Err(INVALID_HEADER);
+    }
+    if le16(h, 8) & 0x2000 != 0 {
+        return Err(UNSUPPORTED_ENCRYPTION);
+    }
+    let total = CDH_SIZE + name_len + extra_len + comment_len;
+    if total > n {
+        return Err(INVALID_HEADER);
+    }
+    Ok((name_len, extra_len, total))
+}
+
+/// The lengths of the extra fields, up to the zip64 one.
+fn check_extra(mut extra: &[u8]) -> Result<(), &'static str> {
+    while !extra.is_empty() {
+        if extra.len() < 4 {
+            return Err(INVALID_HEADER);
+        }
+        let id = le16(extra, 0);
+        let len = usize::from(le16(extra, 2));
+        if len + 4 > extra.len() {
+            return Err(INVALID_HEADER);
+        }
+        if id == ZIP64_EXTRA_ID {
+            break;
+        }
+        extra = &extra[4 + len..];
+    }
+    Ok(())
 }
 
 /// An entry as `mz_zip_reader_file_stat` describes it.

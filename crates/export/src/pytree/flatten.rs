@@ -223,6 +223,84 @@ fn dedup_pairs(pairs: Vec<(Value, Value)>) -> PyResult<(Vec<Value>, Vec<Value>)>
     Ok(d.iter().map(|(k, v)| (k.clone(), v.clone())).unzip())
 }
 
+/// The reprs of the container kinds whose `__repr__` is more than a line.
+impl Container {
+    /// `name=value` for each field and child, joined by `sep`.
+    fn write_fields(&self, out: &mut String, fields: &[String], sep: &str) -> PyResult<()> {
+        for (i, (f, v)) in fields.iter().zip(&self.children).enumerate() {
+            if i > 0 {
+                out.push_str(sep);
+            }
+            out.push_str(f);
+            out.push('=');
+            v.write_repr(out)?;
+        }
+        Ok(())
+    }
+
+    /// The dataclass __repr__: f"{self.__class__.__qualname__}(a=..., b=...)"
+    /// over every field, a None one included.
+    fn write_dataclass(&self, out: &mut String, fields: &[String]) -> PyResult<()> {
+        out.push_str(&self.ty.qualname);
+        out.push('(');
+        let values = self.dataclass_fields()?;
+        for (i, f) in fields.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(f);
+            out.push('=');
+            match values.iter().find(|(n, _)| n == f) {
+                Some((_, v)) => v.write_repr(out)?,
+                None => out.push_str("None"),
+            }
+        }
+        out.push(')');
+        Ok(())
+    }
+
+    /// CPython 3.11's OrderedDict repr: a list of pairs, `OrderedDict()` when empty.
+    fn write_ordered_dict(&self, out: &mut String) -> PyResult<()> {
+        out.push_str("OrderedDict(");
+        if !self.children.is_empty() {
+            out.push('[');
+            for (i, (k, v)) in self.keys().iter().zip(&self.children).enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push('(');
+                k.write_repr(out)?;
+                out.push_str(", ");
+                v.write_repr(out)?;
+                out.push(')');
+            }
+            out.push(']');
+        }
+        out.push(')');
+        Ok(())
+    }
+
+    /// `defaultdict(factory, {k: v, ...})`, `None` for a missing factory.
+    fn write_defaultdict(&self, out: &mut String) -> PyResult<()> {
+        out.push_str("defaultdict(");
+        match &self.context {
+            Value::List(c) if c.len() == 2 => c[0].write_repr(out)?,
+            _ => out.push_str("None"),
+        }
+        out.push_str(", {");
+        for (i, (k, v)) in self.keys().iter().zip(&self.children).enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            k.write_repr(out)?;
+            out.push_str(": ");
+            v.write_repr(out)?;
+        }
+        out.push_str("})");
+        Ok(())
+    }
+}
+
 impl PyObject for Container {
     fn type_name(&self) -> &'static str {
         match self.ty.kind {
@@ -234,104 +312,34 @@ impl PyObject for Container {
     }
 
     fn write_repr(&self, out: &mut String) -> PyResult<()> {
-        let seq = |out: &mut String, items: &[Value]| -> PyResult<()> {
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                v.write_repr(out)?;
-            }
-            Ok(())
-        };
         match &self.ty.kind {
             // namedtuple.__repr__: f"{self.__class__.__name__}(x=..., y=...)".
             NodeKind::NamedTuple { fields } => {
                 out.push_str(self.ty.name());
                 out.push('(');
-                for (i, (f, v)) in fields.iter().zip(&self.children).enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(f);
-                    out.push('=');
-                    v.write_repr(out)?;
-                }
+                self.write_fields(out, fields, ", ")?;
                 out.push(')');
             }
-            // The dataclass __repr__: f"{self.__class__.__qualname__}(a=..., b=...)"
-            // over every field, a None one included.
-            NodeKind::Dataclass { fields } => {
-                out.push_str(&self.ty.qualname);
-                out.push('(');
-                let values = self.dataclass_fields()?;
-                for (i, f) in fields.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(f);
-                    out.push('=');
-                    match values.iter().find(|(n, _)| n == f) {
-                        Some((_, v)) => v.write_repr(out)?,
-                        None => out.push_str("None"),
-                    }
-                }
-                out.push(')');
-            }
+            NodeKind::Dataclass { fields } => self.write_dataclass(out, fields)?,
             // torch's structseq repr (torch/csrc/utils/structseq.cpp): one field a line.
             NodeKind::StructSeq { fields } => {
                 out.push_str(&self.ty.module);
                 out.push('.');
                 out.push_str(&self.ty.qualname);
                 out.push_str("(\n");
-                for (i, (f, v)) in fields.iter().zip(&self.children).enumerate() {
-                    if i > 0 {
-                        out.push_str(",\n");
-                    }
-                    out.push_str(f);
-                    out.push('=');
-                    v.write_repr(out)?;
-                }
+                self.write_fields(out, fields, ",\n")?;
                 out.push(')');
             }
-            // CPython 3.11's OrderedDict repr: a list of pairs, `OrderedDict()` when empty.
-            NodeKind::OrderedDict => {
-                out.push_str("OrderedDict(");
-                if !self.children.is_empty() {
-                    out.push('[');
-                    for (i, (k, v)) in self.keys().iter().zip(&self.children).enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        out.push('(');
-                        k.write_repr(out)?;
-                        out.push_str(", ");
-                        v.write_repr(out)?;
-                        out.push(')');
-                    }
-                    out.push(']');
-                }
-                out.push(')');
-            }
-            NodeKind::DefaultDict => {
-                out.push_str("defaultdict(");
-                match &self.context {
-                    Value::List(c) if c.len() == 2 => c[0].write_repr(out)?,
-                    _ => out.push_str("None"),
-                }
-                out.push_str(", {");
-                for (i, (k, v)) in self.keys().iter().zip(&self.children).enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    k.write_repr(out)?;
-                    out.push_str(": ");
-                    v.write_repr(out)?;
-                }
-                out.push_str("})");
-            }
+            NodeKind::OrderedDict => self.write_ordered_dict(out)?,
+            NodeKind::DefaultDict => self.write_defaultdict(out)?,
             NodeKind::Deque => {
                 out.push_str("deque([");
-                seq(out, &self.children)?;
+                for (i, v) in self.children.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    v.write_repr(out)?;
+                }
                 out.push(']');
                 if let Value::Int(n) = &self.context {
                     out.push_str(&format!(", maxlen={n}"));

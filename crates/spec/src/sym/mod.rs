@@ -3,11 +3,14 @@
 //! (torch/fx/experimental/sym_node.py: `_make_user_magic`,
 //! `binary_magic_impl`), with CPython's operator dispatch around them
 //! (reflected operands, NotImplemented, subclass-first comparisons).
-//! The sympy side lives in `expr` (construction), `facts` (assumptions),
-//! `ranges` (value ranges), `order` (sort keys) and `print` (`str()`).
+//! The sympy side, lowest first: `basic` (the tree), `fuzzy` (three-valued
+//! logic), `order` (sort keys) and `print` (`str()`), then `expr`
+//! (construction, with `expr::facts`, the assumptions), then `ranges`
+//! (value ranges).
 
+pub mod basic;
 pub mod expr;
-pub mod facts;
+mod fuzzy;
 pub mod mpf;
 pub mod order;
 pub mod polynomial;

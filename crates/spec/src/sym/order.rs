@@ -7,8 +7,8 @@ use std::cmp::Ordering;
 
 use num_bigint::BigInt;
 
-use super::expr::{add_args, as_coeff_mul, mul_args, Ex, Func, Node, Num};
-use super::print::sstr;
+use super::basic::{add_args, as_coeff_mul, int, mul_args, Ex, Func, Node, Num};
+use super::print::atom::atom_str;
 
 /// A Python tuple of the shapes sort keys use; compared like Python does.
 #[derive(Clone, Debug)]
@@ -138,10 +138,13 @@ pub fn sort_key(e: &Ex) -> Key {
             let (coeff, expr) = as_coeff_mul(e);
             let (expr, exp) = match &*expr {
                 Node::Pow(b, x) => (b.clone(), x.clone()),
-                _ => (expr.clone(), super::expr::int(1)),
+                _ => (expr.clone(), int(1)),
             };
             let args = if expr.is_atom() {
-                Key::T(vec![Key::I(1), Key::T(vec![Key::S(sstr(&expr))])])
+                Key::T(vec![
+                    Key::I(1),
+                    Key::T(vec![Key::S(atom_str(&expr, false))]),
+                ])
             } else {
                 let items: Vec<Ex> = match &*expr {
                     Node::Add(_) => ordered_terms(&expr),
@@ -318,7 +321,7 @@ pub(super) fn commutative_slot(e: &Ex) -> Option<bool> {
         Node::True | Node::False | Node::Rel(..) | Node::Not(_) => None,
         // Function._eval_is_commutative: `fuzzy_and` of the arguments'.
         Node::Fn(Func::BitwiseAnd | Func::BitwiseOr, args) => {
-            super::facts::fuzzy_all(args.iter().map(commutative_slot))
+            super::fuzzy::fuzzy_all(args.iter().map(commutative_slot))
         }
         // `b.is_commutative and e.is_commutative`.
         Node::Pow(b, x) => match commutative_slot(b) {
@@ -348,7 +351,7 @@ pub(super) fn commutative_slot(e: &Ex) -> Option<bool> {
 /// commute), except in `Add.flatten`'s fast path for a Rational and a
 /// product, which keeps the product as it came (`1 - (a | True)`: None).
 pub(super) fn not_real_by_commutativity(e: &Ex) -> bool {
-    use super::facts::fuzzy_group;
+    use super::fuzzy::fuzzy_group;
     let slots = match &**e {
         Node::Mul(args) => fuzzy_group(args.iter().map(commutative_slot), false),
         Node::Add(args) => {
@@ -356,7 +359,7 @@ pub(super) fn not_real_by_commutativity(e: &Ex) -> bool {
                 && matches!(*args[0], Node::Int(_))
                 && matches!(*args[1], Node::Mul(_));
             let slot = |t: &Ex| match &**t {
-                Node::Mul(f) if !fast && super::expr::Num::of(&f[0]).is_some() => {
+                Node::Mul(f) if !fast && Num::of(&f[0]).is_some() => {
                     Some(f[1..].iter().all(is_commutative))
                 }
                 _ => commutative_slot(t),

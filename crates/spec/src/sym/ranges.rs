@@ -6,8 +6,8 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{Signed, Zero};
 
+use super::expr::facts::*;
 use super::expr::{Ex, Func, Node, Num};
-use super::facts::*;
 
 /// An extended integer bound.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -130,52 +130,13 @@ pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), BoundRaise> {
             s.lower.clone().map_or(Ext::NegInf, Ext::Fin),
             s.upper.clone().map_or(Ext::PosInf, Ext::Fin),
         ),
-        Node::Add(args) => {
-            let mut lo = Ext::Fin(BigInt::zero());
-            let mut hi = Ext::Fin(BigInt::zero());
-            for a in args {
-                let (l, h) = try_bounds(a)?;
-                match (ext_add(&lo, &l), ext_add(&hi, &h)) {
-                    (Some(l), Some(h)) => {
-                        lo = l;
-                        hi = h;
-                    }
-                    _ => return Err(BoundRaise::NaN),
-                }
-            }
-            (lo, hi)
-        }
-        Node::Mul(args) => {
-            let mut acc = (Ext::Fin(BigInt::from(1)), Ext::Fin(BigInt::from(1)));
-            for a in args {
-                let b = try_bounds(a)?;
-                let c = [
-                    ext_mul(&acc.0, &b.0),
-                    ext_mul(&acc.0, &b.1),
-                    ext_mul(&acc.1, &b.0),
-                    ext_mul(&acc.1, &b.1),
-                ];
-                acc = (
-                    c.iter().min().cloned().expect("4"),
-                    c.iter().max().cloned().expect("4"),
-                );
-            }
-            acc
-        }
-        // pow_by_natural with a singleton exponent: convex_min_zero_map for
-        // an even one, increasing_map for an odd one.
+        Node::Add(args) => add_bounds(args)?,
+        Node::Mul(args) => mul_bounds(args)?,
         Node::Pow(b, x) => {
             let Some(n) = x.as_int() else {
                 return Ok(unknown);
             };
-            let (lo, hi) = try_bounds(b)?;
-            let (pl, ph) = (pow_ext(&lo, n), pow_ext(&hi, n));
-            let zero = Ext::Fin(BigInt::zero());
-            if n.is_even() && lo <= zero && zero <= hi {
-                (zero, std::cmp::max(pl, ph))
-            } else {
-                (std::cmp::min(pl.clone(), ph.clone()), std::cmp::max(pl, ph))
-            }
+            pow_bounds(try_bounds(b)?, n)
         }
         // pow_by_natural with a BooleanAtom exponent raises; its other
         // ranges are not modelled here (unknown).
@@ -188,54 +149,112 @@ pub fn try_bounds(e: &Ex) -> Result<(Ext, Ext), BoundRaise> {
         // .python_mod.
         Node::Fn(Func::Mod, args) => vr_mod(try_bounds(&args[0])?, try_bounds(&args[1])?),
         Node::Fn(Func::PythonMod, args) => {
-            let (x, y) = (try_bounds(&args[0])?, try_bounds(&args[1])?);
-            let zero = Ext::Fin(BigInt::zero());
-            if x.0 >= zero && y.0 >= zero {
-                return Ok(vr_mod(x, y));
-            }
-            let lower = if y.0 < zero {
-                ext_add(&y.0, &Ext::Fin(BigInt::from(1))).unwrap_or(Ext::NegInf)
-            } else {
-                zero.clone()
-            };
-            let upper = if y.1 > zero {
-                ext_add(&y.1, &Ext::Fin(BigInt::from(-1))).unwrap_or(Ext::PosInf)
-            } else {
-                zero
-            };
-            (lower, upper)
+            vr_python_mod(try_bounds(&args[0])?, try_bounds(&args[1])?)
         }
         Node::Fn(Func::FloorDiv, args) => vr_floordiv(try_bounds(&args[0])?, try_bounds(&args[1])?),
-        // ValueRangeAnalysis.bitwise_and: a finite negative lower bound
-        // rounds down to a power of two; anything else (even -int_oo) is 0.
         Node::Fn(Func::BitwiseAnd, args) => {
-            let (a, b) = (bitwise_operand(&args[0])?, bitwise_operand(&args[1])?);
-            let lower = match std::cmp::min(&a.0, &b.0) {
-                Ext::Fin(l) if l.is_negative() => {
-                    let m: BigInt = -l - 1;
-                    Ext::Fin(-(BigInt::from(1) << m.bits() as usize))
-                }
-                _ => Ext::Fin(BigInt::zero()),
-            };
-            (lower, std::cmp::max(a.1, b.1))
+            vr_bitwise_and(bitwise_operand(&args[0])?, bitwise_operand(&args[1])?)
         }
-        // ValueRangeAnalysis.bitwise_or: a positive finite upper bound
-        // rounds up to a power of two minus one; a negative one is -1.
         Node::Fn(Func::BitwiseOr, args) => {
-            let (a, b) = (bitwise_operand(&args[0])?, bitwise_operand(&args[1])?);
-            let zero = BigInt::zero();
-            let upper = match std::cmp::max(&a.1, &b.1) {
-                Ext::Fin(u) if u.is_zero() => Ext::Fin(zero),
-                Ext::Fin(u) if u.is_positive() => {
-                    Ext::Fin((BigInt::from(1) << u.bits() as usize) - 1)
-                }
-                Ext::Fin(_) => Ext::Fin(BigInt::from(-1)),
-                inf => inf.clone(),
-            };
-            (std::cmp::min(a.0, b.0), upper)
+            vr_bitwise_or(bitwise_operand(&args[0])?, bitwise_operand(&args[1])?)
         }
         _ => unknown,
     })
+}
+
+/// The range of a sum: the sums of the bounds (`int_oo - int_oo` raises).
+fn add_bounds(args: &[Ex]) -> Result<(Ext, Ext), BoundRaise> {
+    let mut lo = Ext::Fin(BigInt::zero());
+    let mut hi = Ext::Fin(BigInt::zero());
+    for a in args {
+        let (l, h) = try_bounds(a)?;
+        match (ext_add(&lo, &l), ext_add(&hi, &h)) {
+            (Some(l), Some(h)) => {
+                lo = l;
+                hi = h;
+            }
+            _ => return Err(BoundRaise::NaN),
+        }
+    }
+    Ok((lo, hi))
+}
+
+/// The range of a product: the least and greatest of the four bound
+/// products, factor by factor.
+fn mul_bounds(args: &[Ex]) -> Result<(Ext, Ext), BoundRaise> {
+    let mut acc = (Ext::Fin(BigInt::from(1)), Ext::Fin(BigInt::from(1)));
+    for a in args {
+        let b = try_bounds(a)?;
+        let c = [
+            ext_mul(&acc.0, &b.0),
+            ext_mul(&acc.0, &b.1),
+            ext_mul(&acc.1, &b.0),
+            ext_mul(&acc.1, &b.1),
+        ];
+        acc = (
+            c.iter().min().cloned().expect("4"),
+            c.iter().max().cloned().expect("4"),
+        );
+    }
+    Ok(acc)
+}
+
+/// pow_by_natural with a singleton exponent `n`: convex_min_zero_map for
+/// an even one, increasing_map for an odd one.
+fn pow_bounds((lo, hi): (Ext, Ext), n: &BigInt) -> (Ext, Ext) {
+    let (pl, ph) = (pow_ext(&lo, n), pow_ext(&hi, n));
+    let zero = Ext::Fin(BigInt::zero());
+    if n.is_even() && lo <= zero && zero <= hi {
+        (zero, std::cmp::max(pl, ph))
+    } else {
+        (std::cmp::min(pl.clone(), ph.clone()), std::cmp::max(pl, ph))
+    }
+}
+
+/// SymPyValueRangeAnalysis.python_mod: `mod` for non-negative operands,
+/// else the divisor's range less one step toward zero.
+fn vr_python_mod(x: (Ext, Ext), y: (Ext, Ext)) -> (Ext, Ext) {
+    let zero = Ext::Fin(BigInt::zero());
+    if x.0 >= zero && y.0 >= zero {
+        return vr_mod(x, y);
+    }
+    let lower = if y.0 < zero {
+        ext_add(&y.0, &Ext::Fin(BigInt::from(1))).unwrap_or(Ext::NegInf)
+    } else {
+        zero.clone()
+    };
+    let upper = if y.1 > zero {
+        ext_add(&y.1, &Ext::Fin(BigInt::from(-1))).unwrap_or(Ext::PosInf)
+    } else {
+        zero
+    };
+    (lower, upper)
+}
+
+/// ValueRangeAnalysis.bitwise_and: a finite negative lower bound rounds
+/// down to a power of two; anything else (even -int_oo) is 0.
+fn vr_bitwise_and(a: (Ext, Ext), b: (Ext, Ext)) -> (Ext, Ext) {
+    let lower = match std::cmp::min(&a.0, &b.0) {
+        Ext::Fin(l) if l.is_negative() => {
+            let m: BigInt = -l - 1;
+            Ext::Fin(-(BigInt::from(1) << m.bits() as usize))
+        }
+        _ => Ext::Fin(BigInt::zero()),
+    };
+    (lower, std::cmp::max(a.1, b.1))
+}
+
+/// ValueRangeAnalysis.bitwise_or: a positive finite upper bound rounds up
+/// to a power of two minus one; a negative one is -1.
+fn vr_bitwise_or(a: (Ext, Ext), b: (Ext, Ext)) -> (Ext, Ext) {
+    let zero = BigInt::zero();
+    let upper = match std::cmp::max(&a.1, &b.1) {
+        Ext::Fin(u) if u.is_zero() => Ext::Fin(zero),
+        Ext::Fin(u) if u.is_positive() => Ext::Fin((BigInt::from(1) << u.bits() as usize) - 1),
+        Ext::Fin(_) => Ext::Fin(BigInt::from(-1)),
+        inf => inf.clone(),
+    };
+    (std::cmp::min(a.0, b.0), upper)
 }
 
 /// The range of a bitwise operand: a BooleanAtom counts as 0 or 1

@@ -266,67 +266,9 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
         Expr::Int(i) => Ok(GVal::Int(i.clone())),
         Expr::Float(f) => Ok(GVal::Float(*f)),
         Expr::Str(s) => Ok(GVal::Str(s.clone())),
-        Expr::Name(n) if n == "True" || n == "False" => Ok(GVal::Bool(n == "True")),
-        Expr::Name(n) if GUARD_NAMES.binary_search(&n.as_str()).is_err() => Err(Raise::new(
-            "NameError",
-            format!("name '{n}' is not defined"),
-        )),
-        Expr::Name(n) if n == "torch" => Ok(GVal::Module("torch")),
-        Expr::Name(n) if n == "math" => Ok(GVal::Module("math")),
-        Expr::Name(n) if n == "inf" => Ok(GVal::Float(f64::INFINITY)),
-        Expr::Name(n) if FUNCS.contains(&n.as_str()) => Ok(GVal::Func(
-            FUNCS.iter().find(|f| **f == n).copied().unwrap_or_default(),
-        )),
-        Expr::Subscript(b, i) if matches!(&**b, Expr::Name(n) if n == "args") => {
-            let Some(idx) = int_of(&eval(i, args)?) else {
-                return unsupported("a non-integer `args` index".into());
-            };
-            let idx: usize = idx
-                .try_into()
-                .map_err(|_| Raise::Unsupported("a negative `args` index".into()))?;
-            match args.get(idx) {
-                Some(v) => Ok(v.clone()),
-                None => Err(Raise::new("IndexError", "tuple index out of range")),
-            }
-        }
-        Expr::Subscript(b, i) => {
-            let base = eval(b, args)?;
-            let idx = eval(i, args)?;
-            match (base, int_of(&idx)) {
-                (GVal::Size(dims), Some(k)) => {
-                    let n = BigInt::from(dims.len());
-                    let k = if k.is_negative() { k + &n } else { k };
-                    if k.is_negative() || k >= n {
-                        return Err(Raise::new("IndexError", "tuple index out of range"));
-                    }
-                    let k: usize = k.try_into().expect("in range");
-                    Ok(GVal::Int(BigInt::from(dims[k])))
-                }
-                (b, _) => unsupported(format!("subscripting {b:?}")),
-            }
-        }
-        Expr::Attr(b, n) => match (eval(b, args)?, n.as_str()) {
-            (GVal::Tensor(s), "size") => Ok(GVal::SizeMethod(s)),
-            (GVal::Module("math"), "inf") => Ok(GVal::Float(f64::INFINITY)),
-            (GVal::Module("math"), "nan") => Ok(GVal::Float(f64::NAN)),
-            (GVal::Module(m), attr) => {
-                let full = format!("{m}.{attr}");
-                match FUNCS.iter().find(|f| **f == full) {
-                    Some(f) => Ok(GVal::Func(f)),
-                    None => unsupported(format!("`{full}`")),
-                }
-            }
-            // A scalar where the guard expects a tensor: Python's
-            // `'int' object has no attribute 'size'`.
-            (b, "size") if scalar_type_name(&b).is_some() => Err(Raise::new(
-                "AttributeError",
-                format!(
-                    "'{}' object has no attribute 'size'",
-                    scalar_type_name(&b).unwrap_or_default()
-                ),
-            )),
-            (b, _) => unsupported(format!("`.{n}` of {b:?}")),
-        },
+        Expr::Name(n) => name(e, n),
+        Expr::Subscript(b, i) => subscript(b, i, args),
+        Expr::Attr(b, n) => attribute(eval(b, args)?, n),
         Expr::Call(f, a) => match (eval(f, args)?, a.is_empty()) {
             (GVal::SizeMethod(s), true) => Ok(GVal::Size(s)),
             (GVal::Func(name), _) => {
@@ -347,53 +289,9 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
             },
         },
         Expr::Not(x) => Ok(GVal::Bool(!truth(&eval(x, args)?)?)),
-        Expr::Bin(l, op, r) => {
-            let (l, r) = (eval(l, args)?, eval(r, args)?);
-            if *op == BinOp::TrueDiv || matches!(l, GVal::Float(_)) || matches!(r, GVal::Float(_)) {
-                return float_bin(&l, *op, &r);
-            }
-            if *op == BinOp::Pow {
-                return int_pow(&l, &r);
-            }
-            let (Some(a), Some(b)) = (int_of(&l), int_of(&r)) else {
-                return unsupported("arithmetic on non-integers".into());
-            };
-            let z = || {
-                Err(Raise::new(
-                    "ZeroDivisionError",
-                    match op {
-                        BinOp::Mod => "integer modulo by zero",
-                        _ => "integer division or modulo by zero",
-                    },
-                ))
-            };
-            Ok(GVal::Int(match op {
-                BinOp::Add => a + b,
-                BinOp::Sub => a - b,
-                BinOp::Mul => a * b,
-                BinOp::FloorDiv if b.is_zero() => return z(),
-                BinOp::Mod if b.is_zero() => return z(),
-                BinOp::FloorDiv => a.div_floor(&b),
-                BinOp::Mod => a.mod_floor(&b),
-                BinOp::TrueDiv | BinOp::Pow => unreachable!("float_bin, int_pow"),
-            }))
-        }
+        Expr::Bin(l, op, r) => binary(&eval(l, args)?, *op, &eval(r, args)?),
         Expr::Cmp(l, op, r) => compare(&eval(l, args)?, *op, &eval(r, args)?),
-        // `a < b < c`: each operand evaluated once, stopping at the first
-        // comparison that is false (and returning it).
-        Expr::Chain(operands, ops) => {
-            let mut left = eval(&operands[0], args)?;
-            let mut last = GVal::Bool(true);
-            for (op, r) in ops.iter().zip(&operands[1..]) {
-                let right = eval(r, args)?;
-                last = compare(&left, *op, &right)?;
-                if !truth(&last)? {
-                    return Ok(last);
-                }
-                left = right;
-            }
-            Ok(last)
-        }
+        Expr::Chain(operands, ops) => chain(operands, ops, args),
         // Python's `and`/`or` return an operand, not a bool.
         Expr::And(v) => {
             let mut last = GVal::Bool(true);
@@ -415,8 +313,138 @@ pub fn eval(e: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
             }
             Ok(last)
         }
-        other => unsupported(format!("the guard form `{}`", unparse(other))),
     }
+}
+
+/// A name in the generated function's namespace: the bools, `NameError`
+/// for a name it does not hold, the modules, `inf` and the functions.
+fn name(e: &Expr, n: &str) -> Result<GVal, EvalStop> {
+    match n {
+        "True" | "False" => Ok(GVal::Bool(n == "True")),
+        _ if GUARD_NAMES.binary_search(&n).is_err() => Err(Raise::new(
+            "NameError",
+            format!("name '{n}' is not defined"),
+        )),
+        "torch" => Ok(GVal::Module("torch")),
+        "math" => Ok(GVal::Module("math")),
+        "inf" => Ok(GVal::Float(f64::INFINITY)),
+        _ if FUNCS.contains(&n) => Ok(GVal::Func(
+            FUNCS.iter().find(|f| **f == n).copied().unwrap_or_default(),
+        )),
+        _ => Err(Raise::Unsupported(format!(
+            "the guard form `{}`",
+            unparse(e)
+        ))),
+    }
+}
+
+/// `args[i]` (a flat input) or `size()[k]` (a dim, negative `k` from the
+/// end); `IndexError` past either.
+fn subscript(b: &Expr, i: &Expr, args: &[GVal]) -> Result<GVal, EvalStop> {
+    let unsupported = |what: String| Err(Raise::Unsupported(what));
+    if matches!(b, Expr::Name(n) if n == "args") {
+        let Some(idx) = int_of(&eval(i, args)?) else {
+            return unsupported("a non-integer `args` index".into());
+        };
+        let idx: usize = idx
+            .try_into()
+            .map_err(|_| Raise::Unsupported("a negative `args` index".into()))?;
+        return match args.get(idx) {
+            Some(v) => Ok(v.clone()),
+            None => Err(Raise::new("IndexError", "tuple index out of range")),
+        };
+    }
+    let base = eval(b, args)?;
+    let idx = eval(i, args)?;
+    match (base, int_of(&idx)) {
+        (GVal::Size(dims), Some(k)) => {
+            let n = BigInt::from(dims.len());
+            let k = if k.is_negative() { k + &n } else { k };
+            if k.is_negative() || k >= n {
+                return Err(Raise::new("IndexError", "tuple index out of range"));
+            }
+            let k: usize = k.try_into().expect("in range");
+            Ok(GVal::Int(BigInt::from(dims[k])))
+        }
+        (b, _) => unsupported(format!("subscripting {b:?}")),
+    }
+}
+
+/// Attribute `n` of the value `b`: a tensor's `size`, `math.inf`/`nan`,
+/// a module's function; `AttributeError` for a scalar's `size`.
+fn attribute(b: GVal, n: &str) -> Result<GVal, EvalStop> {
+    let unsupported = |what: String| Err(Raise::Unsupported(what));
+    match (b, n) {
+        (GVal::Tensor(s), "size") => Ok(GVal::SizeMethod(s)),
+        (GVal::Module("math"), "inf") => Ok(GVal::Float(f64::INFINITY)),
+        (GVal::Module("math"), "nan") => Ok(GVal::Float(f64::NAN)),
+        (GVal::Module(m), attr) => {
+            let full = format!("{m}.{attr}");
+            match FUNCS.iter().find(|f| **f == full) {
+                Some(f) => Ok(GVal::Func(f)),
+                None => unsupported(format!("`{full}`")),
+            }
+        }
+        // A scalar where the guard expects a tensor: Python's
+        // `'int' object has no attribute 'size'`.
+        (b, "size") if scalar_type_name(&b).is_some() => Err(Raise::new(
+            "AttributeError",
+            format!(
+                "'{}' object has no attribute 'size'",
+                scalar_type_name(&b).unwrap_or_default()
+            ),
+        )),
+        (b, _) => unsupported(format!("`.{n}` of {b:?}")),
+    }
+}
+
+/// A binary operator on evaluated operands: float arithmetic when either
+/// is a float (or for `/`), `**`, else Python's int arithmetic.
+fn binary(l: &GVal, op: BinOp, r: &GVal) -> Result<GVal, EvalStop> {
+    if op == BinOp::TrueDiv || matches!(l, GVal::Float(_)) || matches!(r, GVal::Float(_)) {
+        return float_bin(l, op, r);
+    }
+    if op == BinOp::Pow {
+        return int_pow(l, r);
+    }
+    let (Some(a), Some(b)) = (int_of(l), int_of(r)) else {
+        return Err(Raise::Unsupported("arithmetic on non-integers".into()));
+    };
+    let z = || {
+        Err(Raise::new(
+            "ZeroDivisionError",
+            match op {
+                BinOp::Mod => "integer modulo by zero",
+                _ => "integer division or modulo by zero",
+            },
+        ))
+    };
+    Ok(GVal::Int(match op {
+        BinOp::Add => a + b,
+        BinOp::Sub => a - b,
+        BinOp::Mul => a * b,
+        BinOp::FloorDiv if b.is_zero() => return z(),
+        BinOp::Mod if b.is_zero() => return z(),
+        BinOp::FloorDiv => a.div_floor(&b),
+        BinOp::Mod => a.mod_floor(&b),
+        BinOp::TrueDiv | BinOp::Pow => unreachable!("float_bin, int_pow"),
+    }))
+}
+
+/// `a < b < c`: each operand evaluated once, stopping at the first
+/// comparison that is false (and returning it).
+fn chain(operands: &[Expr], ops: &[CmpOp], args: &[GVal]) -> Result<GVal, EvalStop> {
+    let mut left = eval(&operands[0], args)?;
+    let mut last = GVal::Bool(true);
+    for (op, r) in ops.iter().zip(&operands[1..]) {
+        let right = eval(r, args)?;
+        last = compare(&left, *op, &right)?;
+        if !truth(&last)? {
+            return Ok(last);
+        }
+        left = right;
+    }
+    Ok(last)
 }
 
 /// `int ** int` (`PowByNatural`): a non-negative exponent gives an int;

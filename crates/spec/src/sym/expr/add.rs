@@ -1,49 +1,15 @@
-//! `Add`: `Add.flatten` and the coefficient views of an expression
-//! (sympy/core/add.py).
+//! `Add`: `Add.flatten` and negation (sympy/core/add.py); the coefficient
+//! views of an expression are in `basic`.
 
 use std::rc::Rc;
 
 use num_bigint::BigInt;
-use num_traits::{One, Zero};
+use num_traits::Zero;
 
-use crate::sym::facts::facts;
+use super::facts::facts;
 use torchspec_pyval::{PyResult, Raise};
 
 use super::*;
-
-/// `expr.as_coeff_Mul()`: the leading numeric coefficient and the rest.
-pub fn as_coeff_mul(e: &Ex) -> (Num, Ex) {
-    if let Some(n) = Num::of(e) {
-        return (n, int(1));
-    }
-    if let Node::Mul(args) = &**e {
-        if let Some(n) = Num::of(&args[0]) {
-            let rest = if args.len() == 2 {
-                args[1].clone()
-            } else {
-                Rc::new(Node::Mul(args[1..].to_vec()))
-            };
-            return (n, rest);
-        }
-    }
-    (Num::Int(BigInt::one()), e.clone())
-}
-
-/// `Add.make_args`.
-pub fn add_args(e: &Ex) -> Vec<Ex> {
-    match &**e {
-        Node::Add(a) => a.clone(),
-        _ => vec![e.clone()],
-    }
-}
-
-/// `Mul.make_args`.
-pub fn mul_args(e: &Ex) -> Vec<Ex> {
-    match &**e {
-        Node::Mul(a) => a.clone(),
-        _ => vec![e.clone()],
-    }
-}
 
 /// `_keep_coeff(c, rest)` / `c*rest` for a term of a sum: distributes
 /// nothing, only attaches the coefficient.

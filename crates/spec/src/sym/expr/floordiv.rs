@@ -7,7 +7,7 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 
-use crate::sym::facts::facts;
+use super::facts::facts;
 use torchspec_pyval::{PyResult, Raise};
 
 use super::*;
@@ -87,65 +87,8 @@ pub(super) fn simple_floordiv_gcd(p: &Ex, q: &Ex) -> (BigInt, Vec<Ex>) {
 
 /// `FloorDiv(base, divisor)` with `FloorDiv.eval`.
 pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
-    let fd = facts(divisor);
-    if fd.zero == Some(true) {
-        return Err(zero_division("division by zero"));
-    }
-    let infinite = |e: &Ex| matches!(**e, Node::IntOo { .. } | Node::Inf { .. });
-    if infinite(base) && infinite(divisor)
-        || matches!(**base, Node::NaN)
-        || matches!(**divisor, Node::NaN)
-    {
-        return Ok(Rc::new(Node::NaN));
-    }
-    let fb = facts(base);
-    if fb.zero == Some(true) {
-        return Ok(int(0));
-    }
-    // A BooleanAtom operand (`a // True`) reaches arithmetic (`p / gcd`,
-    // `term / divisor`, `base.args[1] * divisor`) and raises there.
-    if base.is_bool_atom() || divisor.is_bool_atom() {
-        if base == divisor {
-            return Ok(int(1));
-        }
-        return Err(boolean_atom_error());
-    }
-    if fb.integer == Some(true) && divisor.is_int_value(1) {
-        return Ok(base.clone());
-    }
-    if fb.integer == Some(true) && divisor.is_int_value(-1) {
-        return mul(&[base.clone(), int(-1)]);
-    }
-    if base == divisor {
-        return Ok(int(1));
-    }
-    if let (Node::Int(b), Node::Int(d)) = (&**base, &**divisor) {
-        return Ok(int(b.div_floor(d)));
-    }
-    if base.is_number() && divisor.is_number() && (infinite(base) || infinite(divisor)) {
-        let r =
-            Num::of(base).expect("number").to_f64() / Num::of(divisor).expect("number").to_f64();
-        return Ok(if r == f64::INFINITY {
-            Rc::new(Node::IntOo { neg: false })
-        } else if r == f64::NEG_INFINITY {
-            Rc::new(Node::IntOo { neg: true })
-        } else if r.is_nan() {
-            Rc::new(Node::NaN)
-        } else {
-            int(torchspec_pyval::float_to_bigint(r.floor()).expect("finite"))
-        });
-    }
-    if base.is_number() && divisor.is_number() {
-        return Err(Raise::unsupported("FloorDiv of Floats"));
-    }
-    // `simple_floordiv_gcd` takes int_oo as an atom (not an Integer, so no
-    // integer factor); a sum divisor goes on to sympy's polynomial gcd,
-    // which fails or divides in the EX domain with int_oo in it.
-    if (has_infinity(base) || has_infinity(divisor)) && matches!(**divisor, Node::Add(_)) {
-        if let Some(e) = int_oo_gcd_failure(base, divisor) {
-            return Err(e);
-        }
-        return Err(Raise::unsupported("FloorDiv's gcd with int_oo"));
+    if let Some(settled) = floordiv_settled(base, divisor) {
+        return settled;
     }
     if let Node::Fn(Func::FloorDiv, a) = &**base {
         let d = mul(&[a[1].clone(), divisor.clone()])?;
@@ -154,59 +97,145 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
     // (x + y) // b is x // b + y // b for the terms whose quotient is an
     // integer.
     if let Node::Int(d) = &**divisor {
-        let mut taken = Vec::new();
-        let mut quotients = Vec::new();
-        for t in add_args(base) {
-            // `-int_oo / d` is `-int_oo` for a positive d, an integer: the
-            // term is taken, and `base - (-int_oo)` then adds `int_oo` to
-            // `-int_oo` (nan). Any other `int_oo / d` is sympy's `oo` or
-            // `-oo`, not an integer (IntInfinity.__truediv__ and
-            // NegativeIntInfinity.__truediv__ differ).
-            if let Node::IntOo { neg } = &*t {
-                if *neg && d.is_positive() {
-                    quotients.push(Rc::new(Node::IntOo { neg: true }));
-                    taken.push(t.clone());
-                }
-                continue;
-            }
-            let (c, rest) = as_coeff_mul(&t);
-            if let Num::Int(c) = &c {
-                if (c % d).is_zero() && facts(&rest).integer == Some(true) {
-                    quotients.push(attach_coeff(&Num::Int(c / d), &rest));
-                    taken.push(t.clone());
-                }
-            }
-        }
-        if !taken.is_empty() {
-            let taken_sum = if taken.len() == 1 {
-                taken[0].clone()
-            } else {
-                Rc::new(Node::Add(taken))
-            };
-            let rest = sub(base, &taken_sum)?;
-            let q = floordiv(&rest, divisor)?;
-            let mut all = vec![q];
-            all.extend(quotients);
-            return add(&all);
+        if let Some(e) = floordiv_integer_terms(base, divisor, d)? {
+            return Ok(e);
         }
     }
+    if let Some(e) = floordiv_gcd(base, divisor)? {
+        return Ok(e);
+    }
+    Ok(func(Func::FloorDiv, vec![base.clone(), divisor.clone()]))
+}
+
+/// The cases `FloorDiv.eval` settles before it simplifies: a zero
+/// divisor, nan and infinities, a zero base, `±1`, equal operands, two
+/// numbers; and an `int_oo` that would reach the polynomial gcd.
+fn floordiv_settled(base: &Ex, divisor: &Ex) -> Option<PyResult<Ex>> {
+    let fd = facts(divisor);
+    if fd.zero == Some(true) {
+        return Some(Err(zero_division("division by zero")));
+    }
+    let infinite = |e: &Ex| matches!(**e, Node::IntOo { .. } | Node::Inf { .. });
+    if infinite(base) && infinite(divisor)
+        || matches!(**base, Node::NaN)
+        || matches!(**divisor, Node::NaN)
+    {
+        return Some(Ok(Rc::new(Node::NaN)));
+    }
+    let fb = facts(base);
+    if fb.zero == Some(true) {
+        return Some(Ok(int(0)));
+    }
+    // A BooleanAtom operand (`a // True`) reaches arithmetic (`p / gcd`,
+    // `term / divisor`, `base.args[1] * divisor`) and raises there.
+    if base.is_bool_atom() || divisor.is_bool_atom() {
+        if base == divisor {
+            return Some(Ok(int(1)));
+        }
+        return Some(Err(boolean_atom_error()));
+    }
+    if fb.integer == Some(true) && divisor.is_int_value(1) {
+        return Some(Ok(base.clone()));
+    }
+    if fb.integer == Some(true) && divisor.is_int_value(-1) {
+        return Some(mul(&[base.clone(), int(-1)]));
+    }
+    if base == divisor {
+        return Some(Ok(int(1)));
+    }
+    if let (Node::Int(b), Node::Int(d)) = (&**base, &**divisor) {
+        return Some(Ok(int(b.div_floor(d))));
+    }
+    if base.is_number() && divisor.is_number() && (infinite(base) || infinite(divisor)) {
+        let r =
+            Num::of(base).expect("number").to_f64() / Num::of(divisor).expect("number").to_f64();
+        return Some(Ok(if r == f64::INFINITY {
+            Rc::new(Node::IntOo { neg: false })
+        } else if r == f64::NEG_INFINITY {
+            Rc::new(Node::IntOo { neg: true })
+        } else if r.is_nan() {
+            Rc::new(Node::NaN)
+        } else {
+            int(torchspec_pyval::float_to_bigint(r.floor()).expect("finite"))
+        }));
+    }
+    if base.is_number() && divisor.is_number() {
+        return Some(Err(Raise::unsupported("FloorDiv of Floats")));
+    }
+    // `simple_floordiv_gcd` takes int_oo as an atom (not an Integer, so no
+    // integer factor); a sum divisor goes on to sympy's polynomial gcd,
+    // which fails or divides in the EX domain with int_oo in it.
+    if (has_infinity(base) || has_infinity(divisor)) && matches!(**divisor, Node::Add(_)) {
+        if let Some(e) = int_oo_gcd_failure(base, divisor) {
+            return Some(Err(e));
+        }
+        return Some(Err(Raise::unsupported("FloorDiv's gcd with int_oo")));
+    }
+    None
+}
+
+/// `(x + y) // d` is `x // d + y // d` for the terms whose quotient by the
+/// Integer `d` is an integer (`FloorDiv.eval`'s `Add.make_args` loop).
+fn floordiv_integer_terms(base: &Ex, divisor: &Ex, d: &BigInt) -> PyResult<Option<Ex>> {
+    let mut taken = Vec::new();
+    let mut quotients = Vec::new();
+    for t in add_args(base) {
+        // `-int_oo / d` is `-int_oo` for a positive d, an integer: the
+        // term is taken, and `base - (-int_oo)` then adds `int_oo` to
+        // `-int_oo` (nan). Any other `int_oo / d` is sympy's `oo` or
+        // `-oo`, not an integer (IntInfinity.__truediv__ and
+        // NegativeIntInfinity.__truediv__ differ).
+        if let Node::IntOo { neg } = &*t {
+            if *neg && d.is_positive() {
+                quotients.push(Rc::new(Node::IntOo { neg: true }));
+                taken.push(t.clone());
+            }
+            continue;
+        }
+        let (c, rest) = as_coeff_mul(&t);
+        if let Num::Int(c) = &c {
+            if (c % d).is_zero() && facts(&rest).integer == Some(true) {
+                quotients.push(attach_coeff(&Num::Int(c / d), &rest));
+                taken.push(t.clone());
+            }
+        }
+    }
+    if !taken.is_empty() {
+        let taken_sum = if taken.len() == 1 {
+            taken[0].clone()
+        } else {
+            Rc::new(Node::Add(taken))
+        };
+        let rest = sub(base, &taken_sum)?;
+        let q = floordiv(&rest, divisor)?;
+        let mut all = vec![q];
+        all.extend(quotients);
+        return add(&all).map(Some);
+    }
+    Ok(None)
+}
+
+/// `FloorDiv(base / gcd, divisor / gcd)` for the gcd `simple_floordiv_gcd`
+/// finds (or, for a sum divisor, the `sympy.gcd` cases modelled); `None`
+/// when there is nothing to divide out.
+fn floordiv_gcd(base: &Ex, divisor: &Ex) -> PyResult<Option<Ex>> {
     let (g, syms) = simple_floordiv_gcd(base, divisor);
     if matches!(**divisor, Node::Add(_)) && g.is_one() && syms.is_empty() {
         // torch falls back to sympy.gcd (a polynomial gcd) here. Modelled:
         // the base an integer multiple of the divisor, or the divisor a
         // factor of the base.
         if let Some(k) = integer_multiple(base, divisor)? {
-            return floordiv(&k, &int(1));
+            return floordiv(&k, &int(1)).map(Some);
         }
         if let Node::Mul(args) = &**base {
             if let Some(i) = args.iter().position(|a| a == divisor) {
                 let mut rest = args.clone();
                 rest.remove(i);
-                return floordiv(&simplify_quotient(&mul(&rest)?)?, &int(1));
+                return floordiv(&simplify_quotient(&mul(&rest)?)?, &int(1)).map(Some);
             }
         }
         if let Some(q) = integer_over_poly(base, divisor)? {
-            return Ok(q);
+            return Ok(Some(q));
         }
         // Otherwise sympy.gcd must be proved 1 (see `poly_coprime`); other
         // polynomial gcds (`(x*y + x)//(x**2 + x)`) are not modelled.
@@ -218,10 +247,10 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
             has_power_of_sum(base) || has_power_of_sum(divisor),
             linear_gcd_quotients(base, divisor)?,
         ) {
-            return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
+            return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?).map(Some);
         }
         if let Some((b, d)) = monomial_gcd_quotients(base, divisor)? {
-            return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
+            return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?).map(Some);
         }
         if !poly_coprime(base, divisor) && !certified_coprime(base, divisor) {
             return Err(Raise::unsupported(
@@ -236,9 +265,9 @@ pub fn floordiv(base: &Ex, divisor: &Ex) -> PyResult<Ex> {
             b = div_factor(&b, x)?;
             d = div_factor(&d, x)?;
         }
-        return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?);
+        return floordiv(&simplify_quotient(&b)?, &simplify_quotient(&d)?).map(Some);
     }
-    Ok(func(Func::FloorDiv, vec![base.clone(), divisor.clone()]))
+    Ok(None)
 }
 
 /// `FloorDiv(n, q)` for an integer `n` and a polynomial `q`: `sympy.gcd`
@@ -421,7 +450,7 @@ pub(super) fn count_ops(e: &Ex) -> PyResult<usize> {
             let mut ops = terms.len() - 1;
             let mut negs = 0;
             for t in terms {
-                if crate::sym::facts::could_extract_minus_sign(t) {
+                if super::facts::could_extract_minus_sign(t) {
                     negs += 1;
                     ops += count_ops(&neg(t)?)?;
                 } else {
@@ -496,7 +525,7 @@ pub(super) fn simplify_quotient(x: &Ex) -> PyResult<Ex> {
                     let n = add_args(a).len();
                     let negs = add_args(a)
                         .iter()
-                        .filter(|t| crate::sym::facts::could_extract_minus_sign(t))
+                        .filter(|t| super::facts::could_extract_minus_sign(t))
                         .count();
                     let flip = negs == n || (ci.is_negative() && negs > 0 && negs < n);
                     if !flip {

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive};
 
-use crate::sym::facts::facts;
+use super::facts::facts;
 use crate::sym::mpf::Mpf;
 use torchspec_pyval::{PyResult, Raise};
 

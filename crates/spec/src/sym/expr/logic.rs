@@ -39,10 +39,10 @@ pub(super) fn canonical(e: &Ex) -> PyResult<Ex> {
         std::mem::swap(&mut l, &mut r);
         op = op.reversed();
     }
-    if crate::sym::facts::could_extract_minus_sign(&l) {
+    if super::facts::could_extract_minus_sign(&l) {
         return Ok(Rc::new(Node::Rel(op.reversed(), neg(&l)?, neg(&r)?)));
     }
-    if !r.is_number() && crate::sym::facts::could_extract_minus_sign(&r) {
+    if !r.is_number() && super::facts::could_extract_minus_sign(&r) {
         let nr = neg(&r)?;
         if crate::sym::order::ordered_cmp(&l, &nr) == std::cmp::Ordering::Greater {
             return Ok(Rc::new(Node::Rel(op, nr, neg(&l)?)));

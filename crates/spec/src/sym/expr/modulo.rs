@@ -7,7 +7,7 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
-use crate::sym::facts::{facts, is_even};
+use super::facts::{facts, is_even};
 use crate::sym::mpf::Mpf;
 use torchspec_pyval::{PyResult, Raise};
 
@@ -78,31 +78,7 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
         return Ok(int(0));
     }
     if let (Some(a), Some(b)) = (Num::of(p), Num::of(q)) {
-        if !python {
-            // `if p < 0: raise AssertionError(p)`; `if q < 1: ...(q)`.
-            if a.is_negative() {
-                return Err(Raise::new("AssertionError", crate::sym::print::sstr(p)));
-            }
-            if b.num_cmp(&Num::Int(BigInt::one())) == Some(std::cmp::Ordering::Less) {
-                return Err(Raise::new("AssertionError", crate::sym::print::sstr(q)));
-            }
-        }
-        return match (a, b) {
-            (Num::Int(a), Num::Int(b)) => Ok(int(a.mod_floor(&b))),
-            // IntInfinity.__mod__ / __rmod__, and a Float mod of oo: nan.
-            (Num::IntOo(_) | Num::Inf(_), _) | (_, Num::IntOo(_) | Num::Inf(_)) => {
-                Ok(Rc::new(Node::NaN))
-            }
-            (a @ Num::BigFloat(_), b) | (a, b @ Num::BigFloat(_)) => big_float_mod(&a, &b),
-            (Num::Float(_), Num::Int(_) | Num::Float(_)) | (Num::Int(_), Num::Float(_)) => {
-                let (x, y) = (
-                    Num::of(p).expect("n").to_f64(),
-                    Num::of(q).expect("n").to_f64(),
-                );
-                Ok(float_mod(x, y).to_ex())
-            }
-            _ => Err(Raise::unsupported("Mod of an infinity")),
-        };
+        return mod_numbers(python, p, q, a, b);
     }
     // `r = p / q` is 0 for a Float zero `p` (0.0 times anything folds to
     // Integer 0), and `r.is_integer` returns 0.
@@ -114,35 +90,7 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
         return Ok(int(0));
     }
     if has_infinity(p) || has_infinity(q) {
-        // Modelled: `Mod(int_oo, x)` for a symbol x (`int_oo < x` is false),
-        // and an `oo` dividend over a real divisor (`oo < q` is false; the
-        // `sympy.Mod(p, q) == 0` test of PythonMod gives nan != 0). Other
-        // forms reach sympy's polynomial gcd.
-        let q_real = facts(q).real == Some(true) && !has_infinity(q);
-        match &**p {
-            // torch's Mod.eval never reaches sympy's gcd: `r = p / q` with an
-            // opaque function `q` (`BitwiseFn_bitwise_and(int_oo, a)`) is not
-            // known integer, and `int_oo < q` is False.
-            Node::IntOo { neg: false }
-                if !python && (!has_infinity(q) || matches!(**q, Node::Fn(..))) => {}
-            Node::Inf { .. } if q_real => {}
-            _ => {
-                // `p < q` is IntInfinity.__lt__: False for int_oo, so
-                // PythonMod goes on to `sympy.Mod(p, q)` and its gcd.
-                if matches!(**p, Node::IntOo { neg: false }) {
-                    if let Some(e) = int_oo_gcd_failure(p, q) {
-                        return Err(e);
-                    }
-                }
-                return Err(Raise::unsupported(
-                    "Mod with int_oo (sympy's polynomial gcd)",
-                ));
-            }
-        }
-        return Ok(func(
-            if python { Func::PythonMod } else { Func::Mod },
-            vec![p.clone(), q.clone()],
-        ));
+        return mod_infinite(python, p, q);
     }
     if q.is_int_value(2) {
         match is_even(p) {
@@ -176,6 +124,70 @@ pub fn modulo(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
                     "Mod of a Float multiple, integer past 2**53",
                 ))
             }
+        }
+    }
+    Ok(func(
+        if python { Func::PythonMod } else { Func::Mod },
+        vec![p.clone(), q.clone()],
+    ))
+}
+
+/// `Mod.eval` / `PythonMod.eval` of two numbers: `Mod`'s asserts of a
+/// non-negative `p` and a positive `q`, then the numbers' own `%`.
+fn mod_numbers(python: bool, p: &Ex, q: &Ex, a: Num, b: Num) -> PyResult<Ex> {
+    if !python {
+        // `if p < 0: raise AssertionError(p)`; `if q < 1: ...(q)`.
+        if a.is_negative() {
+            return Err(Raise::new("AssertionError", crate::sym::print::sstr(p)));
+        }
+        if b.num_cmp(&Num::Int(BigInt::one())) == Some(std::cmp::Ordering::Less) {
+            return Err(Raise::new("AssertionError", crate::sym::print::sstr(q)));
+        }
+    }
+    match (a, b) {
+        (Num::Int(a), Num::Int(b)) => Ok(int(a.mod_floor(&b))),
+        // IntInfinity.__mod__ / __rmod__, and a Float mod of oo: nan.
+        (Num::IntOo(_) | Num::Inf(_), _) | (_, Num::IntOo(_) | Num::Inf(_)) => {
+            Ok(Rc::new(Node::NaN))
+        }
+        (a @ Num::BigFloat(_), b) | (a, b @ Num::BigFloat(_)) => big_float_mod(&a, &b),
+        (Num::Float(_), Num::Int(_) | Num::Float(_)) | (Num::Int(_), Num::Float(_)) => {
+            let (x, y) = (
+                Num::of(p).expect("n").to_f64(),
+                Num::of(q).expect("n").to_f64(),
+            );
+            Ok(float_mod(x, y).to_ex())
+        }
+        _ => Err(Raise::unsupported("Mod of an infinity")),
+    }
+}
+
+/// `Mod.eval` / `PythonMod.eval` with an infinity in `p` or `q` (not two
+/// numbers): the forms that stay unevaluated, or the unsupported gcd.
+fn mod_infinite(python: bool, p: &Ex, q: &Ex) -> PyResult<Ex> {
+    // Modelled: `Mod(int_oo, x)` for a symbol x (`int_oo < x` is false),
+    // and an `oo` dividend over a real divisor (`oo < q` is false; the
+    // `sympy.Mod(p, q) == 0` test of PythonMod gives nan != 0). Other
+    // forms reach sympy's polynomial gcd.
+    let q_real = facts(q).real == Some(true) && !has_infinity(q);
+    match &**p {
+        // torch's Mod.eval never reaches sympy's gcd: `r = p / q` with an
+        // opaque function `q` (`BitwiseFn_bitwise_and(int_oo, a)`) is not
+        // known integer, and `int_oo < q` is False.
+        Node::IntOo { neg: false }
+            if !python && (!has_infinity(q) || matches!(**q, Node::Fn(..))) => {}
+        Node::Inf { .. } if q_real => {}
+        _ => {
+            // `p < q` is IntInfinity.__lt__: False for int_oo, so
+            // PythonMod goes on to `sympy.Mod(p, q)` and its gcd.
+            if matches!(**p, Node::IntOo { neg: false }) {
+                if let Some(e) = int_oo_gcd_failure(p, q) {
+                    return Err(e);
+                }
+            }
+            return Err(Raise::unsupported(
+                "Mod with int_oo (sympy's polynomial gcd)",
+            ));
         }
     }
     Ok(func(

@@ -8,7 +8,7 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
-use crate::sym::facts::facts;
+use super::facts::facts;
 use torchspec_pyval::{PyResult, Raise};
 
 use super::*;
@@ -49,54 +49,12 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
     }
     let args = &args[..];
     // Mul.flatten's two-argument special case: Rational * Add distributes.
-    if args.len() == 2 {
-        let (a, b) = (&args[0], &args[1]);
-        let (num, other) = if matches!(**b, Node::Int(_)) {
-            (b, a)
-        } else {
-            (a, b)
-        };
-        // `global_parameters.distribute and b.is_commutative`: a sum with an
-        // opaque `BitwiseFn` of a Boolean stays whole (`-(a + (a | False))`).
-        let sum = match (&**num, &**other) {
-            (Node::Int(n), Node::Add(terms)) if crate::sym::order::is_commutative(other) => {
-                Some((n, terms))
-            }
-            _ => None,
-        };
-        if let Some((n, terms)) = sum {
-            if n.is_zero() {
-                return Ok(int(0));
-            }
-            if n.is_one() {
-                return Ok(other.clone());
-            }
-            let c = Num::Int(n.clone());
-            let mut out = Vec::new();
-            for t in terms {
-                let (tc, rest) = as_coeff_mul(t);
-                out.push(attach_coeff(&c.mul(&tc)?, &rest));
-            }
-            return add(&out);
+    if let [a, b] = args {
+        if let Some(e) = distribute_pair(a, b)? {
+            return Ok(e);
         }
     }
-    let mut coeff = Num::Int(BigInt::one());
-    let mut powers: Vec<(Ex, BigInt)> = Vec::new();
-    let mut flat = Vec::new();
-    for a in args {
-        flat.extend(mul_args(a));
-    }
-    for a in flat {
-        if let Some(n) = Num::of(&a) {
-            coeff = coeff.mul(&n)?;
-            continue;
-        }
-        let (b, e) = base_exp(&a);
-        match powers.iter_mut().find(|(pb, _)| *pb == b) {
-            Some((_, pe)) => *pe += e,
-            None => powers.push((b, e)),
-        }
-    }
+    let (mut coeff, powers) = collect_powers(args)?;
     if coeff.is_zero() || matches!(coeff, Num::NaN) {
         return Ok(coeff.to_ex());
     }
@@ -117,20 +75,7 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
     // A number times a single sum distributes (the two-argument rule above
     // applied to the folded product).
     if let Num::Inf(neg) = coeff {
-        // Mul.flatten: oo absorbs the factors of known sign.
-        let mut neg = neg;
-        out.retain(|t| {
-            let f = facts(t);
-            if f.pos == Some(true) {
-                return false;
-            }
-            if f.neg == Some(true) {
-                neg = !neg;
-                return false;
-            }
-            true
-        });
-        coeff = Num::Inf(neg);
+        coeff = Num::Inf(oo_absorbs(neg, &mut out));
         if out.is_empty() {
             return Ok(coeff.to_ex());
         }
@@ -158,6 +103,80 @@ pub fn mul(args: &[Ex]) -> PyResult<Ex> {
         out.insert(0, coeff.to_ex());
     }
     Ok(Rc::new(Node::Mul(out)))
+}
+
+/// Mul.flatten's two-argument special case: an Integer times a
+/// (commutative) sum distributes; `None` for any other pair.
+fn distribute_pair(a: &Ex, b: &Ex) -> PyResult<Option<Ex>> {
+    let (num, other) = if matches!(**b, Node::Int(_)) {
+        (b, a)
+    } else {
+        (a, b)
+    };
+    // `global_parameters.distribute and b.is_commutative`: a sum with an
+    // opaque `BitwiseFn` of a Boolean stays whole (`-(a + (a | False))`).
+    let sum = match (&**num, &**other) {
+        (Node::Int(n), Node::Add(terms)) if crate::sym::order::is_commutative(other) => {
+            Some((n, terms))
+        }
+        _ => None,
+    };
+    if let Some((n, terms)) = sum {
+        if n.is_zero() {
+            return Ok(Some(int(0)));
+        }
+        if n.is_one() {
+            return Ok(Some(other.clone()));
+        }
+        let c = Num::Int(n.clone());
+        let mut out = Vec::new();
+        for t in terms {
+            let (tc, rest) = as_coeff_mul(t);
+            out.push(attach_coeff(&c.mul(&tc)?, &rest));
+        }
+        return add(&out).map(Some);
+    }
+    Ok(None)
+}
+
+/// Mul.flatten's first pass over the flattened factors: the product of the
+/// numbers, and each base with its summed exponent, in first-seen order.
+fn collect_powers(args: &[Ex]) -> PyResult<(Num, Vec<(Ex, BigInt)>)> {
+    let mut coeff = Num::Int(BigInt::one());
+    let mut powers: Vec<(Ex, BigInt)> = Vec::new();
+    let mut flat = Vec::new();
+    for a in args {
+        flat.extend(mul_args(a));
+    }
+    for a in flat {
+        if let Some(n) = Num::of(&a) {
+            coeff = coeff.mul(&n)?;
+            continue;
+        }
+        let (b, e) = base_exp(&a);
+        match powers.iter_mut().find(|(pb, _)| *pb == b) {
+            Some((_, pe)) => *pe += e,
+            None => powers.push((b, e)),
+        }
+    }
+    Ok((coeff, powers))
+}
+
+/// Mul.flatten: `oo` (negated when `neg`) absorbs the factors of known
+/// sign; the sign of the `oo` left.
+fn oo_absorbs(mut neg: bool, out: &mut Vec<Ex>) -> bool {
+    out.retain(|t| {
+        let f = facts(t);
+        if f.pos == Some(true) {
+            return false;
+        }
+        if f.neg == Some(true) {
+            neg = !neg;
+            return false;
+        }
+        true
+    });
+    neg
 }
 
 /// `sympy.Pow(base, n)` for an integer `n >= 0`: numbers fold, products

@@ -6,7 +6,7 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
-use crate::sym::facts::facts;
+use super::facts::facts;
 use crate::sym::polynomial::{self, Generator, Terms};
 use torchspec_pyval::{PyResult, Raise};
 

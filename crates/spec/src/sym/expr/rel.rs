@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use crate::sym::facts::facts;
+use super::facts::facts;
 use torchspec_pyval::{PyResult, Raise};
 
 use super::*;

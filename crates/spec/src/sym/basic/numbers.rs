@@ -31,7 +31,7 @@ pub enum Num {
 
 /// `Float._new`: a Float result of arithmetic that is exactly zero is
 /// `S.Zero` (an Integer), an infinite one is `oo`, a NaN is `nan`.
-pub(super) fn float_result(f: f64) -> Num {
+pub(crate) fn float_result(f: f64) -> Num {
     if f == 0.0 {
         Num::Int(BigInt::zero())
     } else if f.is_nan() {
@@ -129,7 +129,7 @@ impl Num {
     /// This number as an `mpf` at `prec` bits (an Integer rounded by
     /// `from_int`, a double exactly), for arithmetic with a [`Num::BigFloat`];
     /// `None` for zero or a non-finite number.
-    pub(super) fn as_mpf(&self, prec: u32) -> Option<Mpf> {
+    pub(crate) fn as_mpf(&self, prec: u32) -> Option<Mpf> {
         match self {
             Num::Int(i) => Mpf::from_int(i, prec),
             Num::Float(f) => Mpf::from_f64(*f, prec),
@@ -140,7 +140,7 @@ impl Num {
     /// The precision `Float.__add__` / `__mul__` work at: the larger `_prec`
     /// (an Integer has none, a double 53 bits); `None` when neither operand
     /// is a [`Num::BigFloat`].
-    pub(super) fn big_prec(&self, o: &Num) -> Option<u32> {
+    pub(crate) fn big_prec(&self, o: &Num) -> Option<u32> {
         let p = |n: &Num| match n {
             Num::BigFloat(m) => Some(m.prec),
             _ => None,
@@ -151,7 +151,7 @@ impl Num {
         }
     }
     /// `Float._new(mpf, prec)`: zero is `S.Zero`.
-    pub(super) fn big_float_result(m: Option<Mpf>) -> PyResult<Num> {
+    pub(crate) fn big_float_result(m: Option<Mpf>) -> PyResult<Num> {
         Ok(match m {
             None => Num::Int(BigInt::zero()),
             Some(m) => Num::BigFloat(crate::sym::mpf::in_range(m)?),

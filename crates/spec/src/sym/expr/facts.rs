@@ -7,7 +7,10 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{Signed, Zero};
 
-use super::expr::{Ex, Func, Node, Num};
+use crate::sym::fuzzy::{fuzzy_all, fuzzy_group};
+use crate::sym::order::compare;
+
+use super::*;
 
 /// Fuzzy facts (`None`: sympy cannot tell).
 #[derive(Clone, Copy, Debug, Default)]
@@ -101,37 +104,6 @@ impl Facts {
             ..Facts::default()
         }
     }
-}
-
-pub(super) fn fuzzy_all(it: impl Iterator<Item = Option<bool>>) -> Option<bool> {
-    let mut all = Some(true);
-    for v in it {
-        match v {
-            Some(false) => return Some(false),
-            None => all = None,
-            Some(true) => {}
-        }
-    }
-    all
-}
-
-/// `_fuzzy_group(args, quick_exit)` (sympy/core/assumptions.py): True when
-/// all are True; unknown at the first unknown; False when some are False
-/// (with `quick_exit`, exactly one: a second makes it unknown).
-pub(super) fn fuzzy_group(
-    it: impl Iterator<Item = Option<bool>>,
-    quick_exit: bool,
-) -> Option<bool> {
-    let mut saw_other = false;
-    for v in it {
-        match v {
-            Some(true) => {}
-            None => return None,
-            Some(false) if quick_exit && saw_other => return None,
-            Some(false) => saw_other = true,
-        }
-    }
-    Some(!saw_other)
 }
 
 /// The assumptions sympy derives for `e`.
@@ -316,7 +288,7 @@ fn monotonic_sign_pow(a: &Ex) -> Option<BigInt> {
     if fb.integer != Some(true) || fb.real != Some(true) {
         return None;
     }
-    let shifted = |k: i64| super::expr::add(&[b.clone(), super::expr::int(k)]).ok();
+    let shifted = |k: i64| add(&[b.clone(), int(k)]).ok();
     let composite = shifted(-1).is_some_and(|e| facts(&e).pos == Some(true))
         || n.is_even() && shifted(1).is_some_and(|e| facts(&e).neg == Some(true));
     let odd = is_even(a) == Some(false);
@@ -465,10 +437,10 @@ pub fn could_extract_minus_sign(e: &Ex) -> bool {
             if negs != pos {
                 return negs > pos;
             }
-            let Ok(n) = super::expr::neg(e) else {
+            let Ok(n) = neg(e) else {
                 return false;
             };
-            super::order::compare(e, &n) == std::cmp::Ordering::Greater
+            compare(e, &n) == std::cmp::Ordering::Greater
         }
         _ => false,
     }

@@ -6,8 +6,12 @@
 
 use num_traits::Signed;
 
-use super::expr::{as_coeff_mul, Ex, Func, Node, Num, Rel};
+use super::basic::{as_coeff_mul, mul_args, Ex, Func, Node, Num, Rel};
 use super::order::{ordered_factors, ordered_terms};
+
+pub(super) mod atom;
+
+pub use atom::float_str;
 
 const PREC_AND: u32 = 30;
 const PREC_REL: u32 = 35;
@@ -182,15 +186,15 @@ impl Printer {
 
     fn print_inner(&mut self, e: &Ex, out: &mut String) {
         match &**e {
-            Node::Int(i) => out.push_str(&i.to_string()),
-            Node::Float(f) => out.push_str(&float_str(*f, self.level > 1)),
-            Node::BigFloat(m) => out.push_str(&m.sympy_str(self.level > 1)),
-            Node::IntOo { neg } => out.push_str(if *neg { "-int_oo" } else { "int_oo" }),
-            Node::Inf { neg } => out.push_str(if *neg { "-oo" } else { "oo" }),
-            Node::NaN => out.push_str("nan"),
-            Node::Sym(s) => out.push_str(&s.name),
-            Node::True => out.push_str("True"),
-            Node::False => out.push_str("False"),
+            Node::Int(_)
+            | Node::Float(_)
+            | Node::BigFloat(_)
+            | Node::IntOo { .. }
+            | Node::Inf { .. }
+            | Node::NaN
+            | Node::Sym(_)
+            | Node::True
+            | Node::False => out.push_str(&atom::atom_str(e, self.level > 1)),
             Node::Add(_) => self.print_add(e, out),
             Node::Mul(_) => self.print_mul(e, out),
             Node::Pow(b, x) => {
@@ -290,7 +294,7 @@ impl Printer {
                 rest
             } else {
                 let mut args = vec![nc.to_ex()];
-                args.extend(super::expr::mul_args(&rest));
+                args.extend(mul_args(&rest));
                 std::rc::Rc::new(Node::Mul(args))
             }
         } else {
@@ -307,88 +311,4 @@ impl Printer {
             self.paren(f, prec, out);
         }
     }
-}
-
-/// mpmath `to_str`'s 15 digits of a positive finite `f` and the exponent of
-/// the first: 18 digits rounded toward zero (`to_digits_exp(s, dps+3)`),
-/// then up when the 16th is 5 or more (`275854.7353515625` is
-/// `275854.735351563`, where a correctly rounded 15 digits would end in
-/// 2). The 18 are the first of 31 correctly rounded digits, unless a
-/// carry may have reached them (the 13 after are all zeros) where the
-/// 16th to 18th are `500`: then `None`.
-fn mpmath_digits(f: f64) -> Option<(String, i32)> {
-    let s = format!("{f:.30e}");
-    let (mant, exp) = s.split_once('e')?;
-    let mut exp: i32 = exp.parse().ok()?;
-    let all: Vec<u8> = mant.bytes().filter(u8::is_ascii_digit).collect();
-    let (head, tail) = all.split_at(18);
-    if tail.iter().all(|&d| d == b'0') && &head[15..] == b"500" {
-        return None;
-    }
-    let mut digits = head[..15].to_vec();
-    if head[15] >= b'5' {
-        match digits.iter().rposition(|&d| d != b'9') {
-            Some(i) => {
-                digits[i] += 1;
-                digits[i + 1..].fill(b'0');
-            }
-            None => {
-                digits.fill(b'0');
-                digits[0] = b'1';
-                exp += 1;
-            }
-        }
-    }
-    Some((String::from_utf8(digits).ok()?, exp))
-}
-
-/// `StrPrinter._print_Float`: mpmath `to_str` with 15 significant digits;
-/// trailing zeros stripped except at the top level (`full_prec="auto"`).
-pub fn float_str(f: f64, strip: bool) -> String {
-    if f == 0.0 {
-        // mpmath has no negative zero.
-        return "0.0".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if f.is_nan() {
-        return "nan".into();
-    }
-    let Some((digits, exp)) = mpmath_digits(f.abs()) else {
-        // A tie the fast digits cannot tell from a near one: exactly.
-        return super::mpf::Mpf::from_f64(f, 53).map_or_else(String::new, |m| m.to_str(15, strip));
-    };
-    let sign = if f < 0.0 { "-" } else { "" };
-    // mpmath: fixed notation when min_fixed < exp < max_fixed, with
-    // min_fixed = min(-dps/3, -5) = -5 and max_fixed = dps = 15.
-    let mut body = if -5 < exp && exp < 15 {
-        if exp >= 0 {
-            let (int_part, frac) = digits.split_at((exp + 1) as usize);
-            format!("{int_part}.{frac}")
-        } else {
-            format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
-        }
-    } else {
-        format!(
-            "{}.{}e{}{}",
-            &digits[..1],
-            &digits[1..],
-            if exp < 0 { "-" } else { "+" },
-            exp.abs()
-        )
-    };
-    if strip {
-        // strip_zeros: drop trailing zeros of the mantissa, keep one digit.
-        let (m, e) = match body.find('e') {
-            Some(i) => (body[..i].to_string(), body[i..].to_string()),
-            None => (body.clone(), String::new()),
-        };
-        let mut m = m.trim_end_matches('0').to_string();
-        if m.ends_with('.') {
-            m.push('0');
-        }
-        body = m + &e;
-    }
-    format!("{sign}{body}")
 }
