@@ -21,6 +21,7 @@ use torchspec_spec::sym::ranges::{self, Ext};
 use torchspec_spec::sym::subst::xreplace;
 
 mod divisible;
+mod expand;
 
 /// A polynomial over the shifted symbols, by their index in `syms`.
 type Poly = Terms<usize>;
@@ -503,11 +504,12 @@ impl ShapeEnv {
         if map.is_empty() {
             return Ok(e.clone());
         }
-        xreplace(e, &|s: &Symbol| {
+        // `safe_expand(expr.xreplace(replacements))`.
+        expand::fast_expand(&xreplace(e, &|s: &Symbol| {
             map.iter()
                 .find(|(n, _)| *n == s.name)
                 .map(|(_, x)| x.clone())
-        })
+        })?)
     }
 
     /// `bound_sympy(e)` with the current ranges (size-like symbols at
@@ -1157,9 +1159,9 @@ impl ShapeEnv {
             .collect()
     }
 
-    /// `str` of `node.expr` for the symbol `uK`: after replacements.
+    /// `str` of `node.expr` for the symbol `uK`: `replace(uK)`, expanded.
     pub fn printed(&self, k: usize) -> PyResult<Ex> {
-        self.find(k)
+        self.replace(&self.syms[k].ex)
     }
 }
 
