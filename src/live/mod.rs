@@ -210,7 +210,7 @@ impl Target for Cases {
     }
 
     fn is_kept(&self, root: &std::path::Path, name: &str) -> bool {
-        regress::exists(root, name)
+        regress::kept_and_diverging(root, name)
     }
 
     fn keep(
@@ -221,12 +221,14 @@ impl Target for Cases {
         signature: &str,
         oracle_time: &mut Duration,
     ) -> Result<Option<KeptLine>> {
-        let kept = shrink_divergence(
+        let family = self.gen.family(index);
+        let name = regress::free_name(&cfg.root, &regress::regression_name(family, signature));
+        let kept = shrink_divergence_as(
             oracle,
             &self.gen,
-            cfg.seed,
-            index,
+            (cfg.seed, index),
             signature,
+            name,
             cfg.shrink_budget,
             oracle_time,
         );
@@ -363,8 +365,30 @@ pub fn shrink_divergence(
     budget: usize,
     oracle_time: &mut Duration,
 ) -> Option<Kept> {
+    let name = regress::regression_name(gen.family(index), signature);
+    shrink_divergence_as(
+        oracle,
+        gen,
+        (seed, index),
+        signature,
+        name,
+        budget,
+        oracle_time,
+    )
+}
+
+/// [`shrink_divergence`] kept under `name` (a later regression of a
+/// signature whose first one is fixed: [`regress::free_name`]).
+pub fn shrink_divergence_as(
+    oracle: &mut impl Oracle,
+    gen: &Generator,
+    (seed, index): (u64, u64),
+    signature: &str,
+    name: String,
+    budget: usize,
+    oracle_time: &mut Duration,
+) -> Option<Kept> {
     let family = gen.family(index);
-    let name = regress::regression_name(family, signature);
     let mut tree = gen.tree(seed, index);
     let shrunk = shrink::shrink(&mut *tree, &name, budget, |c| {
         matches!(judge(oracle, family, c, oracle_time).0,

@@ -53,6 +53,51 @@ pub fn exists(root: &Path, name: &str) -> bool {
     case_path(root, name).exists()
 }
 
+/// The names a signature's regressions take: `base`, then `base` + `r2`,
+/// `r3`, ... (a later one is kept when every earlier one agrees now; the
+/// suffix keeps `live-FAMILY-HASH`'s shape).
+fn names(base: &str) -> impl Iterator<Item = String> + '_ {
+    std::iter::once(base.to_string()).chain((2u32..).map(move |n| format!("{base}r{n}")))
+}
+
+/// Whether regression `name` still diverges: its case evaluated now
+/// against its golden. A file that cannot be read counts as diverging, so
+/// nothing is kept over it.
+pub fn still_diverges(root: &Path, name: &str) -> bool {
+    let golden_path = root
+        .join(GOLDENS)
+        .join("regressions")
+        .join(format!("{name}.jsonl"));
+    let case = crate::case::file::read_cases(&case_path(root, name))
+        .ok()
+        .and_then(|c| c.into_iter().next());
+    let golden = std::fs::read_to_string(golden_path)
+        .ok()
+        .and_then(|t| crate::case::file::parse_results(&t).ok())
+        .and_then(|mut g| g.pop());
+    match (case, golden) {
+        (Some((_, case)), Some(golden)) => {
+            !crate::diff::results_agree(&golden, &super::eval_reference(&case))
+        }
+        _ => true,
+    }
+}
+
+/// Whether a regression of the signature `base` names is kept and still
+/// diverges (a fixed one no longer stands for new instances).
+pub fn kept_and_diverging(root: &Path, base: &str) -> bool {
+    names(base)
+        .take_while(|n| exists(root, n))
+        .any(|n| still_diverges(root, &n))
+}
+
+/// The first name of the signature `base` that no regression holds yet.
+pub fn free_name(root: &Path, base: &str) -> String {
+    names(base)
+        .find(|n| !exists(root, n))
+        .unwrap_or_else(|| base.to_string())
+}
+
 /// Write `text` to `path`, creating its folder.
 pub fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {

@@ -487,3 +487,34 @@ fn fuzzer_allow_list_entries_are_untriaged_and_say_how_they_diverge() {
     assert_eq!(entry.mismatch(&Verdict::Diverge(d)), None);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A signature whose regression agrees now stands for nothing: a new
+/// instance is kept beside it (`NAMEr2`), never over it; one that still
+/// diverges keeps the signature kept.
+#[test]
+fn a_fixed_regression_does_not_hide_its_signature() {
+    let dir = std::env::temp_dir().join(format!("torchspec-kept-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let name = "live-export-spec-3a3758a5";
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let case =
+        std::fs::read_to_string(repo.join(format!("corpus/regressions/{name}.jsonl"))).unwrap();
+    let golden = std::fs::read_to_string(repo.join(format!(
+        "corpus/goldens/torch-2.15.0/regressions/{name}.jsonl"
+    )))
+    .unwrap();
+    regress::write_file(&regress::case_path(&dir, name), &case).unwrap();
+    let golden_path = dir.join(format!(
+        "corpus/goldens/torch-2.15.0/regressions/{name}.jsonl"
+    ));
+    regress::write_file(&golden_path, &golden).unwrap();
+    assert!(!regress::still_diverges(&dir, name));
+    assert!(!regress::kept_and_diverging(&dir, name));
+    assert_eq!(regress::free_name(&dir, name), format!("{name}r2"));
+    // The same golden with another message: the regression diverges again.
+    let other = golden.replace("Guard failed", "Guard held");
+    assert_ne!(other, golden);
+    regress::write_file(&golden_path, &other).unwrap();
+    assert!(regress::kept_and_diverging(&dir, name));
+    let _ = std::fs::remove_dir_all(&dir);
+}
