@@ -14,8 +14,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import capture  # noqa: E402  (the oracle's own program report)
+import capture_programs  # noqa: E402  (the oracle's own program report)
 
 BENCH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                          "target", "bench")
@@ -30,12 +29,12 @@ def cpu_ns(fn) -> float:
 def main(names: list[str]) -> int:
     real_stdout = sys.stdout
     sys.stdout = sys.stderr
-    capture.import_torch()
+    capture_programs.import_torch()
     out = {}
     for name in names:
         path = os.path.join(BENCH_DIR, f"{name}.pt2")
         out[f"archive/report/{name}"] = min(
-            cpu_ns(lambda: capture.capture_program(path, [])) for _ in range(2))
+            cpu_ns(lambda: capture_programs.capture_program(path, [])) for _ in range(2))
     sys.stdout = real_stdout
     print(json.dumps(out, indent=2))
     return 0

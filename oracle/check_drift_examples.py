@@ -21,9 +21,7 @@ import json
 import subprocess
 import sys
 
-
-def dumps(o):
-    return json.dumps(o, ensure_ascii=False, separators=(",", ":"))
+from golden_encoding import dumps  # standard library only
 
 
 def golden(version, file, id_):

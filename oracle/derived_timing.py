@@ -8,18 +8,16 @@ of one pass over all cases, in nanoseconds.
 """
 
 import json
-import os
 import sys
 import timeit
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import capture  # noqa: E402  (the oracle's own case evaluator)
+import capture_cases  # noqa: E402  (the oracle's own case evaluator)
 
 
 def main(path):
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # torch import chatter stays off the result
-    capture.import_torch()
+    capture_cases.import_torch()
     import logging
     logging.disable(logging.WARNING)  # "failed to eval" warnings on errors
     with open(path, encoding="utf-8") as f:
@@ -29,9 +27,9 @@ def main(path):
         n = 0
         for case in cases:
             try:
-                capture.reset_spec_state()
-                vars_ = capture.make_vars(case.get("vars", []))
-                n += len(repr(capture.eval_value(case["value"], vars_)))
+                capture_cases.reset_spec_state()
+                vars_ = capture_cases.make_vars(case.get("vars", []))
+                n += len(repr(capture_cases.eval_value(case["value"], vars_)))
             except Exception:
                 pass
         return n

@@ -16,16 +16,15 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import capture  # noqa: E402  (the oracle's own reader and evaluator)
+import capture_cases  # noqa: E402  (the oracle's own reader and evaluator)
 
 
 def run(path):
-    # capture.read_cases: split, decode, json.loads, check_case, duplicate ids.
-    cases = capture.read_cases(path)
+    # capture_cases.read_cases: split, decode, json.loads, check_case, duplicate ids.
+    cases = capture_cases.read_cases(path)
     out = io.BytesIO()
     for case in cases:
-        line = capture.evaluate(case)
+        line = capture_cases.evaluate(case)
         out.write(line.encode("utf-8", "backslashreplace") + b"\n")
     return out
 
@@ -33,7 +32,7 @@ def run(path):
 def main(path, repeat=3):
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # torch import chatter stays off the result
-    capture.import_torch()
+    capture_cases.import_torch()
     run(path)  # warm-up: lazy imports and caches inside torch and sympy
     best = float("inf")
     for _ in range(repeat):

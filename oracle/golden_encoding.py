@@ -1,7 +1,10 @@
 """The JSON the oracle writes into goldens: values as the case format's
 ``enc`` encodes them, exceptions as ``{"type", "message"}``, the program
-report of shared/program-report.md, and the compact dumps every golden line
-uses. A leaf module: capture.py, serve_mutants.py, serve_plans.py and the
+report of shared/program-report.md, and the one encoder of golden lines
+(``dumps``; ``dumps_program_json`` is its variant for program JSON as
+torch.export.save writes it, the text of mutants). A leaf module with only the
+standard library at import: capture.py, serve_mutants.py, serve_plans.py,
+weights.py, pytree_cases.py, mutate.py, zoo.py, check_drift_examples.py and the
 timing scripts all write through it, and it imports none of them.
 """
 
@@ -48,8 +51,47 @@ def enc(x: Any) -> Any:
     return {"$object": {"type": type(x).__name__, "repr": repr(x)}}
 
 
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+def dumps(obj: Any, *, compact: bool = True) -> str:
+    """One golden line: non-ASCII text as itself (UTF-8), compact separators.
+
+    ``compact=False`` keeps json's default ``", "`` and ``": "``: the pytree
+    goldens (``pytree/treespecs.jsonl``, oracle/pytree_cases.py) were written
+    that way from the start, and a golden's bytes never move.
+    """
+    if compact:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(obj, ensure_ascii=False)
+
+
+class Dup:
+    """A JSON object written with these (key, value) pairs, keys possibly repeated
+    (a mutant's duplicated field: oracle/mutate.py)."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+
+def dumps_program_json(obj: Any) -> str:
+    """A program JSON as ``torch.export.save`` writes ``models/model.json``, not a
+    golden line: json's defaults (ASCII escapes, ``", "`` and ``": "``), as
+    torch/_export/serde/serialize.py calls ``json.dumps``, so a zoo program read
+    and written back is its archive's text byte for byte; a ``Dup`` inside is
+    written with its repeated keys. The text of oracle/mutate.py's mutants.
+    """
+    try:  # json's C encoder writes the same text when there is no Dup inside
+        return json.dumps(obj)
+    except TypeError:
+        return _dumps_dup(obj)
+
+
+def _dumps_dup(o: Any) -> str:
+    if isinstance(o, Dup):
+        return "{" + ", ".join(json.dumps(k) + ": " + _dumps_dup(v) for k, v in o.pairs) + "}"
+    if isinstance(o, dict):
+        return "{" + ", ".join(json.dumps(k) + ": " + _dumps_dup(v) for k, v in o.items()) + "}"
+    if isinstance(o, list):
+        return "[" + ", ".join(_dumps_dup(v) for v in o) + "]"
+    return json.dumps(o)
 
 
 def exception_message(e: BaseException) -> str:

@@ -298,11 +298,10 @@ def cmd_answer(argv: list[str]) -> int:
     binaries (e.g. before and after a change) answer the same probes.
     """
     label, torchspec = argv
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import capture
+    import capture_programs
     import torch
 
-    capture.import_torch()
+    capture_programs.import_torch()
     with open(os.path.join(OUT, "results.json")) as f:
         results = json.load(f)["results"]
     cache_path = os.path.join(OUT, "torch-answers.json")
@@ -340,8 +339,8 @@ def cmd_answer(argv: list[str]) -> int:
                 print(f"{row['pt2']}: torch.export.load raised {type(e).__name__}",
                       file=sys.stderr, flush=True)
                 continue
-            cache[row["pt2"]] = [capture.probe_result(ep, p)
-                                 for p in capture.read_probes(probes_path)]
+            cache[row["pt2"]] = [capture_programs.probe_result(ep, p)
+                                 for p in capture_programs.read_probes(probes_path)]
             with open(cache_path, "w") as f:
                 json.dump(cache, f)
         theirs = cache[row["pt2"]]

@@ -20,12 +20,10 @@ import io
 import json
 import logging
 import os
-import sys
 import tempfile
 import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "oracle"))
 
 from mutant_outcomes import GENERIC, exc_json, original_of  # noqa: E402
 

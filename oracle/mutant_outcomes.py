@@ -181,7 +181,6 @@ def worker() -> int:
     import warnings
 
     warnings.simplefilter("ignore")
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import zoo_types  # noqa: F401
 
     cache_schema_type_hints()

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.export import Dim
 
-from zoo_models import Export, T
+from zoo_models import Entry, Export, T
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64,
           "bool": torch.bool}
@@ -329,3 +329,19 @@ def build(plan: dict) -> Export:
     return Export(module=module, args=args, kwargs=kwargs,
                   dynamic_shapes=shapes if dynamic else None, strict=plan["strict"],
                   decompose=plan["decompose"], keep_debug_meta=False)
+
+
+def entries(directory: str) -> list[Entry]:
+    """The generated programs kept by `torchspec fuzz --live --programs`
+    (DIRECTORY/NAME.plan.json), as zoo entries: oracle/zoo.py exports them after its own."""
+    import glob
+    import json
+    import os
+
+    out = []
+    for path in sorted(glob.glob(os.path.join(directory, "*.plan.json"))):
+        with open(path, encoding="utf-8") as f:
+            plan = json.load(f)
+        name = os.path.basename(path)[:-len(".plan.json")]
+        out.append(Entry(name, lambda plan=plan: build(plan)))
+    return out

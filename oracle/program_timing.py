@@ -14,8 +14,7 @@ import os
 import sys
 import timeit
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import capture  # noqa: E402  (the oracle's own program report)
+import capture_programs  # noqa: E402  (the oracle's own program report)
 import names  # noqa: E402
 
 # The pipeline benches/program.rs runs too (oracle/names.json).
@@ -34,7 +33,7 @@ def per_call_ns(fn, number, repeat=5):
 
 
 class _StopBeforeKernel(Exception):
-    """Raised by the marker ``capture.run_probe`` places before the first kernel."""
+    """Raised by the marker ``capture_programs.run_probe`` places before the first kernel."""
 
 
 def _stop() -> None:
@@ -44,13 +43,13 @@ def _stop() -> None:
 def check_inputs_callable(name):
     """What ``check-inputs`` does, in PyTorch: each probe of NAME through
     ``ep.module()`` up to its first kernel. The module is built once; a
-    marker call, inserted where ``capture.run_probe`` inserts its own (before
+    marker call, inserted where ``capture_programs.run_probe`` inserts its own (before
     the graph's first node that is not a placeholder, get_attr or the
     ``_guards_fn`` call), raises so no kernel runs: what is timed is the
     pytree and kwarg checks, the flattening and the input guards."""
     import torch
     path = os.path.join("corpus", "programs", f"{name}.pt2")
-    probes = capture.read_probes(os.path.join("corpus", "programs", f"{name}.probes.jsonl"))
+    probes = capture_programs.read_probes(os.path.join("corpus", "programs", f"{name}.probes.jsonl"))
     module = torch.export.load(path).module()
     graph = module.graph
     first = next(n for n in graph.nodes
@@ -72,17 +71,17 @@ def check_inputs_callable(name):
 def main(names):
     real_stdout = sys.stdout
     sys.stdout = sys.stderr
-    capture.import_torch()
+    capture_programs.import_torch()
     out = {}
     for name in names:
         path = os.path.join("corpus", "programs", f"{name}.pt2")
-        capture.capture_program(path, [])  # warm up imports and caches
+        capture_programs.capture_program(path, [])  # warm up imports and caches
         # A many-node program takes seconds a call: fewer calls, same best-of.
         number, repeat = (1, 3) if name in MANY_NODES else (3, 5)
         out[f"program/report/{name}"] = per_call_ns(
-            lambda: capture.capture_program(path, []), number, repeat)
+            lambda: capture_programs.capture_program(path, []), number, repeat)
         out[f"program/passes/{name}"] = per_call_ns(
-            lambda: capture.capture_program(path, PIPELINE), number, repeat)
+            lambda: capture_programs.capture_program(path, PIPELINE), number, repeat)
     for name in CHECK_INPUTS:
         if name in names:
             run = check_inputs_callable(name)

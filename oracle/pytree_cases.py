@@ -33,6 +33,8 @@ import torch  # noqa: E402
 import torch.utils._pytree as pytree  # noqa: E402
 from torch.fx.immutable_collections import immutable_dict, immutable_list  # noqa: E402
 
+from golden_encoding import dumps  # noqa: E402  (compact=False: these goldens' separators)
+
 # Namedtuple classes registered under serialized names, as a user of
 # torch.export would before saving and before loading.
 Point = namedtuple("Point", ["x", "y"])
@@ -330,6 +332,6 @@ for i in range(150):
     tree(f"random-{i:03}", rtree(rng.randrange(1, 6)))
 
 out = sys.stdout
-out.write(json.dumps({"register": REGISTER}) + "\n")
+out.write(dumps({"register": REGISTER}, compact=False) + "\n")
 for line in lines:
-    out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    out.write(dumps(line, compact=False) + "\n")

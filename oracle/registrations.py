@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 
 import torch
@@ -37,7 +36,6 @@ def op_names() -> set[str]:
 def main() -> int:
     ops_before = op_names()
     types_before = set(pytree.SUPPORTED_SERIALIZED_TYPES)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import zoo_types  # noqa: F401
 
     ops = {}

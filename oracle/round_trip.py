@@ -23,7 +23,9 @@ through two round trips, each in a worker process:
 Output and input are compared as JSON values under Python's rules (json.loads:
 NaN and +-Infinity, integers of any size; key order ignored), stricter than `==`
 in two ways: a value must keep its type (1 is not 1.0, True is not 1) and floats are
-equal when their repr is (-0.0 is not 0.0, nan is nan).
+equal when their repr is (-0.0 is not 0.0, nan is nan): oracle/round_trip_json.py,
+which `capture.py --serve`'s mutant requests share; the one-liners and the upstream
+function of each signature are oracle/round_trip_liners.py.
 
 A worker that dies (signal, exit) or hangs past --timeout is a crash: recorded with
 the input and the signal, and a fresh worker takes the next input. A writer that
@@ -40,11 +42,8 @@ from __future__ import annotations
 
 import argparse
 import glob
-import io
 import json
-import math
 import os
-import re
 import selectors
 import signal
 import subprocess
@@ -53,146 +52,15 @@ import tempfile
 import time
 import zipfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from round_trip_json import _exc, compare, findings_of, fmt_path, program_entries, python_write_back
+from round_trip_liners import ROOT, crash_liner, function_of, mutation_class, one_liner, run_liner
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-CPP_FUNCTION = ("torch::_export::to_json / from_json (torch/csrc/utils/generated_serialization_types.h, "
-                "generated from torch/_export/serde/schema.yaml) behind "
-                "torch._C._export.deserialize_exported_program / serialize_exported_program")
-PY_FUNCTION = ("torch._export.serde.serialize: ExportedProgramDeserializer.deserialize, "
-               "then ExportedProgramSerializer.serialize (torch.export.load / torch.export.save)")
-
-
-# ---------------------------------------------------------------------------
-# JSON values under Python's rules.
-# ---------------------------------------------------------------------------
-
-def _same_scalar(a, b) -> bool:
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return repr(a) == repr(b)
-    return a == b
-
-
-def differences(a, b, path=(), out=None, limit=10_000):
-    """Every path where b differs from a (a's key order first), up to `limit`."""
-    if out is None:
-        out = []
-    if len(out) >= limit:
-        return out
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in a:
-            if k not in b:
-                out.append((path + (k,), a[k], "<missing>"))
-            else:
-                differences(a[k], b[k], path + (k,), out, limit)
-        for k in b:
-            if k not in a:
-                out.append((path + (k,), "<missing>", b[k]))
-    elif isinstance(a, list) and isinstance(b, list):
-        for i, (x, y) in enumerate(zip(a, b)):
-            differences(x, y, path + (i,), out, limit)
-        if len(a) != len(b):
-            out.append((path + ("len",), len(a), len(b)))
-    elif isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
-        out.append((path, a, b))
-    elif not _same_scalar(a, b):
-        out.append((path, a, b))
-    return out
-
-
-def fmt_path(path) -> str:
-    s = "$"
-    for p in path:
-        s += f"[{p}]" if isinstance(p, int) else ("." + p if str(p).isidentifier() else f"[{json.dumps(p)}]")
-    return s
-
-
-# The schema's Dict[str, ...] fields (schema.yaml): their keys are names, not fields.
-MAP_FIELDS = {"as_string_to_argument", "opset_version", "range_constraints", "tensor_values",
-              "sym_int_values", "sym_bool_values", "custom_obj_values", "sym_float_values",
-              "metadata", "treespec_namedtuple_fields", "config"}
-
-
-def general_path(path) -> str:
-    """The path with list indices and the keys of maps as `*`: one signature for all nodes."""
-    s = "$"
-    prev = None
-    for p in path:
-        s += "[*]" if isinstance(p, int) else (".*" if prev in MAP_FIELDS else "." + str(p))
-        prev = p
-    return s
-
-
-def short(v, n=80) -> str:
-    s = repr(v) if not isinstance(v, (dict, list)) else json.dumps(v)
-    return s if len(s) <= n else s[: n - 3] + "..."
-
-
-NON_FINITE = {"Infinity", "-Infinity", "NaN"}
-
-
-def change_kind(a, b) -> str:
-    """What kind of change a -> b is, general enough that one cause is one signature:
-    a union's arm, a string's new suffix, non-finite floats by value, else the types."""
-    if isinstance(a, dict) and isinstance(b, dict) and len(a) == len(b) == 1:
-        return f"union arm {next(iter(a))} -> {next(iter(b))}"
-    if isinstance(a, str) and isinstance(b, str):
-        if a in NON_FINITE or b in NON_FINITE:
-            return f"{a!r} -> {b!r}"
-        if b.startswith(a):
-            return f"str + {b[len(a):]!r}"
-        return "str changed"
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
-            and not isinstance(b, bool):
-        return f"{type(a).__name__} -> {type(b).__name__} ({'to 0' if b == 0 else 'changed'})"
-    if a == "<missing>" or b == "<missing>":
-        return f"{short(a, 20) if a == '<missing>' else type(a).__name__} -> " \
-               f"{short(b, 20) if b == '<missing>' else type(b).__name__}"
-    return f"{type(a).__name__} -> {type(b).__name__}"
-
-
-def merge_union_arms(diffs) -> list:
-    """A union whose arm changed shows as its old key missing and a new key; one change."""
-    out = []
-    i = 0
-    while i < len(diffs):
-        p, a, b = diffs[i]
-        if b == "<missing>" and i + 1 < len(diffs):
-            q, c, d = diffs[i + 1]
-            if c == "<missing>" and list(q[:-1]) == list(p[:-1]) and p and q:
-                out.append((tuple(p[:-1]), {p[-1]: a}, {q[-1]: d}))
-                i += 2
-                continue
-        out.append((tuple(p), a, b))
-        i += 1
-    return out
-
-
-def signatures_of(diffs) -> dict:
-    """The differences of one program grouped by (general path, kind of change)."""
-    out: dict = {}
-    for p, a, b in merge_union_arms(diffs):
-        out.setdefault(f"{general_path(p)}: {change_kind(a, b)}", []).append((p, a, b))
-    return out
 
 
 # ---------------------------------------------------------------------------
 # The worker: one round trip per request line.
 # ---------------------------------------------------------------------------
-
-def program_entries(z: zipfile.ZipFile) -> list[str]:
-    names = [n for n in z.namelist() if "/models/" in "/" + n and n.endswith(".json")
-             and n.split("/")[-2] == "models"]
-    if not names and "serialized_exported_program.json" in z.namelist():
-        names = ["serialized_exported_program.json"]
-    return sorted(names)
-
-
-def _exc(e: BaseException) -> dict:
-    return {"type": type(e).__name__, "message": str(e).splitlines()[0][:500] if str(e) else ""}
-
 
 def cpp_round_trip(path: str) -> list[dict]:
     import torch
@@ -231,59 +99,6 @@ def python_round_trip(path: str) -> list[dict]:
     except Exception as e:  # noqa: BLE001
         return [{**r, "outcome": "write_error", **_exc(e)}]
     return [{**r, **compare(text, back)}]
-
-
-def python_write_back(ep, archive: bool = True) -> str:
-    """The program JSON torch.export.save writes for a loaded program. archive=False
-    calls the serializer as torch.export.save does (torch._export.serde.serialize.
-    serialize with no opset version, state dict and constants left to the archive)
-    without packaging the weights: the same models/model.json, a fifth of the time
-    on the zoo's programs (what `torchspec fuzz --live --mutate` uses)."""
-    import torch
-    if not archive:
-        from torch._export.serde.serialize import serialize
-        return serialize(ep, None, serialize_state_dict=False, serialize_constants=False,
-                         serialize_example_inputs=False).exported_program.decode("utf-8")
-    buf = io.BytesIO()
-    torch.export.save(ep, buf)
-    with zipfile.ZipFile(buf) as z:
-        return z.read(next(n for n in z.namelist() if n.endswith("models/model.json"))).decode("utf-8")
-
-
-def round_trip_summary(text: str, back: str | None, error: BaseException | None, reader: str,
-                       limit: int = 5) -> dict:
-    """One round trip of a program JSON as the live fuzzer records it: "same",
-    "differs" with the signatures of findings_of (general path and kind of change,
-    at most `limit`) and the first changed path with both values, or
-    "write_error" (the writer raised after the reader accepted: class 1). "paths"
-    holds the first changed path of each signature."""
-    if error is not None:
-        res = {"outcome": "write_error", **_exc(error)}
-    else:
-        res = compare(text, back)
-    out = {"outcome": res["outcome"]}
-    found = findings_of(res, reader, valid=False)
-    if found:
-        # a writer's message names values (fresh names, numbers): one signature for all
-        out["signatures"] = [re.sub(r"'[^']*'|\d+", lambda m: "'…'" if m.group(0)[0] == "'" else "N", sig)
-                             if res["outcome"] == "write_error" else sig
-                             for _, sig, _, _ in found[:limit]]
-        # the first path of each signature (where it is a change of a path)
-        out["paths"] = [fmt_path(ex[0]) if ex else None for _, _, _, ex in found[:limit]]
-    if res["outcome"] == "differs":
-        p, a, b = res["diffs"][0]
-        out["first"] = {"path": fmt_path(p), "input": short(a), "output": short(b)}
-    elif res["outcome"] == "write_error":
-        out["type"], out["message"] = res["type"], res["message"]
-    return out
-
-
-def compare(text: str, back: str) -> dict:
-    diffs = differences(json.loads(text), json.loads(back))
-    if not diffs:
-        return {"outcome": "same"}
-    return {"outcome": "differs", "differences": len(diffs),
-            "diffs": [[list(p), a, b] for p, a, b in diffs]}
 
 
 def worker() -> None:
@@ -353,220 +168,6 @@ class Worker:
 def rel(path: str) -> str:
     p = os.path.relpath(os.path.abspath(path), ROOT)
     return p if not p.startswith("..") else os.path.abspath(path)
-
-
-# ---------------------------------------------------------------------------
-# Findings and their one-liners.
-# ---------------------------------------------------------------------------
-
-_GET = ("from functools import reduce;g=lambda d,p:reduce(lambda d,k:d[k] if isinstance(d,(dict,list)) "
-        "and (k in d if isinstance(d,dict) else isinstance(k,int) and k<len(d)) else \"<missing>\",p,d);")
-
-
-# Where a signature's change is made upstream, when read in the source (else the reader's pair).
-FUNCTIONS = {
-    ("cpp", ".as_float"): "torch::_export::to_json(nlohmann::json&, const F64&) in "
-                          "torch/csrc/utils/generated_serialization_types.h: `std::isinf(f)` is true "
-                          "for -inf too, so -inf is written \"Infinity\" (the `-Infinity` branch is dead)",
-    ("python", ".storage_offset.as_int"): "GraphModuleDeserializer.deserialize_tensor_meta "
-                                          "(torch/_export/serde/serialize.py): the FakeTensor is "
-                                          "`torch.empty_strided(sizes, strides)`, tensor_meta.storage_offset "
-                                          "is never read, so every view's offset is written back 0",
-    ("python", ".nodes[*].name"): "GraphModuleDeserializer.deserialize_outputs "
-                                  "(torch/_export/serde/serialize.py): a node whose one output is "
-                                  "`as_none` is renamed `<target>_unused` on every load",
-    ("python", ".inputs[*].arg"): "GraphModuleDeserializer.deserialize_operator returns the target "
-                                  "as a str when the loading process has no such operator, and "
-                                  "GraphModuleSerializer.serialize_input writes a str as `as_string`",
-    ("python", ".strides[*]"): "GraphModuleDeserializer.deserialize_sym_int: sympy rebuilds the "
-                               "expression under the symbol's assumptions (positive, integer), so "
-                               "`Min(8, 8*s40)` is 8 once loaded: an equal value, another form",
-    ("python", ".expr_str"): "GraphModuleDeserializer.deserialize_sym_int: sympy rebuilds the "
-                             "expression under the symbol's assumptions (positive, integer), so "
-                             "`Min(8, 8*s40)` is 8 once loaded: an equal value, another form",
-}
-
-
-def function_of(reader: str, signature: str) -> str:
-    if reader == "cpp" and "std::get: wrong index for variant" in signature:
-        return ("the unions' from_json in torch/csrc/utils/generated_serialization_types.h "
-                "(e.g. `from_json(const nlohmann::json&, InputSpec&)`): a union object with no known "
-                "key returns without a word, leaving `variant_` empty (index 0) and `tag_` at its "
-                "default; the union's to_json then calls `get_<tag>()`, a std::get of the wrong index")
-    path = signature.split(": ")[1] if ": " in signature else ""
-    for (r, suffix), f in FUNCTIONS.items():
-        if r == reader and path.endswith(suffix):
-            return f
-    return CPP_FUNCTION if reader == "cpp" else PY_FUNCTION
-
-
-def mutant_source(path: str):
-    """(zoo archive, [old, new]) for a mutant of oracle/mutate.py (its DIR/mutants.jsonl), so a
-    one-liner rebuilds it from the committed zoo; None for any other file."""
-    index = os.path.join(os.path.dirname(os.path.join(ROOT, path)), "mutants.jsonl")
-    if not os.path.exists(index):
-        return None
-    stem = os.path.basename(path)[:-len(".pt2")]
-    with open(index) as f:
-        rec = next((r for r in map(json.loads, f) if r["id"] == stem), None)
-    if rec is None:
-        return None
-    zoo = os.path.join("corpus", "programs", rec["program"] + ".pt2")
-    with zipfile.ZipFile(os.path.join(ROOT, zoo)) as z:
-        entry = program_entries(z)[0]
-        orig = z.read(entry).decode("utf-8")
-    with zipfile.ZipFile(os.path.join(ROOT, path)) as z:
-        text = z.read(program_entries(z)[0]).decode("utf-8")
-    return zoo, entry, minimal_edit(orig, text)
-
-
-def minimal_edit(orig: str, text: str) -> list:
-    """[old, new]: the one replacement (the first of `old` in orig) that makes text of orig,
-    with enough context around the changed span that `old` occurs once."""
-    i = 0
-    while i < min(len(orig), len(text)) and orig[i] == text[i]:
-        i += 1
-    j = 0
-    while j < min(len(orig), len(text)) - i and orig[-1 - j] == text[-1 - j]:
-        j += 1
-    ctx = 16
-    while True:
-        a, b = max(0, i - ctx), j - ctx if j > ctx else 0
-        old, new = orig[a:len(orig) - b], text[a:len(text) - b]
-        if orig.count(old) == 1 or (a == 0 and b == 0):
-            break
-        ctx *= 2
-    return [old, new]
-
-
-_INDEX: dict = {}
-
-
-def mutation_class(path: str) -> str | None:
-    """The mutation class of a mutant of oracle/mutate.py (its DIR/mutants.jsonl), else None."""
-    d = os.path.dirname(os.path.join(ROOT, path))
-    if d not in _INDEX:
-        index = os.path.join(d, "mutants.jsonl")
-        _INDEX[d] = {}
-        if os.path.exists(index):
-            with open(index) as f:
-                _INDEX[d] = {r["id"]: r["class"] for r in map(json.loads, f)}
-    return _INDEX[d].get(os.path.basename(path)[:-len(".pt2")])
-
-
-_RUN = re.compile(r"(.{1,16}?)\1{15,}", re.S)
-
-
-def str_expr(s: str) -> str:
-    """Python source for the string s, a long run of one unit written `"unit"*n` (a
-    mutant's very long string would not fit in one argument of `bash -c`)."""
-    parts, i = [], 0
-    for m in _RUN.finditer(s):
-        if m.start() > i:
-            parts.append(json.dumps(s[i:m.start()]))
-        unit = m.group(1)
-        parts.append(f"{json.dumps(unit)}*{len(m.group(0)) // len(unit)}")
-        i = m.end()
-    if i < len(s) or not parts:
-        parts.append(json.dumps(s[i:]))
-    return "+".join(parts)
-
-
-def text_expr(path: str, entry: str, src=None) -> str:
-    """Python source for the program JSON of `path`: read from it, or a mutant rebuilt
-    from its zoo program with one replacement (`src`: (zoo, entry, [old, new]), as
-    mutant_source returns it; looked up from `path` when not given)."""
-    src = src or mutant_source(path)
-    if src is None:
-        return f"zipfile.ZipFile({json.dumps(path)}).read({json.dumps(entry)}).decode()"
-    zoo, zentry, (old, new) = src
-    return (f"zipfile.ZipFile({json.dumps(zoo)}).read({json.dumps(zentry)}).decode()"
-            f".replace({str_expr(old)},{str_expr(new)},1)")
-
-
-def archive_expr(path: str, src=None) -> tuple[str, str]:
-    """(setup, argument of torch.export.load): the archive itself, or a mutant rebuilt in
-    memory from its zoo archive (every other entry kept)."""
-    src = src or mutant_source(path)
-    if src is None:
-        return "", json.dumps(path)
-    zoo, zentry, (old, new) = src
-    return (f"z=zipfile.ZipFile({json.dumps(zoo)});n={json.dumps(zentry)};"
-            f"m=z.read(n).decode().replace({str_expr(old)},{str_expr(new)},1);a=io.BytesIO();"
-            "w=zipfile.ZipFile(a,\"w\");[w.writestr(i,m if i.filename==n else z.read(i)) for i in z.infolist()];"
-            "w.close();a.seek(0);"), "a"
-
-
-def one_liner(reader: str, path: str, entry: str, jpath, registrations: bool, src=None) -> str:
-    p = json.dumps(list(jpath))
-    head = "import io,json,zipfile,torch;" + ("import zoo_types;" if registrations else "") + _GET
-    if reader == "cpp":
-        body = (f"t={text_expr(path, entry, src)};"
-                "o=torch._C._export.serialize_exported_program(torch._C._export.deserialize_exported_program(t));"
-                f"print(repr(g(json.loads(t),{p})),\"->\",repr(g(json.loads(o),{p})))")
-    else:
-        setup, arg = archive_expr(path, src)
-        body = (f"{setup}t={text_expr(path, entry, src)};"
-                f"b=io.BytesIO();torch.export.save(torch.export.load({arg}),b);"
-                "z=zipfile.ZipFile(b);o=z.read([n for n in z.namelist() if n.endswith(\"models/model.json\")][0]);"
-                f"print(repr(g(json.loads(t),{p})),\"->\",repr(g(json.loads(o),{p})))")
-    env = "PYTHONPATH=oracle " if registrations else ""
-    return f"{env}python -c {shell_quote(head + body)}"
-
-
-def shell_quote(code: str) -> str:
-    """code in single quotes for bash (a `'` in the program JSON, e.g. a runtime
-    assert's message naming a node, closes and reopens the quotes: `'\\''`)."""
-    return "'" + code.replace("'", "'\\''") + "'"
-
-
-def crash_liner(reader: str, path: str, entry: str | None, registrations: bool, src=None) -> str:
-    head = "import zipfile,torch;" + ("import zoo_types;" if registrations else "")
-    if reader == "cpp":
-        body = (f"t={text_expr(path, entry, src)};"
-                "torch._C._export.serialize_exported_program(torch._C._export.deserialize_exported_program(t));"
-                "print(\"round trip ok\")")
-    else:
-        setup, arg = archive_expr(path, src)
-        body = (f"import io;{setup}b=io.BytesIO();torch.export.save(torch.export.load({arg}),b);"
-                "print(\"round trip ok\")")
-    env = "PYTHONPATH=oracle " if registrations else ""
-    return f"{env}python -c {shell_quote(head + body)}"
-
-
-def run_liner(liner: str, timeout: float) -> dict:
-    """Run a one-liner from the repository root with this interpreter as `python`."""
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONWARNINGS": "ignore"}
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    try:
-        p = subprocess.run(["bash", "-c", liner], cwd=ROOT, env=env, capture_output=True,
-                           text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"returncode": None, "stdout": "", "last_stderr": f"timeout after {timeout}s"}
-    err = [l for l in p.stderr.strip().splitlines() if l.strip()]
-    return {"returncode": p.returncode, "stdout": p.stdout.strip(), "last_stderr": err[-1] if err else ""}
-
-
-def findings_of(res: dict, reader: str, valid: bool) -> list:
-    """[(class, signature, number of paths, first (path, input, output) or None)] of one result."""
-    o = res["outcome"]
-    who = "C++ deserialize/serialize_exported_program" if reader == "cpp" else "torch.export.load/save"
-    if o in ("crash", "hang"):
-        what = f"signal {res.get('signal')}" if o == "crash" and res.get("signal") else (
-            f"exit {res.get('returncode')}" if o == "crash" else "no answer")
-        return [(1, f"{who}: {o} ({what})", 1, None)]
-    if o == "write_error":
-        return [(1, f"{who}: the writer raises {res['type']} after the reader accepted: "
-                 f"{res['message'][:120]}", 1, None)]
-    if o == "read_error":
-        if not valid:
-            return []
-        return [(3, f"{who}: a program PyTorch wrote is refused: {res['type']}: {res['message'][:120]}",
-                 1, None)]
-    if o == "differs":
-        return [(2, f"{who}: {sig}", len(ds), ds[0])
-                for sig, ds in signatures_of([tuple(d) for d in res["diffs"]]).items()]
-    return []
 
 
 def round_trips(files, readers, timeout: float, out_path: str) -> list[dict]:

@@ -27,7 +27,7 @@ the fuzzer drew it), round-tripped again in this process, and judged:
                  type where the mutation put a well-typed edge value
                  (`edge_values`, `range_edges`, and those inside `subgraph`).
              Grouped by cause; a cause a corpus packet already reports
-             (round_trip.py's FUNCTIONS) is counted into that packet
+             (round_trip_liners.py's FUNCTIONS) is counted into that packet
              (`same_cause_as`), not filed again.
     normalised  everything else: the writer writes back the canonical form of a
              mutated, non-canonical input, which is not a loss of data of a valid
@@ -56,7 +56,8 @@ import re
 import sys
 import traceback
 
-import round_trip as RT
+import round_trip_json as RJ
+import round_trip_liners as RL
 
 INT64 = (-2 ** 63, 2 ** 63 - 1)
 EDGE_CLASSES = ("edge_values", "range_edges")
@@ -122,7 +123,7 @@ def replay(reader: str, program: str, text: str) -> dict:
         try:
             p = torch._C._export.deserialize_exported_program(text)
         except Exception as e:  # noqa: BLE001
-            return {"outcome": "read_error", **RT._exc(e)}
+            return {"outcome": "read_error", **RJ._exc(e)}
         try:
             back = torch._C._export.serialize_exported_program(p)
         except Exception as e:  # noqa: BLE001
@@ -132,15 +133,15 @@ def replay(reader: str, program: str, text: str) -> dict:
         if ep is None:
             return {"outcome": "read_error", "type": out.get("type"), "message": out.get("message")}
         try:
-            back = RT.python_write_back(ep, archive=False)
+            back = RJ.python_write_back(ep, archive=False)
         except Exception as e:  # noqa: BLE001
             err = e
     if err is not None:
         root = root_of(err)
         msg = str(root).splitlines()[0] if str(root) else ""
-        return {"outcome": "write_error", **RT._exc(err), "root_type": type(root).__name__,
+        return {"outcome": "write_error", **RJ._exc(err), "root_type": type(root).__name__,
                 "root_message": msg[:300], "function": where(root)}
-    return RT.compare(text, back)
+    return RJ.compare(text, back)
 
 
 def example_of(res: dict, signature: str):
@@ -148,7 +149,7 @@ def example_of(res: dict, signature: str):
     if res.get("outcome") != "differs":
         return None
     who, _, sig = signature.partition(": ")
-    for s, ds in RT.signatures_of([tuple(d) for d in res["diffs"]]).items():
+    for s, ds in RJ.signatures_of([tuple(d) for d in res["diffs"]]).items():
         if s == sig:
             return ds[0]
     return None
@@ -170,7 +171,7 @@ def edge_mutation(rec: dict) -> bool:
 
 def known_causes() -> list[dict]:
     """The class 2 findings of the corpus round trips (docs/upstream/round-trip.jsonl)."""
-    path = os.path.join(RT.ROOT, "docs", "upstream", "round-trip.jsonl")
+    path = os.path.join(RL.ROOT, "docs", "upstream", "round-trip.jsonl")
     with open(path) as f:
         return [x for x in map(json.loads, f) if x["class"] == 2]
 
@@ -208,8 +209,8 @@ def judge(rec: dict, res: dict, example) -> tuple:
     if example is None:
         return "normalised", "not shown again in this process"
     path, a, b = example
-    gp = RT.general_path(path)
-    kind = RT.change_kind(a, b)
+    gp = RJ.general_path(path)
+    kind = RJ.change_kind(a, b)
     known = known_cause(reader, gp, kind)
     if known is not None and (rec["place"] == "elsewhere" or edge_mutation(rec) or "Infinity" in kind):
         return 2, reader, "known", known
@@ -250,7 +251,7 @@ def _label(key: tuple, members: list[dict]) -> str:
     who = "C++ deserialize/serialize_exported_program" if reader == "cpp" else "torch.export.load/save"
     res = members[0]["res"]
     if res["outcome"] == "write_error":
-        msg = RT.re.sub(r"'[^']*'|\d+", lambda m: "'…'" if m.group(0)[0] == "'" else "N",
+        msg = re.sub(r"'[^']*'|\d+", lambda m: "'…'" if m.group(0)[0] == "'" else "N",
                         res.get("root_message") or res["message"])
         inner = (f" (from {res['root_type']} in {res['function'].split(': ')[-1]})"
                  if res.get("function") and res.get("root_type") != res["type"] else
@@ -283,25 +284,25 @@ def _function(key: tuple, members: list[dict]) -> str:
                 "builds the FakeTensor with torch.empty_strided(sizes, strides): under FakeTensorMode a "
                 "negative stride is not refused (eager torch.empty_strided raises `Storage size calculation "
                 "overflowed`) and the tensor comes out contiguous, so the stride is written back 1")
-    return RT.function_of(key[1], members[0]["rec"]["signature"])
+    return RL.function_of(key[1], members[0]["rec"]["signature"])
 
 
 MAX_LINER = 100_000  # one argument of bash -c (Linux's MAX_ARG_STRLEN is 128 KiB)
 _RAN: dict = {}
-_RAN_CACHE = os.path.join(RT.ROOT, "target", "round-trip-fuzz-liners.json")
+_RAN_CACHE = os.path.join(RL.ROOT, "target", "round-trip-fuzz-liners.json")
 
 
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*: ")
 
 
 def _run(liner: str, timeout: float) -> dict:
-    """round_trip.run_liner, and "exception": the last line of stderr that is an
+    """round_trip_liners.run_liner, and "exception": the last line of stderr that is an
     exception's `Type: message` (the outermost one Python prints)."""
     import subprocess
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONWARNINGS": "ignore"}
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     try:
-        p = subprocess.run(["bash", "-c", liner], cwd=RT.ROOT, env=env, capture_output=True,
+        p = subprocess.run(["bash", "-c", liner], cwd=RL.ROOT, env=env, capture_output=True,
                            text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"returncode": None, "stdout": "", "last_stderr": f"timeout after {timeout}s", "exception": None}
@@ -312,7 +313,7 @@ def _run(liner: str, timeout: float) -> dict:
 
 
 def run_liner(liner: str, timeout: float) -> dict:
-    """round_trip.run_liner, remembered across runs of this script (target/)."""
+    """round_trip_liners.run_liner, remembered across runs of this script (target/)."""
     if len(liner) > MAX_LINER:
         return {"returncode": None, "stdout": "", "last_stderr": "one-liner too long", "exception": None}
     if not _RAN and os.path.exists(_RAN_CACHE):
@@ -341,13 +342,13 @@ def _liner(key, member, version, timeout) -> tuple[str, dict, bool]:
     tries = []
     for reg in (False, True):
         if res["outcome"] == "write_error":
-            liner = RT.crash_liner(rec["reader"], "", None, reg, src)
+            liner = RL.crash_liner(rec["reader"], "", None, reg, src)
             ran = run_liner(liner, timeout)
             raised = (ran.get("exception") or "").split(":")[0].split(".")[-1]
             ok = ran["returncode"] not in (0, None) and raised in (res["type"], res.get("root_type"))
         else:
             path, a, b = member["example"]
-            liner = RT.one_liner(rec["reader"], "", None, path, reg, src)
+            liner = RL.one_liner(rec["reader"], "", None, path, reg, src)
             ran = run_liner(liner, timeout)
             ok = ran["returncode"] == 0 and ran["stdout"] == f"{a!r} -> {b!r}"
         tries.append((liner, ran, ok))
@@ -400,7 +401,7 @@ def group_findings(members: list[dict], seed: int, version: str, timeout: float)
             row["root"] = [res.get("root_type"), res.get("function") or ""]
         else:
             p, a, b = m["example"]
-            row.update({"path": RT.fmt_path(p), "input": a, "output": b})
+            row.update({"path": RJ.fmt_path(p), "input": a, "output": b})
         if key[0] == 2 and key[2] == "known":
             row["same_cause_as"] = key[3]
         out.append(row)
@@ -466,7 +467,7 @@ def corpus_crashes(timeout: float) -> list[tuple[dict, tuple[str, str]]]:
     their one-liners raise (run here, in a fresh process each)."""
     import subprocess
     out = []
-    for p in sorted(glob.glob(os.path.join(RT.ROOT, "docs", "upstream", "round-trip*.jsonl"))):
+    for p in sorted(glob.glob(os.path.join(RL.ROOT, "docs", "upstream", "round-trip*.jsonl"))):
         if os.path.basename(p).startswith("round-trip-fuzz-"):
             continue
         with open(p) as f:
@@ -476,7 +477,7 @@ def corpus_crashes(timeout: float) -> list[tuple[dict, tuple[str, str]]]:
                 env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONWARNINGS": "ignore"}
                 env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
                 try:
-                    r = subprocess.run(["bash", "-c", x["one_liner"]], cwd=RT.ROOT, env=env,
+                    r = subprocess.run(["bash", "-c", x["one_liner"]], cwd=RL.ROOT, env=env,
                                        capture_output=True, text=True, timeout=timeout)
                 except subprocess.TimeoutExpired:
                     continue
@@ -522,10 +523,10 @@ def run(log: str, state: str, timeout: float, version: str) -> tuple[list[dict],
         example = example_of(res, rec["signature"])
         zoo = os.path.join("corpus", "programs", rec["program"] + ".pt2")
         orig = z.texts[rec["program"] + ".pt2"]
-        edit = RT.minimal_edit(orig, text)
+        edit = RL.minimal_edit(orig, text)
         assert orig.replace(edit[0], edit[1], 1) == text
         import zipfile
-        with zipfile.ZipFile(os.path.join(RT.ROOT, zoo)) as a:
+        with zipfile.ZipFile(os.path.join(RL.ROOT, zoo)) as a:
             entry = mutate.model_entry(a)
         m = {"rec": rec, "res": res, "example": example, "count": tally_of(tallies, rec),
              "src": (zoo, entry, edit)}
@@ -545,7 +546,7 @@ def run(log: str, state: str, timeout: float, version: str) -> tuple[list[dict],
 def main(log: str, state: str, timeout: float, version: str) -> None:
     found, summary = run(log, state, timeout, version)
     seed = summary["seed"]
-    base = os.path.join(RT.ROOT, "docs", "upstream", f"round-trip-fuzz-s{seed}")
+    base = os.path.join(RL.ROOT, "docs", "upstream", f"round-trip-fuzz-s{seed}")
     with open(base + ".jsonl", "w") as f:
         for x in found:
             f.write(json.dumps(x, allow_nan=True) + "\n")

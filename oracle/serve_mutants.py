@@ -21,7 +21,7 @@ the requests behind `torchspec fuzz --live --mutate`.
         (_dict_to_dataclass) refuses; 5 when C++ loads and only Python's semantic
         checks refuse (oracle/upstream_triage.py's classes).
         "round_trip" (when both readers load): {"cpp": RT, "python": RT}, each
-        round_trip.round_trip_summary: the program JSON written back by
+        round_trip_json.round_trip_summary: the program JSON written back by
         serialize_exported_program and by torch.export.save, compared with TEXT
         as JSON values under Python's rules.
 
@@ -60,19 +60,16 @@ import io
 import json
 import os
 import re
-import sys
 import warnings
 from typing import Any
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+import zoo_types  # noqa: F401  (the zoo's custom ops and pytree types)
+import golden_encoding
+import mutate
+import round_trip_json
+from mutant_outcomes import KeepExceptions, cache_schema_type_hints, exc_json
 
-import zoo_types  # noqa: E402,F401  (the zoo's custom ops and pytree types)
-import golden_encoding  # noqa: E402
-import mutate  # noqa: E402
-from mutant_outcomes import KeepExceptions, cache_schema_type_hints, exc_json  # noqa: E402
-
-import torch  # noqa: E402
+import torch
 
 warnings.simplefilter("ignore")
 cache_schema_type_hints()
@@ -121,7 +118,7 @@ def _no_duplicates(pairs):
 
 def cpp_outcome(text: str, round_trip: bool = False) -> tuple[dict, dict | None]:
     """The C++ reader's OUTCOME, and (round_trip: when it loads) the round trip
-    of its writer (round_trip.round_trip_summary)."""
+    of its writer (round_trip_json.round_trip_summary)."""
     try:
         cpp = torch._C._export.deserialize_exported_program(text)
     except Exception as e:  # noqa: BLE001 - every failure is an outcome
@@ -129,7 +126,7 @@ def cpp_outcome(text: str, round_trip: bool = False) -> tuple[dict, dict | None]
     try:
         back = torch._C._export.serialize_exported_program(cpp)
     except Exception as e:  # noqa: BLE001 - the writer raising after the reader accepted
-        rt = round_trip_mod().round_trip_summary(text, None, e, "cpp") if round_trip else None
+        rt = round_trip_json.round_trip_summary(text, None, e, "cpp") if round_trip else None
         return {"outcome": "error", **exc_json(e)}, rt
     try:
         same = json.loads(back) == json.loads(text, object_pairs_hook=_no_duplicates)
@@ -139,15 +136,10 @@ def cpp_outcome(text: str, round_trip: bool = False) -> tuple[dict, dict | None]
     rt = None
     if round_trip:
         try:
-            rt = round_trip_mod().round_trip_summary(text, back, None, "cpp")
+            rt = round_trip_json.round_trip_summary(text, back, None, "cpp")
         except ValueError:
             rt = {"outcome": "unparsed"}
     return {"outcome": "ok", "written_back": written_back}, rt
-
-
-def round_trip_mod():
-    import round_trip
-    return round_trip
 
 
 def python_outcome(program: str, text: str, report: bool, directory: str) -> tuple[dict, object]:
@@ -204,11 +196,11 @@ def outcomes(program: str, text: str, report: bool, directory: str = mutate.PROG
                 out["upstream_class"] = 4 if in_schema_reader(zoo().keep.last) else 5
         if ep is not None and cpp_rt is not None:
             try:
-                back, err = round_trip_mod().python_write_back(ep, archive=False), None
+                back, err = round_trip_json.python_write_back(ep, archive=False), None
             except Exception as e:  # noqa: BLE001 - the writer raising after the reader accepted
                 back, err = None, e
             try:
-                py_rt = round_trip_mod().round_trip_summary(text, back, err, "python")
+                py_rt = round_trip_json.round_trip_summary(text, back, err, "python")
             except ValueError:
                 py_rt = {"outcome": "unparsed"}
             out["round_trip"] = {"cpp": cpp_rt, "python": py_rt}

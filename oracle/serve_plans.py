@@ -31,27 +31,23 @@ the requests behind `torchspec fuzz --live --programs`.
 
 Every golden is written by the same functions that write the zoo's, so a
 generated program is checked exactly as `torchspec check` checks the zoo, and a
-kept one moves into the corpus as it is. Those are capture.py's, which hands
-itself to `serve` as ``oracle`` (as it hands itself to export_spec.py), so this
-module does not import capture.py, which imports it.
+kept one moves into the corpus as it is. Those are capture_programs.py's, which
+capture.py's serve mode (capture_serve.py) hands to `serve` as ``oracle``, so this
+module does not import the capture modules, which import it.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from typing import Any
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+import torch
 
-import torch  # noqa: E402
-
-from mutant_outcomes import cache_schema_type_hints  # noqa: E402
-import plans  # noqa: E402
-import weights  # noqa: E402
-import zoo  # noqa: E402
+from mutant_outcomes import cache_schema_type_hints
+import plans
+import weights
+import zoo
 
 warnings.simplefilter("ignore")
 cache_schema_type_hints()
@@ -128,7 +124,7 @@ def serve_goldens(req: dict, oracle: Any) -> dict:
 
 def write_goldens(pt2: str, goldens: str, oracle: Any) -> None:
     """The program, serialized, probe and weights goldens of PT2, as
-    `oracle/regen-goldens.sh` writes the zoo's (ORACLE: capture.py)."""
+    `oracle/regen-goldens.sh` writes the zoo's (ORACLE: capture_programs.py)."""
     name = os.path.basename(pt2)[:-len(".pt2")]
     out = os.path.join(goldens, "programs", name)
     for suffix, lines in ((".jsonl", oracle.program_golden_lines(pt2)),

@@ -10,13 +10,11 @@ against it by oracle/bench-ratio.sh): the ratio holds on a loaded machine.
 """
 
 import json
-import os
 import sys
 import time
 import timeit
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import capture  # noqa: E402  (the oracle's own case evaluator)
+import capture_cases  # noqa: E402  (the oracle's own case evaluator)
 
 
 def per_call_ns(fn, number):
@@ -27,22 +25,22 @@ def per_call_ns(fn, number):
 def main(path):
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # torch import chatter stays off the result
-    capture.import_torch()
+    capture_cases.import_torch()
     out = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
             if not line.strip():
                 continue
             case = json.loads(line)
-            capture.reset_spec_state()
-            vars_ = capture.make_vars(case.get("vars", []))
+            capture_cases.reset_spec_state()
+            vars_ = capture_cases.make_vars(case.get("vars", []))
             if case["kind"] == "lookup":
-                source = capture.eval_source(case["source"], vars_)
-                spec = capture.eval_value(case["spec"], vars_)
-                lookup = capture.builder.lookup_spec_from_dynamo_source
+                source = capture_cases.eval_source(case["source"], vars_)
+                spec = capture_cases.eval_value(case["spec"], vars_)
+                lookup = capture_cases.builder.lookup_spec_from_dynamo_source
                 out[f"lookup/{case['id']}"] = per_call_ns(lambda: lookup(source, spec), 5000)
             if case["kind"] == "build":
-                v = capture.eval_value(case["value"], vars_)
+                v = capture_cases.eval_value(case["value"], vars_)
                 out[f"repr/{case['id']}"] = per_call_ns(lambda: repr(v), 2000)
                 out[f"to_jsonable/{case['id']}"] = per_call_ns(lambda: v.to_jsonable(), 2000)
     sys.stdout = real_stdout

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import json
 import logging
 import os
 import subprocess
@@ -42,7 +41,8 @@ import sys
 import tempfile
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden_encoding import dumps
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What this process registers (zoo_types), as the reference reads it.
 REGISTRATIONS = os.path.join(ROOT, "corpus", "programs", "registrations.json")
@@ -131,10 +131,6 @@ def program_lines(path: str) -> list[dict[str, Any]]:
                 continue
             lines.append(tensor_line(kind, name, v))
     return lines
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 def main_goldens(outdir: str, paths: list[str]) -> int:

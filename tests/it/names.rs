@@ -48,7 +48,7 @@ fn files(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
 }
 
 /// A pass name is written, quoted, only by its declaration, by the code of
-/// the pass in the oracle (`capture.py`'s `make_pass`) and in `names.json`:
+/// the pass in the oracle (`capture_programs.py`'s `make_pass`) and in `names.json`:
 /// every other list, help text and pipeline reads the declaration.
 #[test]
 fn pass_names_are_written_once() {
@@ -59,7 +59,7 @@ fn pass_names_are_written_once() {
     }
     let expected: BTreeSet<&str> = [
         "crates/export/src/passes/mod.rs",
-        "oracle/capture.py",
+        "oracle/capture_programs.py",
         "oracle/names.json",
     ]
     .into();
