@@ -149,9 +149,12 @@ impl Pass {
             // it is replaced by (the hook decides it size-obliviously),
             // unless an axiom makes it false (`u2 < 1` recorded, then
             // `u0 >= 0` as `2*u2 - 2 >= 0`, i.e. `1 <= u2`: False).
+            // Raised by the hook, so compile's cleanup replaces it too.
+            self.hooked = Some((name, self.out.len() - 1));
             if self.verdict(e)? == Some(false) {
                 return Err(Raise::new("RuntimeError", msg));
             }
+            self.hooked = None;
             return Ok(());
         }
         self.hooked = Some((name, self.out.len() - 1));
