@@ -801,6 +801,23 @@ impl ShapeEnv {
         Ok(true)
     }
 
+    /// `_should_skip_static_eval`: `u >= 0` (or `0 <= u`) on a symbol whose
+    /// range is still `[-int_oo, int_oo]` is recorded without asking the
+    /// axioms, so it refines the range even where a deferred assert
+    /// (`Eq(0, u0)`) implies it.
+    fn skips_static_eval(&self, e: &Ex) -> PyResult<bool> {
+        let sym = match &**e {
+            Node::Rel(Rel::Ge, l, r) if is_zero(r) => l,
+            Node::Rel(Rel::Le, l, r) if is_zero(l) => r,
+            _ => return Ok(false),
+        };
+        let Node::Sym(s) = &**sym else {
+            return Ok(false);
+        };
+        let range = &self.syms[self.index_of(&s.name)?].range;
+        Ok(range.lo == Ext::NegInf && range.hi == Ext::PosInf)
+    }
+
     /// `guard_or_defer_runtime_assert(expr)` for an expression over
     /// unbacked symbols only: `false` when the expression is statically
     /// false (nothing is recorded then).
@@ -808,8 +825,10 @@ impl ShapeEnv {
         if self.fast_true(e)? {
             return Ok(true);
         }
-        if let Some(v) = self.evaluate_static(e)? {
-            return Ok(v);
+        if !self.skips_static_eval(e)? {
+            if let Some(v) = self.evaluate_static(e)? {
+                return Ok(v);
+            }
         }
         let c = canonicalize(e)?;
         let cached = self.cached_simplify(e, &c)?;
