@@ -380,19 +380,7 @@ pub fn is_even(e: &Ex) -> Option<bool> {
             if fuzzy_all(args.iter().map(|a| facts(a).integer)) != Some(true) {
                 return None;
             }
-            let mut all_odd = true;
-            for a in args {
-                match is_even(a) {
-                    Some(true) => return Some(true),
-                    Some(false) => {}
-                    None => all_odd = false,
-                }
-            }
-            if all_odd {
-                Some(false)
-            } else {
-                None
-            }
+            mul_is_odd(args).map(|odd| !odd)
         }
         Node::Add(args) => {
             let mut even = true;
@@ -404,6 +392,38 @@ pub fn is_even(e: &Ex) -> Option<bool> {
         Node::Pow(b, _) => is_even(b),
         _ => None,
     }
+}
+
+/// `Mul._eval_is_odd` over integer factors, in their order: an even
+/// factor makes the product even, and so do two neighbours whose sum is
+/// odd (`m*(m + 9)`: `2*m + 9` is odd); factors `1` and `-1` are skipped.
+fn mul_is_odd(args: &[Ex]) -> Option<bool> {
+    let mut r = Some(true);
+    let mut acc: Option<&Ex> = None;
+    for t in args {
+        if matches!(&**t, Node::Int(i) if i.abs() == BigInt::from(1)) {
+            continue;
+        }
+        let even = is_even(t);
+        if even == Some(true) {
+            return Some(false);
+        }
+        if r == Some(false) {
+        } else if acc.is_some_and(|a| sum_is_odd(a, t)) {
+            r = Some(false);
+        } else if even.is_none() {
+            r = None;
+        }
+        acc = Some(t);
+    }
+    r
+}
+
+/// `(a + b).is_odd`.
+fn sum_is_odd(a: &Ex, b: &Ex) -> bool {
+    add(&[a.clone(), b.clone()])
+        .ok()
+        .is_some_and(|s| is_even(&s) == Some(false))
 }
 
 /// `expr.free_symbols`: appends the name of each symbol in `e` to `out`, unless
