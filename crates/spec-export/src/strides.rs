@@ -61,7 +61,14 @@ pub(crate) fn symbolic(sizes: &[Size], ex_size: &[i64]) -> PyResult<Vec<Stride>>
                 "a stride that is no inner dim's size times stride (a duck-sized stride symbol)",
             ));
         };
-        candidates.push((ex_size[i].saturating_mul(val), times(&sizes[i], &out)));
+        // `candidates[ex_size[i] * val] = ...`: a later dim of the same
+        // product overwrites the entry (a size-1 dim's stride).
+        let key = ex_size[i].saturating_mul(val);
+        let value = times(&sizes[i], &out);
+        match candidates.iter_mut().find(|(v, _)| *v == key) {
+            Some(slot) => slot.1 = value,
+            None => candidates.push((key, value)),
+        }
         stride[i] = Some(out);
     }
     Ok(stride.into_iter().flatten().collect())
