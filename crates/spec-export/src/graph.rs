@@ -144,21 +144,20 @@ impl Pass {
         self.out.push(msg.clone());
         self.exprs.push(e.clone());
         self.added.push(e.clone());
+        // Raised by the node's metadata hook, so compile's cleanup
+        // replaces whatever it raises (`cleanup_error`).
+        self.hooked = Some((name, self.out.len() - 1));
         if is_nonneg_size_check(e) {
             // A size's own `u >= 0` holds for a size-like symbol whatever
             // it is replaced by (the hook decides it size-obliviously),
             // unless an axiom makes it false (`u2 < 1` recorded, then
             // `u0 >= 0` as `2*u2 - 2 >= 0`, i.e. `1 <= u2`: False).
-            // Raised by the hook, so compile's cleanup replaces it too.
-            self.hooked = Some((name, self.out.len() - 1));
             if self.verdict(e)? == Some(false) {
                 return Err(Raise::new("RuntimeError", msg));
             }
-            self.hooked = None;
-            return Ok(());
+        } else {
+            self.run_on_fakes(e, msg)?;
         }
-        self.hooked = Some((name, self.out.len() - 1));
-        self.run_on_fakes(e, msg)?;
         self.hooked = None;
         Ok(())
     }

@@ -83,6 +83,16 @@ fn unsupported<T>(what: &str) -> PyResult<T> {
 }
 
 /// The index of an unbacked symbol named `uK`.
+/// `x` of `x >= 0` or `0 <= x`: the form `_maybe_fast_eval_comparison`
+/// and `_should_skip_static_eval` both look for.
+fn nonneg_side(e: &Ex) -> Option<&Ex> {
+    match &**e {
+        Node::Rel(Rel::Ge, l, r) if is_zero(r) => Some(l),
+        Node::Rel(Rel::Le, l, r) if is_zero(l) => Some(r),
+        _ => None,
+    }
+}
+
 pub(crate) fn sym_index(name: &str) -> Option<usize> {
     name.strip_prefix('u')?.parse().ok()
 }
@@ -776,10 +786,8 @@ impl ShapeEnv {
 
     /// `_maybe_fast_eval_comparison`: `sum >= 0` of non-negative terms.
     fn fast_true(&self, e: &Ex) -> PyResult<bool> {
-        let sum_expr = match &**e {
-            Node::Rel(Rel::Ge, l, r) if is_zero(r) => l,
-            Node::Rel(Rel::Le, l, r) if is_zero(l) => r,
-            _ => return Ok(false),
+        let Some(sum_expr) = nonneg_side(e) else {
+            return Ok(false);
         };
         let terms: Vec<Ex> = match &**sum_expr {
             Node::Add(t) => t.to_vec(),
@@ -806,12 +814,7 @@ impl ShapeEnv {
     /// axioms, so it refines the range even where a deferred assert
     /// (`Eq(0, u0)`) implies it.
     fn skips_static_eval(&self, e: &Ex) -> PyResult<bool> {
-        let sym = match &**e {
-            Node::Rel(Rel::Ge, l, r) if is_zero(r) => l,
-            Node::Rel(Rel::Le, l, r) if is_zero(l) => r,
-            _ => return Ok(false),
-        };
-        let Node::Sym(s) = &**sym else {
+        let Some(Node::Sym(s)) = nonneg_side(e).map(|x| &**x) else {
             return Ok(false);
         };
         let range = &self.syms[self.index_of(&s.name)?].range;

@@ -10,6 +10,8 @@
 //! has strides `[1, 1]`, and a later `[0, 2]` (strides `[2, 1]`) fails
 //! `tensor 'x' stride mismatch at index 0. expected 1, actual 2`.
 
+use std::collections::HashMap;
+
 use num_bigint::BigInt;
 use torchspec_pyval::{PyResult, Raise};
 
@@ -44,7 +46,7 @@ pub(crate) fn symbolic(sizes: &[Size], ex_size: &[i64]) -> PyResult<Vec<Stride>>
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (ex_stride[i], std::cmp::Reverse(i)));
     let mut stride: Vec<Option<Stride>> = vec![None; n];
-    let mut candidates: Vec<(i64, Stride)> = Vec::new();
+    let mut candidates: HashMap<i64, Stride> = HashMap::new();
     let all_static = sizes.iter().all(|s| matches!(s, Size::Static(_)));
     for i in order {
         let val = ex_stride[i];
@@ -52,7 +54,7 @@ pub(crate) fn symbolic(sizes: &[Size], ex_size: &[i64]) -> PyResult<Vec<Stride>>
             i != n - 1 && val == ex_size[i + 1].saturating_mul(ex_stride[i + 1]);
         let out = if (val == 0 || val == 1) && !contiguous_stride {
             Stride::Static(val)
-        } else if let Some((_, c)) = candidates.iter().find(|(v, _)| *v == val) {
+        } else if let Some(c) = candidates.get(&val) {
             c.clone()
         } else if all_static {
             Stride::Static(val)
@@ -61,14 +63,9 @@ pub(crate) fn symbolic(sizes: &[Size], ex_size: &[i64]) -> PyResult<Vec<Stride>>
                 "a stride that is no inner dim's size times stride (a duck-sized stride symbol)",
             ));
         };
-        // `candidates[ex_size[i] * val] = ...`: a later dim of the same
-        // product overwrites the entry (a size-1 dim's stride).
-        let key = ex_size[i].saturating_mul(val);
-        let value = times(&sizes[i], &out);
-        match candidates.iter_mut().find(|(v, _)| *v == key) {
-            Some(slot) => slot.1 = value,
-            None => candidates.push((key, value)),
-        }
+        // A later dim of the same product overwrites the entry (a size-1
+        // dim's stride), as the dict does.
+        candidates.insert(ex_size[i].saturating_mul(val), times(&sizes[i], &out));
         stride[i] = Some(out);
     }
     Ok(stride.into_iter().flatten().collect())

@@ -408,11 +408,12 @@ fn mul_is_odd(args: &[Ex]) -> Option<bool> {
         if even == Some(true) {
             return Some(false);
         }
-        if r == Some(false) {
-        } else if acc.is_some_and(|a| sum_is_odd(a, t)) {
-            r = Some(false);
-        } else if even.is_none() {
-            r = None;
+        if r != Some(false) {
+            if acc.is_some_and(|a| sum_is_odd(a, t)) {
+                r = Some(false);
+            } else if even.is_none() {
+                r = None;
+            }
         }
         acc = Some(t);
     }
